@@ -1,9 +1,9 @@
 """The XCOPA builder, checks, scoring and baselines on the hand-written fixture.
 
 The fixture holds Estonian and Thai (3 validation + 3 test items each, with
-back-translations) and five COPA dev / three COPA test items. Validation idx 0 has
-its choices in COPA's reversed order; Thai says ``effect`` everywhere, which is
-wrong for validation idx 2 (COPA 403) and test idx 0 (COPA 501).
+back-translations) and five COPA dev / three COPA test items, in COPA's choice order
+with COPA's labels; Thai says ``effect`` everywhere, which is wrong for validation
+idx 2 (COPA 403) and test idx 0 (COPA 501).
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ from benchsmith.builders.xcopa.agreement import fleiss, fleiss_by_language
 from benchsmith.builders.xcopa.alignment import (
     RawData,
     derive_question_errata,
-    derive_swaps,
     read_errata_tsv,
-    read_swaps_tsv,
 )
 from benchsmith.builders.xcopa.checks import XcopaAgreement, XcopaConsistency
 from benchsmith.builders.xcopa.scoring import score
@@ -52,7 +50,17 @@ def test_counts_and_english_split(releases):
     assert [(e["idx"], e["copa_id"]) for e in en_val] == [(0, 401), (1, 402), (2, 403)]
     assert [(e["idx"], e["copa_id"]) for e in _rows(r, "en", "train")] == [(0, 1), (1, 2)]
     assert [e["copa_id"] for e in _rows(r, "en", "test")] == [501, 502, 503]
-    assert en_val[0]["choice1"] == "Water flowed from the spout."  # COPA's order, not XCOPA's
+    assert en_val[0]["choice1"] == "The toilet filled with water."  # COPA's order, as XCOPA's
+    assert [e["label"] for e in en_val] == [_copa_label(401), _copa_label(402), _copa_label(403)]
+
+
+def _copa_label(item_id: int) -> int:
+    """COPA's answer for a fixture item, read from the XML itself (not a constant)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(COPA_FIX / "datasets/copa-dev.xml").getroot()
+    (item,) = [i for i in root if i.get("id") == str(item_id)]
+    return int(item.get("most-plausible-alternative")) - 1
 
 
 def test_version_1_0_0_reproduces_upstream(releases):
@@ -88,9 +96,6 @@ def test_version_1_1_0_fixes_thai_questions_only(releases):
 
 def test_fixture_tables_are_what_the_derivation_finds():
     raw = RawData.read(XCOPA_FIX, COPA_FIX, languages=["et", "th"])
-    swaps = derive_swaps(raw)
-    assert [(s.split, s.idx, s.copa_id, s.languages_flipped) for s in swaps] == [("validation", 0, 401, 2)]
-    assert swaps == read_swaps_tsv(XCOPA_FIX / "_tables/choice_order.tsv")
     errata = derive_question_errata(raw)
     assert [(e.lang, e.split, e.idx, e.upstream, e.fixed) for e in errata] == [
         ("th", "validation", 2, "effect", "cause"), ("th", "test", 0, "effect", "cause"),
@@ -98,18 +103,44 @@ def test_fixture_tables_are_what_the_derivation_finds():
     assert errata == read_errata_tsv(XCOPA_FIX / "_tables/errata.tsv")
 
 
-def test_consistency_check_warns_then_passes(releases):
-    check = XcopaConsistency(FixtureXcopa().swapped)
+class _ReversedEnglish:
+    """A release whose ``en/validation`` idx 0 has its alternatives and answer exchanged,
+    as the earlier shared copy of copa-dev.xml had on 55 items."""
+
+    def __init__(self, release):
+        self._release = release
+
+    def __getattr__(self, name):
+        return getattr(self._release, name)
+
+    def table(self, config, split, columns=None):
+        import pyarrow as pa
+
+        table = self._release.table(config, split, columns)
+        if (config, split) != ("en", "validation"):
+            return table
+        rows = table.to_pylist()
+        r = rows[0]
+        r["choice1"], r["choice2"], r["label"] = r["choice2"], r["choice1"], 1 - r["label"]
+        return pa.Table.from_pylist(rows, schema=table.schema)
+
+
+def test_consistency_check_warns_then_passes_then_fails(releases):
+    check = XcopaConsistency()
     old = {r.config: r for r in check.run(releases["1.0.0"])}
     assert old["th"].status == Status.WARN and old["th"].metrics["validation_question_differs"] == 1
-    assert old["et"].status == Status.PASS and old["et"].metrics["validation_swapped"] == 1
-    assert old["*/validation"].status == Status.PASS  # back-translations confirm the recorded swap
+    assert old["et"].status == Status.PASS
+    assert (old["et"].metrics["validation_labels_agree"], old["et"].metrics["test_labels_agree"]) == (3, 3)
+    assert old["*/validation"].status == Status.PASS
+    assert old["*/validation"].metrics["order_reversed"] == 0 and old["*/validation"].metrics["order_agrees"] == 3
     new = {r.config: r for r in check.run(releases["1.1.0"])}
     assert all(r.status == Status.PASS for r in new.values())
-    wrong = XcopaConsistency({"validation": frozenset({1}), "test": frozenset()})
-    results = {r.config: r for r in wrong.run(releases["1.1.0"])}
-    assert results["*/validation"].status == Status.FAIL
-    assert results["et"].status == Status.FAIL and results["et"].details["validation"]["unexplained"] == [0, 1]
+    # the earlier copy's defect: English alternatives and answer exchanged on one item
+    bad = {r.config: r for r in check.run(_ReversedEnglish(releases["1.1.0"]))}
+    assert bad["*/validation"].status == Status.FAIL
+    assert bad["*/validation"].details["order_reversed_idx"] == [0]
+    assert bad["et"].status == Status.FAIL and bad["et"].details["validation"]["label_differs_idx"] == [0]
+    assert bad["*/test"].status == Status.PASS
 
 
 MALFORMED = XCOPA_FIX / "_malformed"

@@ -20,9 +20,9 @@ def test_copa_xml_items_labels_and_lines():
     items = read_copa_xml(COPA_FIX / "datasets/copa-dev.xml")
     assert [(i.id, i.line) for i in items] == [(1, 4), (2, 9), (401, 14), (402, 19), (403, 24)]
     faucet = items[2]
-    assert (faucet.asks_for, faucet.label) == ("effect", 0)  # most-plausible-alternative="1" -> 0
+    assert (faucet.asks_for, faucet.label) == ("effect", 1)  # most-plausible-alternative="2" -> 1
     assert faucet.premise == "The man turned on the faucet."
-    assert (faucet.alternative1, faucet.alternative2) == ("Water flowed from the spout.", "The toilet filled with water.")
+    assert (faucet.alternative1, faucet.alternative2) == ("The toilet filled with water.", "Water flowed from the spout.")
     assert items[4].label == 1
 
 

@@ -16,9 +16,8 @@ from benchsmith.builders.xcopa import Xcopa
 from benchsmith.builders.xcopa.alignment import (
     RawData,
     derive_question_errata,
-    derive_swaps,
+    order_margin,
     read_errata_tsv,
-    read_swaps_tsv,
 )
 from benchsmith.builders.xcopa.checks import XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
 from benchsmith.builders.xcopa.diversity import PAPER_TABLE2, diversity_indices, entropy
@@ -96,19 +95,43 @@ def test_english_split_follows_the_paper(releases):
     assert [x["copa_id"] for x in _rows(r, "en", "test")] == list(range(501, 1001))
     assert [x["idx"] for x in _rows(r, "en", "test")] == list(range(500))
     first = _rows(r, "en", "validation")[0]
-    assert (first["premise"], first["choice1"]) == ("The man turned on the faucet.", "Water flowed from the spout.")
+    assert (first["premise"], first["choice1"]) == ("The man turned on the faucet.", "The toilet filled with water.")
 
 
-def test_choice_order_swaps_are_recorded_and_consistent(raw_data):
-    swaps = derive_swaps(raw_data)
-    assert swaps == read_swaps_tsv(Xcopa.table_path("choice_order.tsv"))
-    assert [s.split for s in swaps] == ["validation"] * 55  # no test item is swapped
-    assert all(s.languages_flipped == 11 and s.text_margin > 1.0 for s in swaps)
-    swapped = {s.idx for s in swaps}
-    for lang in LANGUAGES:  # the label flips exactly on the swapped items, in every language
-        flips = {x.idx for x in raw_data.human[lang, "validation"] if x.label != raw_data.copa_for("validation", x).label}
-        assert flips == swapped, lang
-        assert all(x.label == raw_data.copa_for("test", x).label for x in raw_data.human[lang, "test"])
+def test_english_labels_are_copas(raw, releases):
+    """en's labels, per split, are copa-dev.xml's / copa-test.xml's answers (read from the XML here)."""
+    import xml.etree.ElementTree as ET
+    from collections import Counter
+
+    def answers(name, keep):
+        root = ET.parse(raw / "copa" / "datasets" / name).getroot()
+        return [int(i.get("most-plausible-alternative")) - 1 for i in root if keep(int(i.get("id")))]
+
+    expected = {
+        "train": answers("copa-dev.xml", lambda i: i <= 400),
+        "validation": answers("copa-dev.xml", lambda i: i > 400),
+        "test": answers("copa-test.xml", lambda i: True),
+    }
+    for version, release in releases.items():
+        for split, labels in expected.items():
+            assert [x["label"] for x in _rows(release, "en", split)] == labels, (version, split)
+    assert Counter(expected["validation"]) == Counter(x["label"] for x in _rows(releases["1.1.0"], "en", "validation"))
+
+
+def test_labels_and_choice_order_agree_with_copa_everywhere(raw_data):
+    """Every language keeps COPA's answer on every item, and every back-translation keeps its order."""
+    for lang in LANGUAGES:
+        for split in ("validation", "test"):
+            assert all(x.label == raw_data.copa_for(split, x).label for x in raw_data.human[lang, split]), (lang, split)
+    for split in ("validation", "test"):
+        margins: dict[int, float] = {}
+        for (lang, s), records in raw_data.gmt.items():
+            if s == split:
+                for x in records:
+                    c = raw_data.copa_for(split, x)
+                    margins[x.idx] = margins.get(x.idx, 0.0) + order_margin(x.choice1, x.choice2, c.alternative1, c.alternative2)
+        assert len(margins) == (100 if split == "validation" else 500)
+        assert [i for i, m in margins.items() if m > 0] == [], split
 
 
 def test_errata_table_is_the_evidence(raw_data):
@@ -149,15 +172,19 @@ def test_only_errata_configs_change_between_versions(releases):
 
 
 def test_cross_lingual_consistency_check(releases):
-    swapped = get_builder("xcopa").swapped
-    old = {r.config: r for r in XcopaConsistency(swapped).run(releases["1.0.0"])}
+    old = {r.config: r for r in XcopaConsistency().run(releases["1.0.0"])}
     assert {c for c, r in old.items() if r.status == Status.WARN} == set(QUESTION_ERRATA)
     assert old["th"].metrics["test_question_differs"] == 250
-    for lang in LANGUAGES:
-        m = old[lang].metrics
-        assert (m["validation_labels_agree"], m["test_labels_agree"]) == (100, 500)
-        assert (m["validation_label_differs"], m["validation_swapped"], m["test_swapped"]) == (55, 55, 0)
-    new = XcopaConsistency(swapped).run(releases["1.1.0"])
+    for version, release in releases.items():
+        results = {r.config: r for r in XcopaConsistency().run(release)}
+        for lang in LANGUAGES:
+            m = results[lang].metrics
+            assert (m["validation_labels_agree"], m["test_labels_agree"]) == (100, 500), (version, lang)
+            assert (m["validation_label_differs"], m["test_label_differs"]) == (0, 0)
+        for split, n in (("validation", 100), ("test", 500)):
+            m = results[f"*/{split}"].metrics
+            assert (m["order_agrees"], m["order_reversed"]) == (n, 0), (version, split)
+    new = XcopaConsistency().run(releases["1.1.0"])
     assert {r.status for r in new} == {Status.PASS}
 
 

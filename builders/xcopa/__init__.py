@@ -12,10 +12,10 @@ Configs:
   item ``501+i``). Choices keep COPA's order; ``copa_id`` is COPA's item id.
 
 Every XCOPA item is joined to its COPA item while building (see ``alignment``):
-an idx with no COPA item, a label that disagrees with COPA without the choice
-order being recorded as swapped (``choice_order.tsv``), or a question that
-disagrees with COPA without being listed in ``errata.tsv`` stops the build with a
-ParseError naming the file and line. Version 1.0.0 reproduces upstream's values;
+an idx with no COPA item, a label that disagrees with COPA (XCOPA keeps COPA's
+choice order and labels on every item; there is no exception list), or a question
+that disagrees with COPA without being listed in ``errata.tsv`` stops the build
+with a ParseError naming the file and line. Version 1.0.0 reproduces upstream's values;
 1.1.0 sets the listed ``question`` values to COPA's ``asks-for`` (errata
 ``xcopa-<lang>-question``, in both the language config and its translation).
 """
@@ -45,7 +45,6 @@ from .alignment import (
     QuestionErratum,
     copa_item_for,
     read_errata_tsv,
-    read_swaps_tsv,
 )
 
 LANGUAGE_NAMES = {
@@ -112,7 +111,11 @@ class Xcopa(Builder):
     release_notes: ClassVar[dict[str, str]] = {
         "1.0.0": "Upstream XCOPA (and COPA) values as released, every item verified against English COPA.",
         "1.1.0": "Fixes the `question` (cause/effect) of the items where upstream disagrees with English COPA "
-        "(Thai, Turkish, Swahili, Indonesian, Italian); see Errata.",
+        "(Thai, Turkish, Swahili, Indonesian, Italian); see Errata. Rebuilt on 2026-11-22 from the corrected "
+        "copa-dev.xml (sha256 ee350172...): the earlier copy had the two alternatives and the answer of 55 of "
+        "COPA dev items 401-500 exchanged, an error of that copy only. `en/validation` now has COPA's real choice "
+        "order (labels: 55 choice1, 45 choice2); XCOPA's own configs are unchanged and agree with COPA on "
+        "every item.",
     }
     citation = """@inproceedings{ponti2020xcopa,
   title={{XCOPA}: A Multilingual Dataset for Causal Commonsense Reasoning},
@@ -131,7 +134,7 @@ class Xcopa(Builder):
     homepage = "https://github.com/cambridgeltl/xcopa"
     task_categories = ("multiple-choice",)
     sources = (XCOPA_SOURCE, COPA_SOURCE)
-    #: where choice_order.tsv and errata.tsv live (tests point it at fixture tables).
+    #: where errata.tsv lives (tests point it at a fixture table).
     tables_dir: ClassVar[Path | None] = None
 
     # ------------------------------------------------------------------ declared
@@ -219,7 +222,7 @@ class Xcopa(Builder):
 
         annotations = os.environ.get("BENCHSMITH_XCOPA_ANNOTATIONS")
         return [
-            XcopaConsistency(self.swapped),
+            XcopaConsistency(),
             XcopaBalance(),
             XcopaPartialInput(),
             XcopaDiversity(),
@@ -229,7 +232,7 @@ class Xcopa(Builder):
     def card_sections(self, release: Any) -> dict[str, str]:
         from .audit import card_sections
 
-        return card_sections(release, self.swapped)
+        return card_sections(release)
 
     # ------------------------------------------------------------------ tables
     @classmethod
@@ -239,12 +242,6 @@ class Xcopa(Builder):
     @cached_property
     def question_errata(self) -> dict[tuple[str, str, int], QuestionErratum]:
         return {(e.lang, e.split, e.idx): e for e in read_errata_tsv(self.table_path("errata.tsv"))}
-
-    @cached_property
-    def swapped(self) -> dict[str, frozenset[int]]:
-        """XCOPA idx whose choices are COPA's a2/a1 (per split)."""
-        rows = read_swaps_tsv(self.table_path("choice_order.tsv"))
-        return {s: frozenset(r.idx for r in rows if r.split == s) for s in COPA_SPLITS}
 
     # ------------------------------------------------------------------ examples
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict]:
@@ -258,15 +255,13 @@ class Xcopa(Builder):
         fix_question = any(e.id == f"xcopa-{lang}-question" for e in self.errata_applied)
         for record in read_xcopa_jsonl(path):
             item = copa_item_for(record, split, copa, path)
-            swapped = record.idx in self.swapped[split]
-            if record.label != item.label ^ swapped:
+            if record.label != item.label:
                 raise ParseError(
                     f"label {record.label} disagrees with COPA item {item.id} (most-plausible-alternative="
-                    f"{item.label + 1}) and choice_order.tsv records the choices as "
-                    f"{'swapped' if swapped else 'in COPA order'}",
+                    f"{item.label + 1}); XCOPA keeps COPA's choice order and answer",
                     path=path, line=record.line,
-                    hint=f"If upstream changed, re-derive the tables ({_REDERIVE}); "
-                    "if the label is wrong, declare an erratum",
+                    hint=f"Check that {COPA_SPLITS[split][0]} is COPA's (sha256 in `benchsmith sources xcopa`); "
+                    "if the XCOPA label is wrong, declare an erratum",
                 )
             example = record.to_example()
             if record.question != item.asks_for:

@@ -6,33 +6,28 @@ its items 501-1000). On that join we measure three things per item and language:
 
 * **label**: does XCOPA's gold choice agree with COPA's ``most-plausible-alternative``?
 * **question**: does ``question`` agree with COPA's ``asks-for``?
-* **choice order**: are choice1/choice2 COPA's a1/a2, or swapped?
+* **choice order**: are choice1/choice2 COPA's a1/a2 in that order?
 
-The choice order cannot be read off the human translations (different languages),
-so it is decided from two independent kinds of evidence, and recorded only when
-they agree:
+XCOPA keeps COPA's choice order and labels on every item (checked at build time: a
+label that disagrees with COPA stops the build; there is no exception list). The
+order cannot be read off the human translations (different languages), so the
+``xcopa_consistency`` check measures it independently on the Google back-translations
+(``data-gmt``, ten languages): :func:`order_margin` is positive when a back-translated
+choice1/choice2 pair is closer (word-set Jaccard, summed over the ten languages) to
+COPA's a2/a1 than to a1/a2. On the real data no item is reversed (validation 0/100,
+test 0/500).
 
-1. *labels*: every language's label is flipped relative to COPA on the item;
-2. *text*: the Google back-translations (``data-gmt``, ten languages) of choice1 and
-   choice2 are closer (word-set Jaccard, summed over the ten languages) to COPA's
-   a2 and a1 than to a1 and a2.
-
-On the real data both agree on exactly the 55 validation items whose labels are
-flipped (smallest summed text margin 1.38) and on no test item, in every language
-(Quechua has no back-translation; its labels flip on the same 55 items).
-
-The two tables beside the builder are *derived* here from the raw files and a
-real-data test re-derives them: ``choice_order.tsv`` (the swapped items) and
-``errata.tsv`` (every ``question`` that disagrees with COPA, with its evidence).
-Regenerate both with ``benchsmith stage xcopa tables --sources RAW_DIR --write``
-(without ``--write`` it only says whether they are up to date).
+The question table beside the builder is *derived* here from the raw files, and a
+real-data test re-derives it: ``errata.tsv`` (every ``question`` that disagrees with
+COPA, with its evidence). Regenerate it with
+``benchsmith stage xcopa tables --sources RAW_DIR --write`` (without ``--write`` it
+only says whether it is up to date).
 """
 
 from __future__ import annotations
 
 import csv
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +51,6 @@ COPA_SPLITS = {"validation": (COPA_DEV, 401), "test": (COPA_TEST, 501)}
 EN_TRAIN_LAST_ID = 400
 
 ERRATA_COLUMNS = ("lang", "split", "idx", "copa_id", "field", "upstream", "fixed", "others_agree", "evidence")
-SWAP_COLUMNS = ("split", "idx", "copa_id", "languages_flipped", "text_margin")
 
 
 def copa_id(split: str, idx: int) -> int:
@@ -101,15 +95,6 @@ class QuestionErratum:
     evidence: str
 
 
-@dataclass(frozen=True)
-class Swap:
-    split: str
-    idx: int
-    copa_id: int
-    languages_flipped: int
-    text_margin: float
-
-
 def read_errata_tsv(path: Path) -> list[QuestionErratum]:
     rows = _read_tsv(path, ERRATA_COLUMNS)
     out = []
@@ -124,23 +109,9 @@ def read_errata_tsv(path: Path) -> list[QuestionErratum]:
     return out
 
 
-def read_swaps_tsv(path: Path) -> list[Swap]:
-    return [
-        Swap(r["split"], _number(r["idx"], path, line), _number(r["copa_id"], path, line),
-             _number(r["languages_flipped"], path, line), _number(r["text_margin"], path, line, float))
-        for line, r in _read_tsv(path, SWAP_COLUMNS)
-    ]
-
-
 def write_errata_tsv(path: Path, errata: Iterable[QuestionErratum]) -> None:
     _write_tsv(path, ERRATA_COLUMNS, (
         (e.lang, e.split, e.idx, e.copa_id, "question", e.upstream, e.fixed, e.others_agree, e.evidence) for e in errata
-    ))
-
-
-def write_swaps_tsv(path: Path, swaps: Iterable[Swap]) -> None:
-    _write_tsv(path, SWAP_COLUMNS, (
-        (s.split, s.idx, s.copa_id, s.languages_flipped, f"{s.text_margin:.3f}") for s in swaps
     ))
 
 
@@ -188,7 +159,7 @@ def _jaccard(a: str, b: str) -> float:
     return len(wa & wb) / max(1, len(wa | wb))
 
 
-def swap_margin(choice1: str, choice2: str, alternative1: str, alternative2: str) -> float:
+def order_margin(choice1: str, choice2: str, alternative1: str, alternative2: str) -> float:
     """How much closer (word-set Jaccard) the choices are to COPA's alternatives crosswise
     (``choice1`` ~ ``alternative2``, ``choice2`` ~ ``alternative1``) than straight: positive
     when the choices are in COPA's reversed order."""
@@ -218,33 +189,6 @@ class RawData:
 
     def copa_for(self, split: str, record: XcopaRecord) -> CopaItem | None:
         return self.copa[split].get(copa_id(split, record.idx))
-
-
-def derive_swaps(raw: RawData) -> list[Swap]:
-    """Items whose choice order is swapped relative to COPA (see module docstring)."""
-    out = []
-    for split in COPA_SPLITS:
-        flipped: Counter[int] = Counter()
-        langs = [lang for (lang, s) in raw.human if s == split]
-        for lang in langs:
-            for r in raw.human[lang, split]:
-                c = raw.copa_for(split, r)
-                if c is not None and r.label != c.label:
-                    flipped[r.idx] += 1
-        margin: Counter[int] = Counter()
-        for (lang, s), records in raw.gmt.items():
-            if s != split:
-                continue
-            for r in records:
-                c = raw.copa_for(split, r)
-                if c is None:
-                    continue
-                margin[r.idx] += swap_margin(r.choice1, r.choice2, c.alternative1, c.alternative2)
-        for idx in sorted(flipped):
-            # both kinds of evidence must agree, in every language
-            if flipped[idx] == len(langs) and (not raw.gmt or margin[idx] > 0):
-                out.append(Swap(split, idx, copa_id(split, idx), flipped[idx], round(margin[idx], 3)))
-    return out
 
 
 def derive_question_errata(raw: RawData) -> list[QuestionErratum]:

@@ -2,21 +2,19 @@
 
 The English reference is the release's own ``en`` config: ``en/validation`` idx ``i``
 is COPA dev item ``401+i`` and ``en/test`` idx ``i`` is COPA test item ``501+i``, the
-items XCOPA idx ``i`` translates. The choice-order evidence is recomputed from the
-``translation-<lang>`` configs (upstream's back-translations), independently of the
-builder's ``choice_order.tsv``, so the check catches a stale table.
+items XCOPA idx ``i`` translates. The choice order is measured independently of the
+labels, on the ``translation-<lang>`` configs (upstream's back-translations).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from statistics import mean
 from typing import Any
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
-from .alignment import swap_margin
+from .alignment import order_margin
 
 SPLITS = ("validation", "test")
 
@@ -39,7 +37,7 @@ def english(release: Any, split: str) -> dict[int, dict[str, Any]] | None:
     return {r["idx"]: r for r in _rows(release, "en", split)}
 
 
-def text_swaps(release: Any, split: str) -> dict[str, Any] | None:
+def text_order(release: Any, split: str) -> dict[str, Any] | None:
     """Items whose back-translated choices match COPA's a2/a1 better than a1/a2 (summed over languages)."""
     en = english(release, split)
     configs = [c for c in release.configs() if c.startswith("translation-") and split in release.splits(c)]
@@ -51,18 +49,18 @@ def text_swaps(release: Any, split: str) -> dict[str, Any] | None:
             e = en.get(r["idx"])
             if e is None:
                 continue
-            margin[r["idx"]] += swap_margin(r["choice1"], r["choice2"], e["choice1"], e["choice2"])
-    return {"swapped": sorted(i for i, m in margin.items() if m > 0), "languages": len(configs),
+            margin[r["idx"]] += order_margin(r["choice1"], r["choice2"], e["choice1"], e["choice2"])
+    return {"reversed": sorted(i for i, m in margin.items() if m > 0), "items": len(margin),
+            "languages": len(configs),
             "smallest_margin": round(min((abs(m) for m in margin.values()), default=0.0), 3)}
 
 
-def consistency(release: Any, swapped: Mapping[str, frozenset[int]]) -> dict[str, dict[str, dict[str, Any]]]:
+def consistency(release: Any) -> dict[str, dict[str, dict[str, Any]]]:
     """Per language and split: what differs from English COPA.
 
-    ``label_differs``: XCOPA label != COPA label; ``swapped``: choice order is COPA's
-    reversed (from the builder's table); ``labels_agree``: labels that agree with
-    COPA once the order is taken into account; ``unexplained``: the rest (wrong labels
-    or a wrong swap record); ``question_differs``: question != COPA's asks-for.
+    ``labels_agree`` / ``label_differs``: XCOPA label == / != COPA label (ids in
+    ``label_differs_idx``, together with idx that have no COPA item);
+    ``question_differs``: question != COPA's asks-for.
     """
     out: dict[str, dict[str, dict[str, Any]]] = {}
     en_rows = {s: english(release, s) for s in SPLITS}  # read once, not once per language
@@ -72,19 +70,13 @@ def consistency(release: Any, swapped: Mapping[str, frozenset[int]]) -> dict[str
             if en is None or not _has(release, lang, split):
                 continue
             rows = _rows(release, lang, split)
-            sw = swapped.get(split, frozenset())
-            label_diff = [r["idx"] for r in rows if r["idx"] in en and r["label"] != en[r["idx"]]["label"]]
-            unexplained = [
-                r["idx"] for r in rows
-                if r["idx"] not in en or r["label"] != en[r["idx"]]["label"] ^ (r["idx"] in sw)
-            ]
+            label_diff = [r["idx"] for r in rows if r["idx"] not in en or r["label"] != en[r["idx"]]["label"]]
             question_diff = [r["idx"] for r in rows if r["idx"] in en and r["question"] != en[r["idx"]]["question"]]
             out.setdefault(lang, {})[split] = {
                 "items": len(rows),
+                "labels_agree": len(rows) - len(label_diff),
                 "label_differs": len(label_diff),
-                "swapped": sum(1 for r in rows if r["idx"] in sw),
-                "labels_agree": len(rows) - len(unexplained),
-                "unexplained": unexplained,
+                "label_differs_idx": label_diff,
                 "question_differs": len(question_diff),
                 "question_differs_idx": question_diff,
             }
@@ -134,8 +126,8 @@ def length_ratios(release: Any) -> dict[str, dict[str, float]]:
     return out
 
 
-def card_sections(release: Any, swapped: Mapping[str, frozenset[int]]) -> dict[str, str]:
-    cons = consistency(release, swapped)
+def card_sections(release: Any) -> dict[str, str]:
+    cons = consistency(release)
     if not cons:
         return {}
     lines = [
@@ -144,14 +136,20 @@ def card_sections(release: Any, swapped: Mapping[str, frozenset[int]]) -> dict[s
             "item 401+*i*, test idx *i* = COPA test item 501+*i*)."
         ),
         "",
-        "| language | split | items | label ≠ COPA | choices swapped | labels agreeing with COPA | question ≠ COPA |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| language | split | items | labels agreeing with COPA | question ≠ COPA |",
+        "|---|---|---:|---:|---:|",
     ]
     for lang, splits in cons.items():
         for split, c in splits.items():
             lines.append(
-                f"| {lang} | {split} | {c['items']} | {c['label_differs']} | {c['swapped']} | "
-                f"{c['labels_agree']}/{c['items']} | {c['question_differs']} |"
+                f"| {lang} | {split} | {c['items']} | {c['labels_agree']}/{c['items']} | {c['question_differs']} |"
+            )
+    for split in SPLITS:
+        order = text_order(release, split)
+        if order is not None:
+            lines.append(
+                f"\nChoice order ({split}, from upstream's back-translations in {order['languages']} languages): "
+                f"{order['items'] - len(order['reversed'])}/{order['items']} items in COPA's order."
             )
     ratios = length_ratios(release)
     bal = balance(release)

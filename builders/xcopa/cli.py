@@ -52,30 +52,19 @@ def stage_tables(
     write: Annotated[bool, typer.Option("--write", help="Rewrite the tables beside the builder.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Re-derive choice_order.tsv and errata.tsv from the raw files; say whether they changed."""
+    """Re-derive errata.tsv (question disagreements with COPA) from the raw files; say whether it changed."""
     from . import Xcopa
-    from .alignment import (
-        RawData,
-        derive_question_errata,
-        derive_swaps,
-        read_errata_tsv,
-        read_swaps_tsv,
-        write_errata_tsv,
-        write_swaps_tsv,
-    )
+    from .alignment import RawData, derive_question_errata, read_errata_tsv, write_errata_tsv
 
     raw = RawData.read(sources / "xcopa", sources / "copa")
-    swaps, errata = derive_swaps(raw), derive_question_errata(raw)
-    swaps_path, errata_path = Xcopa.table_path("choice_order.tsv"), Xcopa.table_path("errata.tsv")
+    errata = derive_question_errata(raw)
+    errata_path = Xcopa.table_path("errata.tsv")
     result = {
-        "swaps": len(swaps),
         "question_errata": len(errata),
-        "choice_order_tsv_up_to_date": swaps == read_swaps_tsv(swaps_path),
         "errata_tsv_up_to_date": errata == read_errata_tsv(errata_path),
         "written": write,
     }
     if write:
-        write_swaps_tsv(swaps_path, swaps)
         write_errata_tsv(errata_path, errata)
     emit(result, json_out)
 
