@@ -9,17 +9,23 @@ implements two hooks:
 * ``examples(config, split, sources)``: yields one dict per example, in a stable
   order, each with a stable string ``id``.
 
-Published figures a release must reproduce are ``expectations()``; known
-upstream defects are ``errata()``. Building version X applies the errata whose
-``version`` is <= X (``self.errata_applied``), so version 1.0.0 can reproduce
-upstream as released. Checksums (``checksums.tsv``) and errata data files live
-beside the builder module (``self.data_path(...)``).
+Data beside the builder module, one mechanism each:
+
+* ``checksums.tsv``: the sha256 of every source file (``benchsmith.source``);
+* ``published.yaml``: the papers' figures a release must reproduce, read by
+  ``expectations()`` (``benchsmith.expectation``); a builder adds dataset-specific
+  measurements with ``measures()``;
+* ``errata.tsv``: known upstream defects, read by ``errata()`` and applied by the core
+  while writing (``benchsmith.erratum``). Building version X applies the errata whose
+  ``version`` is <= X (``self.errata_applied``), so 1.0.0 reproduces upstream as released.
+
+Each config carries a typed validation :class:`~benchsmith.policy.Policy`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,8 +33,13 @@ from typing import Any, ClassVar
 
 import datasets
 
+from benchsmith.erratum import Erratum, read_errata_tsv
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
+from benchsmith.policy import Policy
 from benchsmith.source import Source, Sources, read_checksums
+
+__all__ = ["Builder", "Config", "Erratum", "Expectation", "Policy", "builders", "get_builder", "register"]
 
 Example = dict[str, Any]
 
@@ -43,81 +54,26 @@ def parse_version(v: str) -> tuple[int, int, int]:
 
 @dataclass(frozen=True)
 class Config:
-    """One config (a ``load_dataset(path, name)`` name) of a dataset."""
+    """One config (a ``load_dataset(path, name)`` name) of a dataset.
+
+    ``policy`` is the typed validation policy (field roles, thresholds); ``metadata``
+    holds the builder's own facts about the config (a language pair, a variant), which
+    the core stores in ``release.json`` but never interprets.
+    """
 
     name: str
     description: str
     features: datasets.Features
     splits: tuple[str, ...] = ("train", "validation", "test")
     languages: tuple[str, ...] = ("en",)
-    #: free-form facts for the card and validation (e.g. {"task": "multiple_choice",
-    #: "choices": ["choice1", "choice2"], "label": "label"}).
+    policy: Policy = field(default_factory=Policy)
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
-
-@dataclass(frozen=True)
-class Expectation:
-    """A published figure the release must reproduce.
-
-    ``measure`` receives a :class:`benchsmith.release.Release` and returns the
-    measured value; ``tolerance`` is an absolute tolerance for numbers. Use the
-    :meth:`count` shortcut for split sizes.
-    """
-
-    key: str
-    published: Any
-    reference: str
-    measure: Callable[[Any], Any]
-    tolerance: float = 0.0
-    description: str = ""
-
-    @classmethod
-    def count(cls, config: str, split: str, n: int, reference: str) -> Expectation:
-        return cls(
-            key=f"{config}/{split}/num_examples",
-            published=n,
-            reference=reference,
-            measure=lambda release: release.num_examples(config, split),
-            description=f"number of examples in {config}/{split}",
-        )
-
-    def check(self, release: Any) -> tuple[bool, Any]:
-        """``(ok, measured)``: numbers agree within ``tolerance`` (absolute), anything else must be equal."""
-        measured = self.measure(release)
-        if isinstance(self.published, (int, float)) and isinstance(measured, (int, float)):
-            return abs(measured - self.published) <= self.tolerance, measured
-        return measured == self.published, measured
-
-
-@dataclass(frozen=True)
-class Erratum:
-    """A known defect of the upstream data and the version whose build fixes it.
-
-    Attributes:
-        id: short stable key (``xcopa-th-question``).
-        what: the defect as found.
-        evidence: how we know (counts, the items, the reference).
-        fix: what the fixed build does.
-        version: the first benchsmith release version that applies the fix.
-        items: the affected example ids (may be empty for global fixes).
-    """
-
-    id: str
-    what: str
-    evidence: str
-    fix: str
-    version: str
-    items: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "what": self.what,
-            "evidence": self.evidence,
-            "fix": self.fix,
-            "version": self.version,
-            "items": list(self.items),
-        }
+    def __post_init__(self) -> None:
+        stray = sorted(set(self.metadata) & set(Policy.keys()))
+        if stray:
+            raise ConfigError(f"config {self.name!r}: validation settings {stray} belong in policy=Policy(...), "
+                              "not metadata")
 
 
 class Builder:
@@ -161,11 +117,21 @@ class Builder:
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[Example]:
         raise NotImplementedError
 
+    def measures(self) -> Mapping[str, Measure]:
+        """Dataset-specific measurements that ``published.yaml`` figures may name."""
+        return {}
+
     def expectations(self) -> Sequence[Expectation]:
-        return ()
+        """The figures of ``published.yaml`` that apply to this version, bound to their measures."""
+        return bind(read_published_yaml(self.data_path("published.yaml")), self.measures(), self.version)
 
     def errata(self) -> Sequence[Erratum]:
-        return ()
+        """Every erratum of ``errata.tsv`` beside the builder (applied or not in this version)."""
+        return read_errata_tsv(self.errata_path())
+
+    @classmethod
+    def errata_path(cls) -> Path:
+        return cls.data_path("errata.tsv")
 
     def checks(self) -> Sequence[Any]:
         """Dataset-specific validation checks (``benchsmith.validation.check.Check``)."""
@@ -201,7 +167,7 @@ class Builder:
 
     @classmethod
     def data_path(cls, filename: str) -> Path:
-        """A data file shipped beside the builder (checksums.tsv, errata.yaml, card.md)."""
+        """A data file shipped beside the builder (checksums.tsv, errata.tsv, published.yaml)."""
         return cls.module_dir() / filename
 
     @classmethod

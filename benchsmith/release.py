@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 import benchsmith
 from benchsmith import progress
 from benchsmith.builder import Builder, Config
+from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import ConfigError, MissingSourceError, ReleaseError, SchemaError, did_you_mean
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter, fingerprint_table
 from benchsmith.source import Sources
@@ -350,7 +351,8 @@ class ReleaseWriter:
             os.replace(tmp, target)
 
     def _write_split(self, root: Path, config: Config, split: str) -> SplitInfo | SkippedSplit:
-        enc = _SplitEncoder(config, split, config.metadata.get("id_field", "id"))
+        enc = _SplitEncoder(config, split, config.policy.id_field)
+        errata = ErrataApplier(self.builder.errata_applied, config.name, split, enc.id_field, config.features)
         sink = _ShardSink(root / "data" / config.name, split, enc.schema, self.batch_rows, self.shard_bytes)
         # One writer thread: parquet encoding and sha256 release the GIL, so batch N is
         # written while Python encodes batch N+1. At most one batch waits (bounded memory),
@@ -359,7 +361,7 @@ class ReleaseWriter:
         pending: Future | None = None
         n_rows = 0
         try:
-            examples = iter(self.builder.examples(config, split, self.sources))
+            examples = iter(errata.apply(self.builder.examples(config, split, self.sources)))
             with progress.bar(f"{self.builder.name}/{config.name}/{split}") as bar:
                 # islice pulls a batch at C speed; memory is bounded by batch_rows.
                 while (rows := list(itertools.islice(examples, self.batch_rows))) or n_rows == 0:
@@ -372,6 +374,7 @@ class ReleaseWriter:
                     if not rows:  # empty split: a schema-only file was written
                         break
             pending.result()
+            errata.finish()
             return sink.finish()
         except MissingSourceError as exc:
             pool.shutdown(wait=True)  # the writer thread may still hold a shard open
@@ -396,6 +399,7 @@ class ReleaseWriter:
                 "description": config.description,
                 "languages": list(config.languages),
                 "features": config.features.to_dict(),
+                "policy": config.policy.to_dict(),
                 "metadata": dict(config.metadata),
                 "splits": built,
                 "skipped_splits": skipped,

@@ -64,6 +64,10 @@ def test_signature_records_every_option():
                  f"sacrebleu-{sacrebleu.__version__}"):
         assert part in sig
     assert "reflen:closest" in CorpusBLEU(ref_length="closest").signature()
+    # the metric's signature is its options only: scoring never changes it
+    before = bleu.signature()
+    bleu.corpus_score(["a b"], [["a b"]])
+    assert bleu.signature() == before and "nrefs" not in before
 
 
 @pytest.mark.parametrize("options", [{"ref_length": "longest"}, {"tokenize": "spacy"}, {"smooth": "add1"},

@@ -22,7 +22,7 @@ from validation_helpers import (
     text_features,
 )
 
-from benchsmith.builder import Expectation, register, unregister
+from benchsmith.builder import Expectation, Policy, register, unregister
 from benchsmith.errors import ConfigError, GateError
 from benchsmith.release import Release
 
@@ -32,7 +32,7 @@ class AuditToy(ToyBuilder):
     "... 22 ...", Jaccard 0.81) are near duplicates at the default 0.8: it declares 0.9."""
 
     def configs(self):
-        return [dataclasses.replace(c, metadata={"near_duplicate_threshold": 0.9}) for c in super().configs()]
+        return [dataclasses.replace(c, policy=Policy(near_duplicate_threshold=0.9)) for c in super().configs()]
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_validate_json_writes_reports_and_card(capsys, mc_release):
         "near_duplicates", "cues", "partial_input", "baselines",
     }
     report = json.loads((mc_release.path / "reports" / "validation.json").read_text())
-    assert set(report["summary"]) == {"pass", "warn", "fail", "skip"}
+    assert set(report["summary"]) == {"pass", "warn", "fail", "skip", "stat"}
     assert all({"check", "config", "status", "summary"} <= set(r) for r in report["results"])
     assert report["fingerprints"]["default"]["train"] == mc_release.split_info("default", "train")["fingerprint"]
     page = (mc_release.path / "reports" / "validation.html").read_text()

@@ -7,6 +7,7 @@ from benchsmith.validation.drift import DriftCheck, previous_release
 from validation_helpers import balanced_text_rows, make_release, text_features
 
 from benchsmith.builder import Erratum
+from benchsmith.erratum import ErratumRow
 from benchsmith.release import Release
 
 
@@ -40,11 +41,14 @@ def test_identical_rebuild_passes_and_a_changed_rebuild_fails(tmp_path):
 def test_new_version_reports_added_removed_changed_and_labels(tmp_path):
     make_release(tmp_path, _splits(), text_features(), version="1.0.0")
     test = balanced_text_rows(10, "te", 2)
-    removed = test.pop(5)
-    test[0] = {**test[0], "label": 1 - test[0]["label"]}
     test.append({"id": "te-new", "text": "brand new", "label": 0})
-    # items may be bare ids or qualified as split/id or config/split/id
-    erratum = Erratum("fix", "bad items", "by eye", "fix them", "1.1.0", (removed["id"], "default/test/te-0"))
+    names = ("no", "yes")
+    # the erratum drops te-5 and fixes te-0's label; the core applies it while building 1.1.0
+    erratum = Erratum("fix", "1.1.0", (
+        ErratumRow("fix", "1.1.0", "default", "test", "te-5", "*", "*", "<drop>", "a duplicate, by eye"),
+        ErratumRow("fix", "1.1.0", "default", "test", "te-0", "label", names[test[0]["label"]],
+                   names[1 - test[0]["label"]], "mislabelled, by eye"),
+    ))
     new = make_release(tmp_path, _splits(test=test), text_features(), version="1.1.0", errata=[erratum])
     (r,) = DriftCheck(previous_release(new)).run(new)
     assert r.status is Status.PASS  # every removal/change is explained by the erratum

@@ -187,7 +187,7 @@ def test_scoring_per_language_and_average(releases, tmp_path):
     assert result["languages"]["th"]["accuracy"] == 1.0
     assert result["average"] == pytest.approx((2 / 3 + 1) / 2)
     assert result["average_over"] == ["et", "th"] and result["complete"] is False
-    assert "metric:accuracy" in result["signature"] and "split:test" in result["signature"]
+    assert result["signature"].startswith("accuracy:1|match:exact|") and "split:test" in result["signature"]
     csv_path = tmp_path / "p.csv"
     csv_path.write_text("lang,idx,label\n" + "".join(f"{x['lang']},{x['idx']},choice{x['label'] + 1}\n" for x in rows))
     assert score(r, csv_path)["languages"] == result["languages"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import datasets
 
-from benchsmith.builder import Builder, Config, Erratum, Expectation
+from benchsmith.builder import Builder, Config
 from benchsmith.source import Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "toy"
@@ -37,11 +37,10 @@ class ToyBuilder(Builder):
             Config("short", "train only", feats, splits=("train",)),
         ]
 
-    def errata(self):
-        return [Erratum("drop-30", "toy-30 is a duplicate", "by eye", "drop it", "1.1.0", ("toy-30",))]
-
-    def expectations(self):
-        return [Expectation.count("plain", "train", 20, "made up")]
+    @classmethod
+    def data_path(cls, filename: str) -> Path:
+        """errata.tsv and published.yaml of the toy live with its fixture."""
+        return FIXTURES / "_builder" / filename
 
     def examples(self, config: Config, split: str, sources) -> Iterator[dict]:
         path = sources.path("toy", "items.tsv")
@@ -50,7 +49,5 @@ class ToyBuilder(Builder):
                 if self.fail_after is not None and n >= self.fail_after:
                     raise RuntimeError("builder blew up midway")
                 if row["split"] != split:
-                    continue
-                if row["id"] == "toy-30" and self.erratum_applies("drop-30"):
                     continue
                 yield {"id": row["id"], "text": row["text"], "label": row["label"], "tokens": row["text"].split()}

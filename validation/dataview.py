@@ -1,8 +1,8 @@
 """What a check needs to know about a config, read from the release alone.
 
 Checks never need the builder: the field roles come from the config's features
-and from ``Config.metadata`` as stored in ``release.json`` (keys documented in
-``validation/README.md``). Columns are read once per split content: the cache is
+and from its typed validation policy (``benchsmith.policy.Policy``) as stored in
+``release.json``. Columns are read once per split content: the cache is
 keyed by the split's fingerprint plus the shards' sizes and mtimes, so neither a
 rebuilt release nor a shard edited in place is served stale columns.
 """
@@ -19,6 +19,9 @@ from typing import Any
 
 import datasets
 import pyarrow.parquet as pq
+
+from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.policy import AUTO, Policy
 
 # CJK characters are one token each (no spaces to split on); other scripts split on
 # runs of word characters *and combining marks*: Python's \w leaves out marks (Mn,
@@ -91,8 +94,10 @@ class ConfigView:
         self.release = release
         self.config = config
         self.features: datasets.Features = release.features(config)
-        self.metadata: Mapping[str, Any] = release.manifest["configs"][config].get("metadata", {}) or {}
-        self.id_field: str | None = self.metadata.get("id_field", "id")
+        entry = release.manifest["configs"][config]
+        self.metadata: Mapping[str, Any] = entry.get("metadata", {}) or {}
+        self.policy: Policy = Policy.from_dict(entry.get("policy"), where=f"release.json configs.{config}.policy")
+        self.id_field: str | None = self.policy.id_field
         if self.id_field not in self.features:
             self.id_field = None
         self.splits: list[str] = release.splits(config)
@@ -100,19 +105,19 @@ class ConfigView:
     # ------------------------------------------------------------ field roles
     @property
     def text_fields(self) -> list[str]:
-        declared = self.metadata.get("text_fields")
+        declared = self.policy.text_fields
         if declared:
             return [f for f in declared if f in self.features]
         return [n for n, f in self.features.items() if n != self.id_field and _is_text_feature(f)]
 
     @property
     def label_field(self) -> str | None:
-        """``metadata["label"]``; else the only ClassLabel. ``"label": None`` declares that
-        the config has no label (its ClassLabels are attributes, e.g. a domain)."""
-        if "label" in self.metadata and self.metadata["label"] is None:
+        """``policy.label``; ``"auto"``: the only ClassLabel; ``None`` declares that the config
+        has no label (its ClassLabels are attributes, e.g. a domain)."""
+        declared = self.policy.label
+        if declared is None:
             return None
-        declared = self.metadata.get("label")
-        if declared and declared in self.features:
+        if declared != AUTO and declared in self.features:
             return declared
         labels = [n for n, f in self.features.items() if isinstance(f, datasets.ClassLabel)]
         return labels[0] if len(labels) == 1 else None
@@ -137,11 +142,11 @@ class ConfigView:
 
     @property
     def multiple_choice(self) -> MultipleChoice | None:
-        choices = self.metadata.get("choices")
+        choices = self.policy.choices
         label = self.label_field
         if not choices or label is None:
             return None
-        context = tuple(c for c in self.metadata.get("context", ()) if c in self.features)
+        context = tuple(c for c in self.policy.context if c in self.features)
         if isinstance(choices, str):
             return MultipleChoice((), choices, label, context) if choices in self.features else None
         fields = tuple(c for c in choices if c in self.features)
@@ -150,14 +155,16 @@ class ConfigView:
     @property
     def dedup_fields(self) -> list[str]:
         """Fields whose joint content defines a duplicate (default: the text fields)."""
-        declared = self.metadata.get("dedup_fields")
+        declared = self.policy.dedup_fields
         if declared:
             return [f for f in declared if f in self.features]
         return self.text_fields
 
     def setting(self, key: str, default: Any) -> Any:
-        """``metadata[key]``, or ``default`` when it is absent or None."""
-        v = self.metadata.get(key)
+        """``policy.<key>``, or ``default`` when it is None (an unknown key is an error)."""
+        if key not in Policy.keys():
+            raise ConfigError(f"unknown validation policy key {key!r}", hint=did_you_mean(key, Policy.keys()))
+        v = getattr(self.policy, key)
         return default if v is None else v
 
     # ------------------------------------------------------------ data

@@ -40,8 +40,9 @@ import benchsmith
 from benchsmith.commands import to_jsonable
 from benchsmith.release import write_text_atomic
 
-STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.SKIP.value: 3}
-COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781"}
+STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.STAT.value: 3,
+                Status.SKIP.value: 4}
+COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781", "stat": "#0969da"}
 
 
 def build_report(
@@ -54,7 +55,7 @@ def build_report(
 ) -> dict[str, Any]:
     """The report object (see module docstring); NaN/inf metrics become null."""
     counts = Counter(r.status.value for r in results)
-    summary = {s.value: counts.get(s.value, 0) for s in (Status.PASS, Status.WARN, Status.FAIL, Status.SKIP)}
+    summary = {s.value: counts.get(s.value, 0) for s in (Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.STAT)}
     return _finite(to_jsonable(
         {
             "name": release.name,

@@ -36,7 +36,7 @@ import datasets
 import yaml
 from benchsmith.loaders.comve_csv import B_LABELS, Instance, SplitFiles, load_instances
 
-from benchsmith.builder import Builder, Config, Erratum, Expectation, register
+from benchsmith.builder import Builder, Config, Erratum, Expectation, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.source import Source, Sources
 
@@ -175,16 +175,12 @@ class ComVE(Builder):
 
     # ---------------------------------------------------------------- declared
     def configs(self) -> Sequence[Config]:
-        common = {
-            "id_field": "id",
-            "splits_upstream": UPSTREAM_SPLIT,
-            # Upstream drew trial from the same pool as train (1,219 of 2,021 trial nonsensical
-            # statements repeat train): trial is not held out, so leakage checks leave it out.
-            "leakage_exempt_splits": ["trial"],
-            # 6 dev / 5 test instances repeat a whole training statement pair (comve audit finding,
-            # 0.2-0.5% of a split): tolerated up to 0.6% so that a new repeat fails the gate.
-            "exact_duplicate_max_fraction": 0.006,
-        }
+        # Upstream drew trial from the same pool as train (1,219 of 2,021 trial nonsensical
+        # statements repeat train): trial is not held out, so leakage checks leave it out.
+        # 6 dev / 5 test instances repeat a whole training statement pair (comve audit finding,
+        # 0.2-0.5% of a split): tolerated up to 0.6% so that a new repeat fails the gate.
+        common = {"id_field": "id", "leakage_exempt_splits": ("trial",), "exact_duplicate_max_fraction": 0.006}
+        facts = {"splits_upstream": UPSTREAM_SPLIT}
         # Known upstream empties (errata/findings) are declared so the generic empty-field
         # check does not fail on them; the comve_upstream_audit check reports them instead.
         fixed_b = self.erratum_applies("train-degenerate-options")
@@ -194,30 +190,31 @@ class ComVE(Builder):
                 "Validation: which of two statements does not make sense (label = its index).",
                 FEATURES["subtask_a"],
                 splits=SPLITS,
-                metadata={**common, "task": "multiple_choice", "choices": ["sent0", "sent1"], "label": "label",
-                          "metric": "accuracy"},
+                policy=Policy(**common, task="multiple_choice", choices=("sent0", "sent1"), label="label"),
+                metadata={**facts, "metric": "accuracy"},
             ),
             Config(
                 "subtask_b",
                 "Explanation (multi-choice): which of three reasons explains why false_sent does not make sense.",
                 FEATURES["subtask_b"],
                 splits=SPLITS,
-                metadata={**common, "task": "multiple_choice", "choices": ["option_a", "option_b", "option_c"],
-                          "context": ["false_sent"], "label": "label", "metric": "accuracy",
-                          # Options-only logistic regression reaches 0.427 above chance: the known
-                          # negation cue of the correct reasons (see README, negation baseline). The
-                          # upstream benchmark is released as is; the gate stops it getting worse.
-                          "partial_input_max_gain": 0.45,
-                          "allow_empty": [] if fixed_b else ["option_c"]},
+                policy=Policy(**common, task="multiple_choice", choices=("option_a", "option_b", "option_c"),
+                              context=("false_sent",), label="label",
+                              # Options-only logistic regression reaches 0.427 above chance: the known
+                              # negation cue of the correct reasons (see README, negation baseline). The
+                              # upstream benchmark is released as is; the gate stops it getting worse.
+                              partial_input_max_gain=0.45,
+                              allow_empty=() if fixed_b else ("option_c",)),
+                metadata={**facts, "metric": "accuracy"},
             ),
             Config(
                 "subtask_c",
                 "Explanation (generation): three reference reasons why false_sent does not make sense.",
                 FEATURES["subtask_c"],
                 splits=SPLITS,
-                metadata={**common, "task": "generation", "text_fields": ["false_sent", "references"],
-                          "allow_empty": ["references"],  # trial: 27 items with < 3 references
-                          "metric": "bleu (official: corpus BLEU, whitespace tokens, 4-grams, no smoothing, "
+                policy=Policy(**common, task="generation", text_fields=("false_sent", "references"),
+                              allow_empty=("references",)),  # trial: 27 items with < 3 references
+                metadata={**facts, "metric": "bleu (official: corpus BLEU, whitespace tokens, 4-grams, no smoothing, "
                           "shortest reference length)"},
             ),
             Config(
@@ -226,8 +223,9 @@ class ComVE(Builder):
                 "correct reason, two confusing reasons, three reference reasons.",
                 FEATURES["tuples"],
                 splits=SPLITS,
-                metadata={**common, "dedup_fields": ["sensical_statement", "nonsensical_statement"],
-                          "allow_empty": ["confusing_reason2", "references"]},
+                policy=Policy(**common, dedup_fields=("sensical_statement", "nonsensical_statement"),
+                              allow_empty=("confusing_reason2", "references")),
+                metadata=facts,
             ),
         ]
 

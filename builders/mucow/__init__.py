@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES, suite_statistics
 
-from benchsmith.builder import Builder, Config, Example, Expectation, register
+from benchsmith.builder import Builder, Config, Example, Expectation, Policy, register
 from benchsmith.source import Source, Sources
 
 if TYPE_CHECKING:
@@ -118,19 +118,18 @@ class MucowBuilder(Builder):
                 f"MuCoW scoring test suite {pair}: reference and contrastive translations to score.",
                 SCORING_FEATURES, splits=("test",), languages=pair_langs(pair),
                 # upstream ro-en and ru-en have 20 items each without a contrastive (kept; scored as correct)
-                metadata={"variant": "scoring", "pair": pair, "file": scoring_file(pair),
-                          "allow_empty": ["contrastive_translations", "replacements"]},
+                policy=Policy(allow_empty=("contrastive_translations", "replacements")),
+                metadata={"variant": "scoring", "pair": pair, "file": scoring_file(pair)},
             ))
         for pair in TRANSLATION_PAIRS:
             out.append(Config(
                 f"translation-{pair}",
                 f"MuCoW translation test suite {pair}: sentences to translate, with correct and incorrect target words.",
                 TRANSLATION_FEATURES, splits=("test",), languages=pair_langs(pair),
-                metadata={"variant": "translation", "pair": pair, "files": [tts_txt_file(pair, k) for k in TXT_KINDS],
-                          # `domain` (in/out) is an attribute, not a label to predict: no length-cue audit on it
-                          "label": None,
-                          # no tts json upstream for de-en / en-de: sense stays empty rather than invented
-                          "allow_empty": [] if pair in TTS_JSON_PAIRS else ["sense"]},
+                # `domain` (in/out) is an attribute, not a label to predict: no length-cue audit on it;
+                # no tts json upstream for de-en / en-de: sense stays empty rather than invented
+                policy=Policy(label=None, allow_empty=() if pair in TTS_JSON_PAIRS else ("sense",)),
+                metadata={"variant": "translation", "pair": pair, "files": [tts_txt_file(pair, k) for k in TXT_KINDS]},
             ))
         return out
 

@@ -33,7 +33,7 @@ import datasets
 from benchsmith.loaders.copa_xml import CopaItem, read_copa_xml
 from benchsmith.loaders.xcopa_jsonl import GMT_LANGUAGES, LANGUAGES, read_xcopa_jsonl, xcopa_relpath
 
-from benchsmith.builder import Builder, Config, Erratum, Expectation, register
+from benchsmith.builder import Builder, Config, Erratum, Expectation, Policy, register
 from benchsmith.errors import ParseError
 from benchsmith.source import Source, Sources
 
@@ -65,14 +65,10 @@ FEATURES = datasets.Features(
     }
 )
 EN_FEATURES = datasets.Features({**FEATURES, "copa_id": datasets.Value("int32")})
-_COMMON_METADATA = {
-    "task": "multiple_choice",
-    "id_field": "idx",
-    "label": "label",
-    "choices": ["choice1", "choice2"],
-    "context": ["premise", "question"],
-    "text_fields": ["premise", "choice1", "choice2"],
-}
+POLICY = Policy(
+    task="multiple_choice", id_field="idx", label="label", choices=("choice1", "choice2"),
+    context=("premise", "question"), text_fields=("premise", "choice1", "choice2"),
+)
 XCOPA_PAPER = "Ponti et al. (2020), XCOPA, EMNLP, Section 3 (100 validation + 500 test items per language)"
 COPA_PAPER = "Roemmele et al. (2011), COPA: 500 dev + 500 test items"
 _REDERIVE = "benchsmith stage xcopa tables --sources RAW_DIR --write"
@@ -145,20 +141,20 @@ class Xcopa(Builder):
                 lang,
                 f"{LANGUAGE_NAMES[lang]} XCOPA (human translation of COPA).",
                 FEATURES, splits=("validation", "test"), languages=(lang,),
-                metadata={**_COMMON_METADATA, "kind": "human", "source_language": lang},
+                policy=POLICY, metadata={"kind": "human", "source_language": lang},
             ))
         for lang in GMT_LANGUAGES:
             out.append(Config(
                 f"translation-{lang}",
                 f"{LANGUAGE_NAMES[lang]} XCOPA machine-translated back into English by upstream (data-gmt).",
                 FEATURES, splits=("validation", "test"), languages=("en",),
-                metadata={**_COMMON_METADATA, "kind": "translation", "source_language": lang},
+                policy=POLICY, metadata={"kind": "translation", "source_language": lang},
             ))
         out.append(Config(
             "en",
             "English COPA as the XCOPA paper uses it: train = dev 1-400, validation = dev 401-500, test = test.",
             EN_FEATURES, splits=("train", "validation", "test"), languages=("en",),
-            metadata={**_COMMON_METADATA, "kind": "english", "source_language": "en"},
+            policy=POLICY, metadata={"kind": "english", "source_language": "en"},
         ))
         return out
 

@@ -148,6 +148,6 @@ def score(release: Any, predictions: str | Path, split: str = "test") -> dict[st
         "average": average,
         "average_over": xcopa_langs,
         "complete": len(xcopa_langs) == len(LANGUAGES),
-        "signature": f"{Accuracy.signature()}|dataset:{release.name}-{release.version}|split:{split}"
-        f"|average:macro-over-{len(xcopa_langs)}-languages",
+        "signature": metric.result_signature(dataset=f"{release.name}-{release.version}", split=split,
+                                             average=f"macro-over-{len(xcopa_langs)}-languages"),
     }

@@ -12,7 +12,7 @@ For multiple-choice configs it reports:
   (only when the config declares ``context`` fields);
 * ``options_only``: a logistic regression on option embeddings alone,
   cross-validated as the bag-of-words partial-input baseline and gated by the
-  same threshold (``metadata["partial_input_max_gain"]``): a dense encoder finds
+  same threshold (``policy.partial_input_max_gain``): a dense encoder finds
   cues that bag-of-words misses (topic, style).
 
 For classification configs with ``partial_input`` fields, the same multinomial

@@ -1,9 +1,9 @@
 """Partial-input baselines: how far a model gets without the whole input.
 
-Multiple-choice configs (``metadata["choices"]``): a logistic regression scores
+Multiple-choice configs (``policy.choices``): a logistic regression scores
 each option *alone* (no context, no position); the example's prediction is its
 highest-scoring option (ties broken by a seeded coin). Classification configs
-that declare ``metadata["partial_input"]`` (e.g. ``["hypothesis"]``): a
+that declare ``policy.partial_input`` (e.g. ``["hypothesis"]``): a
 multinomial logistic regression reads only those fields.
 
 Accuracy is measured by k-fold cross-validation (default 5 folds, seeded) over
@@ -18,7 +18,7 @@ audit), while SGD is linear, so the audit scales (``benchmarks/audit_scaling.py`
 
 Gain = accuracy - chance, where chance is the mean of 1/(options) for multiple
 choice and the majority-class share for classification. The gate threshold is
-``metadata["partial_input_max_gain"]``: a gain above it fails. When the builder
+``policy.partial_input_max_gain``: a gain above it fails. When the builder
 sets none, the default is 0.2 for a true partial input (the config declares
 ``context`` fields, or ``partial_input`` fields) and no threshold at all when the
 options *are* the whole input (ComVE subtask A): an options-only model is then a
@@ -50,13 +50,13 @@ SIGNIFICANCE = 0.01
 
 def max_gain(view: ConfigView) -> float | None:
     """The builder's gate threshold, or the documented default (see module docstring)."""
-    declared = view.metadata.get("partial_input_max_gain")
+    declared = view.policy.partial_input_max_gain
     if declared is not None:
         return float(declared)
     mc = view.multiple_choice
     if mc is not None:
         return DEFAULT_MAX_GAIN if mc.context else None
-    return DEFAULT_MAX_GAIN if view.metadata.get("partial_input") else None
+    return DEFAULT_MAX_GAIN if view.policy.partial_input else None
 
 
 def logistic_regression(seed: int = SEED) -> SGDClassifier:
@@ -116,7 +116,7 @@ def mc_examples(
 def partial_input_examples(view: ConfigView) -> tuple[list[str], list[str], np.ndarray]:
     """The declared ``partial_input`` fields, each labeled example's text over them
     (fields joined by a space) and its label, all splits pooled."""
-    fields = [f for f in view.metadata["partial_input"] if f in view.features]
+    fields = [f for f in view.policy.partial_input if f in view.features]
     lf = view.label_field
     texts, labels = [], []
     for split in view.splits:
@@ -208,7 +208,7 @@ class PerConfigBaseline(Check):
         for view in configs(release):
             if view.multiple_choice is not None:
                 out.append(self._mc(view))
-            elif view.metadata.get("partial_input") and view.label_field:
+            elif view.policy.partial_input and view.label_field:
                 out.append(self._classification(view))
             else:
                 out.append(self.result(Status.SKIP, "no options and no partial_input fields declared",

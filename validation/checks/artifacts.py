@@ -11,12 +11,12 @@ For each cue ``k`` (a lower-cased token unigram or bigram of an option) over the
   ``k``) / (options), which is 0.5 for two;
 * coverage ``xi_k = alpha_k / n``.
 
-A cue with coverage >= ``metadata["cue_min_coverage"]`` (default 0.05) and
-productivity above chance by >= ``metadata["cue_min_gain"]`` (default 0.15),
+A cue with coverage >= ``policy.cue_min_coverage`` (default 0.05) and
+productivity above chance by >= ``policy.cue_min_gain`` (default 0.15),
 significant at p < 0.001 (one-sided binomial test against the chance level), is
 a warning naming the cue. Cues are evidence, not a verdict: the partial-input
 baseline (``partial_input`` check) is what fails the gate. Configs that do not
-declare ``metadata["choices"]`` are skipped.
+declare ``policy.choices`` are skipped.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class CueCheck(Check):
         out = []
         for view in configs(release):
             if view.multiple_choice is None:
-                out.append(self.result(Status.SKIP, "not a multiple-choice config (no metadata choices)", config=view.config))
+                out.append(self.result(Status.SKIP, "not a multiple-choice config (no policy choices)", config=view.config))
                 continue
             out.append(self._config(view))
         return out

@@ -3,8 +3,8 @@
 * ``label_balance``: for each label field (ClassLabels, and the declared
   multiple-choice label) and split, a chi-square goodness-of-fit test against the
   uniform distribution over the classes (unlabeled ``-1`` rows are left out).
-  A skew at ``p < metadata["label_balance_alpha"]`` (default 0.01) is a warning;
-  it is a failure when the builder declares ``metadata["balanced_labels"] = True``
+  A skew at ``p < policy.label_balance_alpha`` (default 0.01) is a warning;
+  it is a failure when the builder declares ``policy.balanced_labels = True``
   (COPA-style sets that are balanced by construction).
 * ``lengths``: token-length distributions per text field and split (histograms in
   the HTML report), mean length per label, and length as a label cue:
@@ -12,8 +12,8 @@
   shortest" option against chance (binomial test; ties count as a random pick);
   for classification configs a Kruskal-Wallis test of each field's length across
   labels with its epsilon-squared effect size. A cue with ``p < 0.001`` and an
-  effect of at least ``metadata["length_cue_min_gain"]`` (accuracy above chance,
-  default 0.05) or ``metadata["length_cue_min_effect"]`` (epsilon-squared,
+  effect of at least ``policy.length_cue_min_gain`` (accuracy above chance,
+  default 0.05) or ``policy.length_cue_min_effect`` (epsilon-squared,
   default 0.02) is a warning: the report shows it, the gate does not stop on it;
   the partial-input baseline is what gates.
 """

@@ -8,7 +8,7 @@
   the same id in two splits of a config is a warning, since (split, id) still
   identifies an example but a diff between versions keyed on ids gets ambiguous.
 * ``empty_fields``: no text field is null, empty or whitespace-only, except the
-  fields listed in ``metadata["allow_empty"]``.
+  fields listed in ``policy.allow_empty``.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ class UniqueIdsCheck(Check):
                 results.append(
                     self.result(
                         Status.WARN,
-                        f"no id field {view.metadata.get('id_field', 'id')!r}: examples cannot be tracked "
+                        f"no id field {view.policy.id_field!r}: examples cannot be tracked "
                         "across versions",
                         config=view.config,
                     )
@@ -272,7 +272,7 @@ class EmptyFieldsCheck(Check):
     def run(self, release: Any) -> list[CheckResult]:
         results = []
         for view in configs(release):
-            allowed = set(view.metadata.get("allow_empty", ()))
+            allowed = set(view.policy.allow_empty)
             fields = view.text_fields
             counts: dict[str, dict[str, int]] = {}
             examples: dict[str, list[Any]] = {}

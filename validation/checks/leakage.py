@@ -1,28 +1,28 @@
 """Leakage checks: the same (or nearly the same) example in two places.
 
 An example's *content* is its ``dedup_fields`` (default: every text field; a
-builder narrows it with ``metadata["dedup_fields"]``), joined with a separator,
+builder narrows it with ``policy.dedup_fields``), joined with a separator,
 whitespace-collapsed and case-folded. Ids and labels are not content: the same
 premise and options under another id, or with another label, is still a leak.
 
 * ``exact_duplicates``: identical content twice within a split is a warning
   (upstream repeats happen and are worth listing); the same content in two splits
   is a failure (an evaluation item seen in training) when the share of the later
-  split that repeats an earlier one exceeds ``metadata["exact_duplicate_max_fraction"]``
+  split that repeats an earlier one exceeds ``policy.exact_duplicate_max_fraction``
   (default 0: any), a warning otherwise (a builder that keeps a known upstream
   overlap declares its size).
 * ``near_duplicates``: MinHash LSH (datasketch) over character n-gram shingles
-  (``metadata["near_duplicate_ngram"]``, default 5) finds candidate pairs across
+  (``policy.near_duplicate_ngram``, default 5) finds candidate pairs across
   splits in near-linear time, tuned for recall (95% of pairs at the threshold,
   99.4% at +0.05); each candidate's true Jaccard similarity is then computed on
   the shingle sets, so no reported pair is an LSH false positive.
   A pair at or above the threshold (``--near-dup-threshold`` >
-  ``metadata["near_duplicate_threshold"]`` > 0.8) is a near duplicate. Any pair
+  ``policy.near_duplicate_threshold`` > 0.8) is a near duplicate. Any pair
   is a warning; it fails when the share of a later split's examples that have a
-  near duplicate in an earlier split exceeds ``metadata["near_duplicate_max_fraction"]``
+  near duplicate in an earlier split exceeds ``policy.near_duplicate_max_fraction``
   (default 0.05). Splits are ordered as the config declares them (train first).
 
-Splits listed in ``metadata["leakage_exempt_splits"]`` (e.g. ComVE's ``trial``,
+Splits listed in ``policy.leakage_exempt_splits`` (e.g. ComVE's ``trial``,
 which upstream drew from the training data and which is not held out) are left out
 of cross-split comparisons; the report names them.
 """
@@ -63,8 +63,8 @@ def content(view: ConfigView, split: str) -> list[str]:
 
 
 def compared_splits(view: ConfigView) -> tuple[list[str], list[str]]:
-    """(splits compared for leakage, splits exempted by metadata)."""
-    exempt = [s for s in view.metadata.get("leakage_exempt_splits", ()) if s in view.splits]
+    """(splits compared for leakage, splits exempted by the policy)."""
+    exempt = [s for s in view.policy.leakage_exempt_splits if s in view.splits]
     return [s for s in view.splits if s not in exempt], exempt
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import benchsmith
+from benchsmith.validation.metric import Metric
+
 from benchsmith.errors import ConfigError
 
 
@@ -25,8 +26,13 @@ class AccuracyResult:
         return {"accuracy": self.accuracy, "correct": self.correct, "total": self.total, "signature": self.signature}
 
 
-class Accuracy:
+class Accuracy(Metric):
     """Fraction of gold ids whose prediction equals the gold answer (0-1)."""
+
+    name = "accuracy"
+
+    def options(self) -> dict[str, str]:
+        return {"match": "exact"}
 
     def corpus_score(self, gold: Mapping[str, str], predictions: Mapping[str, str]) -> AccuracyResult:
         """Score every gold id; a gold id without a prediction is an error, extra predictions are ignored."""
@@ -36,8 +42,4 @@ class Accuracy:
         if not gold:
             raise ConfigError("no gold answers to score against")
         correct = sum(predictions[i] == a for i, a in gold.items())
-        return AccuracyResult(correct / len(gold), correct, len(gold), self.signature(len(gold)))
-
-    @staticmethod
-    def signature(n: int | None = None) -> str:
-        return f"metric:accuracy|n:{n if n is not None else 'var'}|match:exact|version:benchsmith-{benchsmith.__version__}"
+        return AccuracyResult(correct / len(gold), correct, len(gold), self.result_signature(n=len(gold)))

@@ -30,6 +30,8 @@ from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.helpers import extract_all_word_ngrams
 
 import benchsmith
+from benchsmith.validation.metric import Metric
+
 from benchsmith.errors import ConfigError, did_you_mean
 
 
@@ -59,7 +61,7 @@ class BLEUResult:
         }
 
 
-class CorpusBLEU:
+class CorpusBLEU(Metric):
     """Corpus-level BLEU.
 
     Args:
@@ -72,6 +74,7 @@ class CorpusBLEU:
         lowercase: lowercase hypotheses and references first.
     """
 
+    name = "bleu"
     TOKENIZERS: ClassVar[tuple[str, ...]] = ("whitespace", "13a")
     SMOOTHING: ClassVar[tuple[str, ...]] = ("none", "lin2004", "floor", "add-k", "exp")
     REF_LENGTHS: ClassVar[tuple[str, ...]] = ("shortest", "closest")
@@ -103,7 +106,6 @@ class CorpusBLEU:
             from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
             self._tok = Tokenizer13a()
-        self._nrefs: int | None = None
 
     def _prep(self, text: str) -> str:
         if self.lowercase:
@@ -143,7 +145,6 @@ class CorpusBLEU:
             else:  # sacrebleu's rule: closest length, the shorter one on a tie
                 ref_len += min(lengths, key=lambda r: (abs(r - hyp_len), r))
             sys_len += hyp_len
-        self._nrefs = nrefs
         smooth = self.smooth
         if smooth == "lin2004":
             correct = [c + 1 for c in correct]
@@ -160,14 +161,14 @@ class CorpusBLEU:
             ref_len=ref_len,
             counts=tuple(correct),
             totals=tuple(total),
-            signature=self.signature(),
+            signature=f"nrefs:{nrefs}|{self.signature()}",
         )
 
+    def options(self) -> dict[str, object]:
+        return {"case": "lc" if self.lowercase else "mixed", "eff": "no", "tok": self.tokenize,
+                "smooth": self.smooth, "reflen": self.ref_length, "maxn": self.max_order}
+
     def signature(self) -> str:
-        """Every option that changes the number, sacrebleu-style."""
-        nrefs = self._nrefs if self._nrefs is not None else "var"
-        return (
-            f"nrefs:{nrefs}|case:{'lc' if self.lowercase else 'mixed'}|eff:no|tok:{self.tokenize}"
-            f"|smooth:{self.smooth}|reflen:{self.ref_length}|maxn:{self.max_order}"
-            f"|version:sacrebleu-{sacrebleu.__version__}+benchsmith-{benchsmith.__version__}"
-        )
+        """Every option that changes the number, sacrebleu-style (``nrefs`` is in each result's signature)."""
+        opts = "|".join(f"{k}:{v}" for k, v in self.options().items())
+        return f"{opts}|version:sacrebleu-{sacrebleu.__version__}+benchsmith-{benchsmith.__version__}"

@@ -1,0 +1,100 @@
+"""A config's validation policy: the roles of its fields and the thresholds of its checks.
+
+One typed, documented dataclass per config (``Config(..., policy=Policy(...))``), stored
+in ``release.json`` under ``configs.<name>.policy``. Checks read it from the release alone
+(``benchsmith.validation.dataview.ConfigView.policy``), never from the builder.
+
+A misspelt setting is an error, never a silent default: the constructor rejects unknown
+keywords (``TypeError`` at import of the builder), and :meth:`Policy.from_dict` (reading a
+manifest) raises a :class:`~benchsmith.errors.ConfigError` with "did you mean".
+Dataset facts that are not validation settings (a language pair, a variant name) stay in
+``Config.metadata``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from benchsmith.errors import ConfigError, did_you_mean
+
+Task = Literal["multiple_choice", "classification", "generation", "translation", "pairs"]
+#: ``label`` sentinel: infer the label field (the config's only ClassLabel, if exactly one).
+AUTO = "auto"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """Field roles and check thresholds of one config.
+
+    Field roles:
+        task: what the config is for (cards and baselines read it); None = not declared.
+        id_field: the stable example id (``None``: the config has none).
+        label: the gold label field; ``"auto"`` = the config's only ClassLabel; ``None`` =
+            no label (its ClassLabels are attributes, e.g. a domain).
+        choices: multiple choice: several fields (one option each) or one list field.
+        context: fields shown with every option (premise, question).
+        text_fields: fields the text checks read (default: every string feature but the id).
+        dedup_fields: the content that defines a duplicate (default: ``text_fields``).
+        partial_input: classification: the fields a partial-input baseline sees alone.
+        allow_empty: text fields that may be empty.
+
+    Thresholds (defaults are the generic checks' own):
+        partial_input_max_gain: partial-input accuracy above chance that fails the gate
+            (None: only flagged, for configs without ``partial_input``/``choices``: skipped).
+        balanced_labels: a skewed label distribution fails instead of warning.
+        label_balance_alpha: chi-square p-value below which labels count as skewed.
+        length_cue_min_gain / length_cue_min_effect: when a length cue is worth a warning.
+        cue_min_gain / cue_min_coverage: when a lexical cue (Niven & Kao) is worth a warning.
+        exact_duplicate_max_fraction: share of a split repeating an earlier split that fails.
+        near_duplicate_threshold / near_duplicate_ngram / near_duplicate_max_fraction:
+            Jaccard threshold, character n-gram size, and failing share for near duplicates.
+        leakage_exempt_splits: splits left out of the leakage checks (e.g. ComVE's trial).
+    """
+
+    task: Task | None = None
+    id_field: str | None = "id"
+    label: str | None = AUTO
+    choices: tuple[str, ...] | str = ()
+    context: tuple[str, ...] = ()
+    text_fields: tuple[str, ...] = ()
+    dedup_fields: tuple[str, ...] = ()
+    partial_input: tuple[str, ...] = ()
+    allow_empty: tuple[str, ...] = ()
+    partial_input_max_gain: float | None = None
+    balanced_labels: bool = False
+    label_balance_alpha: float = 0.01
+    length_cue_min_gain: float = 0.05
+    length_cue_min_effect: float = 0.02
+    cue_min_gain: float = 0.15
+    cue_min_coverage: float = 0.05
+    exact_duplicate_max_fraction: float = 0.0
+    near_duplicate_threshold: float = 0.8
+    near_duplicate_ngram: int = 5
+    near_duplicate_max_fraction: float = 0.05
+    leakage_exempt_splits: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # lists (from YAML/JSON or a builder) become tuples: the policy is hashable and immutable
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, list):
+                object.__setattr__(self, f.name, tuple(v))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, *, where: str = "policy") -> Policy:
+        """A policy from a mapping; an unknown key is a ConfigError with suggestions."""
+        data = dict(data or {})
+        names = {f.name for f in fields(cls)}
+        for key in data:
+            if key not in names:
+                raise ConfigError(f"{where}: unknown validation policy key {key!r}", hint=did_you_mean(key, names))
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
