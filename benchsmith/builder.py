@@ -37,19 +37,14 @@ from benchsmith.erratum import Erratum, read_errata_tsv
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
 from benchsmith.policy import Policy
+from benchsmith.semver import parse_version
 from benchsmith.source import Source, Sources, read_checksums
 
-__all__ = ["Builder", "Config", "Erratum", "Expectation", "Policy", "builders", "get_builder", "register"]
+__all__ = [
+    "Builder", "Config", "Erratum", "Expectation", "Policy", "builders", "get_builder", "parse_version", "register",
+]
 
 Example = dict[str, Any]
-
-
-def parse_version(v: str) -> tuple[int, int, int]:
-    """``"1.2.3"`` -> ``(1, 2, 3)``; anything else is a ConfigError."""
-    parts = v.split(".")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        raise ConfigError(f"version {v!r} is not semantic (MAJOR.MINOR.PATCH)", hint="Use e.g. 1.0.0")
-    return tuple(int(p) for p in parts)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -140,6 +135,16 @@ class Builder:
     def card_sections(self, release: Any) -> Mapping[str, str]:
         """Extra Markdown sections for the card, ``{heading: body}``, computed from the release."""
         return {}
+
+    @classmethod
+    def for_validation(cls, release: Any) -> Builder:
+        """The builder whose checks and figures validate ``release`` (a release of this class).
+
+        The default builds ``cls(release.version)``; a builder that cannot be re-created from
+        a release alone (MuCoW's harvest, which holds its pipeline's result) overrides it to
+        return an instance that only declares checks and figures.
+        """
+        return cls(release.version)
 
     # ---------------------------------------------------------------- derived
     @cached_property

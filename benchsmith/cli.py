@@ -188,6 +188,12 @@ def build_cmd(
 def _print_summary(summary: dict, title: str) -> None:
     rows = [(c, s, f"{n:,}") for c, splits in summary["configs"].items() for s, n in splits.items()]
     console.print(table(title, ["config", "split", "examples"], rows))
+    if "status" in summary:
+        detail = summary.get("on_fingerprints") or summary.get("report")
+        console.print(f"status: {summary['status']}" + (f" ({detail})" if detail else ""))
+    if summary.get("partial"):
+        missing = summary.get("missing_configs") or []
+        console.print("[yellow]partial build[/]" + (f": {len(missing)} config(s) not built" if missing else ""))
     for c, why in summary.get("skipped", {}).items():
         console.print(f"[yellow]skipped[/] {c}: {why}")
     if summary.get("errata_applied"):
@@ -214,13 +220,17 @@ def publish_cmd(
         str | None, typer.Option("--hub", help="Commit to this Hub dataset repo (ORG/NAME) and tag the version.")
     ] = None,
     endpoint: Annotated[str | None, typer.Option("--endpoint", help="Hub endpoint (default huggingface.co).")] = None,
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Publish a build of some configs / with skipped splits.")
+    ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Publish a validated release (gate first); a published version is never overwritten."""
+    """Publish a validated release (files verified, gate first); a published version is never overwritten."""
     from benchsmith.publish import publish_hub, publish_local
 
     r = resolve_release(release, registry)
-    out = publish_hub(r, hub, endpoint=endpoint) if hub else publish_local(r, registry_path(registry))
+    out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial) if hub
+           else publish_local(r, registry_path(registry), allow_partial=allow_partial))
     emit(out, json_out, lambda: console.print(
         f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}"
     ))

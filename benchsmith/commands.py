@@ -18,9 +18,8 @@ Sub-apps: ``benchsmith evaluate <dataset>``, ``benchsmith harvest <dataset>``
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.jsonable import to_jsonable
 from benchsmith.source import benchsmith_home
 
 if TYPE_CHECKING:
@@ -76,22 +76,6 @@ def registry_path(registry: Path | None) -> Path:
     return Path(registry) if registry is not None else default_registry()
 
 
-def to_jsonable(obj: Any) -> Any:
-    """Plain JSON values: paths become strings, objects with ``to_dict()`` their dict, tuples and
-    sets lists, numpy scalars Python numbers; mapping keys are stringified."""
-    if isinstance(obj, Path):
-        return str(obj)
-    if hasattr(obj, "to_dict"):
-        return obj.to_dict()
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [to_jsonable(v) for v in obj]
-    if hasattr(obj, "item"):  # numpy scalars
-        return obj.item()
-    return obj
-
-
 def emit(obj: Any, as_json: bool, human: Callable[[], None] | None = None) -> None:
     """Print ``obj`` as one JSON object (``--json``) or call ``human`` to print it for people."""
     if as_json:
@@ -137,8 +121,3 @@ def resolve_release(arg: str, registry: Path | None = None) -> Release:
         f"no version {version!r} of {name!r} in registry {reg}",
         hint=did_you_mean(version, [r.version for r in releases]),
     )
-
-
-def env_flag(name: str) -> bool:
-    """Whether environment variable ``name`` is set to 1, true or yes (any case)."""
-    return os.environ.get(name, "").lower() in {"1", "true", "yes"}

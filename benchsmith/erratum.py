@@ -34,7 +34,8 @@ from typing import Any
 
 import datasets
 
-from benchsmith.errors import ParseError
+from benchsmith.errors import ConfigError, ParseError
+from benchsmith.semver import parse_version
 
 COLUMNS = ("id", "version", "item", "field", "old", "new", "evidence")
 DROP = "<drop>"
@@ -158,11 +159,9 @@ def read_errata_tsv(path: str | Path) -> list[Erratum]:
                 raise ParseError(f"item {item!r} is not config/split/id", path=path, line=n)
             if new == DROP and (fld, old) != (ANY, ANY):
                 raise ParseError(f"a {DROP} row needs field and old = '*', got {fld!r}, {old!r}", path=path, line=n)
-            from benchsmith.builder import parse_version  # noqa: PLC0415 - builder imports this module
-
             try:
                 parse_version(version)
-            except Exception:
+            except ConfigError:
                 raise ParseError(f"version {version!r} is not MAJOR.MINOR.PATCH", path=path, line=n) from None
             rows.append(ErratumRow(rid, version, parts[0], parts[1], parts[2], fld, _unescape(old), _unescape(new),
                                    _unescape(evidence), path, n))
@@ -179,11 +178,9 @@ def read_errata_tsv(path: str | Path) -> list[Erratum]:
 def write_errata_tsv(path: str | Path, rows: Iterable[ErratumRow], comment: str = "") -> None:
     """Write rows in the format :func:`read_errata_tsv` reads (an optional ``#`` comment first)."""
     with open(path, "w", encoding="utf-8", newline="") as fh:
-        for line in comment.splitlines():
-            fh.write(f"# {line}\n" if line else "#\n")
+        fh.writelines(f"# {line}\n" if line else "#\n" for line in comment.splitlines())
         fh.write("\t".join(COLUMNS) + "\n")
-        for r in rows:
-            fh.write("\t".join(r.cells()) + "\n")
+        fh.writelines("\t".join(r.cells()) + "\n" for r in rows)
 
 
 def _as_cell(value: Any, feature: Any) -> str:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
+from benchsmith.semver import parse_version
 
 Measure = Callable[[Any, "Figure"], Any]
 
@@ -160,7 +161,7 @@ def read_published_yaml(path: str | Path) -> list[Figure]:
             raise ParseError(f"{where} is not a mapping", path=path)
         unknown = set(row) - _KEYS
         if unknown:
-            bad = sorted(unknown)[0]
+            bad = min(unknown)
             raise ConfigError(f"{path}: {where} has unknown key {bad!r}", hint=did_you_mean(bad, _KEYS))
         for required in ("id", "value", "source", "measure"):
             if required not in row:
@@ -183,8 +184,6 @@ def read_published_yaml(path: str | Path) -> list[Figure]:
 
 def bind(figures: list[Figure], measures: Mapping[str, Measure], version: str | None = None) -> list[Expectation]:
     """Expectations for ``version`` (figures outside their since/until are left out)."""
-    from benchsmith.builder import parse_version  # noqa: PLC0415 - builder imports this module
-
     all_measures = {**CORE_MEASURES, **measures}
     out = []
     for f in figures:

@@ -2,7 +2,8 @@
 
 Both paths go through the gate first (``validation.gate.require_passed``): the release
 must carry a validation report that passed and was computed on the data now in the
-release. A published version is never overwritten:
+release. A published version is never overwritten (the registry's markers and locks,
+``benchsmith.registry``, enforce it):
 
 * **Local registry** (the default, no account needed): the release is copied (atomically)
   to ``<registry>/<name>/<version>`` if it is not there already, and a marker
@@ -18,92 +19,72 @@ release. A published version is never overwritten:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchsmith import registry
 from benchsmith.errors import PublishError
-from benchsmith.release import Release, write_text_atomic
-
-MARKER_DIR = ".published"
+from benchsmith.release import Release
 
 
-def marker_path(version_dir: Path) -> Path:
-    """Where the 'published' marker of ``<registry>/<name>/<version>`` lives."""
-    return version_dir.parent / MARKER_DIR / f"{version_dir.name}.json"
-
-
-def published_fingerprints(version_dir: Path) -> dict | None:
-    """The fingerprints recorded when this version was published, or None if it was not."""
-    marker = marker_path(version_dir)
-    if not marker.is_file():
-        return None
-    try:
-        return json.loads(marker.read_text(encoding="utf-8"))["fingerprints"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise PublishError(
-            f"corrupt published marker ({type(exc).__name__}: {exc}); expected a JSON object with 'fingerprints'",
-            path=marker,
-            hint="Restore it from backup or version control; a published version stays published",
-        ) from None
-
-
-def guard_published(version_dir: Path, new_fingerprints: dict | None = None) -> None:
-    """Refuse to replace a published version with different data."""
-    recorded = published_fingerprints(version_dir)
-    if recorded is not None and recorded != new_fingerprints:
-        raise PublishError(
-            f"version {version_dir.name} of {version_dir.parent.name} is published and is never overwritten",
-            path=version_dir,
-            hint="Bump the builder's version (add it to release_notes) and build that",
-        )
-
-
-def publish_local(release: Release, registry: Path) -> dict[str, Any]:
-    """Gate, copy into the registry if needed, and mark the version published."""
+def preflight(release: Release, *, allow_partial: bool = False) -> None:
+    """What every publish checks first: the files on disk are the ones the manifest records
+    (per-file sha256), the build is complete (unless ``allow_partial``), and the validation
+    report passed on exactly these fingerprints (the gate)."""
     from benchsmith.validation.gate import require_passed
 
-    require_passed(release)
-    fps = release.fingerprints()
-    target = Path(registry) / release.name / release.version
-    guard_published(target, fps)
-    already = published_fingerprints(target) == fps
-    if target.resolve() != release.path.resolve():
-        if target.exists():
-            if Release(target).fingerprints() != fps:
-                raise PublishError(
-                    f"the registry already holds a different {release.name} {release.version}",
-                    path=target,
-                    hint="Bump the version, or validate and publish the release that is in the registry",
-                )
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{release.version}.publish-", dir=target.parent))
-            try:
-                shutil.copytree(release.path, tmp, dirs_exist_ok=True)
-                os.replace(tmp, target)
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
-    marker = marker_path(target)
-    if not already:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(
-            marker, json.dumps({"name": release.name, "version": release.version, "fingerprints": fps}, indent=2) + "\n"
+    release.require_intact()
+    if release.manifest.get("partial") and not allow_partial:
+        missing = release.manifest.get("missing_configs") or []
+        skipped = sorted(c for c, v in release.manifest["configs"].items() if v.get("skipped_splits"))
+        raise PublishError(
+            f"{release.name} {release.version} is a partial build"
+            + (f" ({len(missing)} config(s) not built: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''})"
+               if missing else "")
+            + (f" (splits skipped in {', '.join(skipped)})" if skipped else ""),
+            path=release.path,
+            hint="Build every config (no --config / --skip-missing), or pass --allow-partial to publish it as is",
         )
-    return {"published": str(target), "registry": str(registry), "already_published": already,
+    require_passed(release)
+
+
+def publish_local(release: Release, registry_root: Path, *, allow_partial: bool = False) -> dict[str, Any]:
+    """Gate, copy into the registry if needed, and mark the version published (under its lock)."""
+    preflight(release, allow_partial=allow_partial)
+    fps = release.fingerprints()
+    target = registry.version_dir(registry_root, release.name, release.version)
+    registry.recover(target.parent)
+    with registry.lock(target, timeout=0):
+        registry.guard_published(target, fps)
+        already = registry.published_fingerprints(target) == fps
+        if target.resolve() != release.path.resolve():
+            if target.exists():
+                if Release(target).fingerprints() != fps:
+                    raise PublishError(
+                        f"the registry already holds a different {release.name} {release.version}",
+                        path=target,
+                        hint="Bump the version, or validate and publish the release that is in the registry",
+                    )
+            else:
+                tmp = registry.make_staging(target.parent, release.version, kind="publish")
+                try:
+                    shutil.copytree(release.path, tmp, dirs_exist_ok=True)
+                    registry.commit(tmp, target, overwrite=False)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+        if not already:
+            registry.mark_published(target, release.name, release.version, fps)
+    return {"published": str(target), "registry": str(registry_root), "already_published": already,
             "name": release.name, "version": release.version}
 
 
 def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
-                api: Any = None) -> dict[str, Any]:
+                api: Any = None, allow_partial: bool = False) -> dict[str, Any]:
     """Gate, then commit the release folder to a Hub dataset repo and tag it with the version."""
-    from benchsmith.validation.gate import require_passed
-
-    require_passed(release)
+    preflight(release, allow_partial=allow_partial)
     os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError

@@ -24,7 +24,6 @@ import operator
 import os
 import platform
 import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,10 +40,9 @@ from benchsmith.builder import Builder, Config
 from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import ConfigError, MissingSourceError, ReleaseError, SchemaError, did_you_mean
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter, fingerprint_table
-from benchsmith.source import Sources
+from benchsmith.registry import CARD, MANIFEST, write_text_atomic  # noqa: F401 - re-exported for callers
+from benchsmith.source import Sources, sha256_file
 
-MANIFEST = "release.json"
-CARD = "README.md"
 #: Fixed parquet options: part of what makes two builds byte-identical.
 PARQUET_OPTIONS: dict[str, Any] = {
     "compression": "zstd",
@@ -59,26 +57,14 @@ DEFAULT_BATCH_ROWS = CANONICAL_BATCH_ROWS
 DEFAULT_SHARD_BYTES = 256 << 20
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a UTF-8 text file through a temporary sibling renamed into place, so a
-    reader (the gate, ``load_dataset``) never sees a half-written report, card or marker."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 @dataclass
 class SplitInfo:
     num_examples: int
     num_bytes: int
     fingerprint: str
     files: list[str]
+    #: sha256 of each parquet file, in ``files`` order: what publish, audit and evaluate verify cheaply
+    sha256: list[str]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +72,7 @@ class SplitInfo:
             "num_bytes": self.num_bytes,
             "fingerprint": self.fingerprint,
             "files": self.files,
+            "sha256": self.sha256,
         }
 
 
@@ -258,12 +245,13 @@ class _ShardSink:
         """Close and give the shards their final ``<split>-0000i-of-0000N`` names."""
         self.close()
         root = self.out_dir.parent.parent
-        files = []
+        files, digests = [], []
         for i, shard in enumerate(self.shards):
             final = self.out_dir / f"{self.split}-{i:05d}-of-{len(self.shards):05d}.parquet"
             os.replace(shard, final)
             files.append(final.relative_to(root).as_posix())
-        return SplitInfo(self.num_examples, self.num_bytes, self.fp.hexdigest(), files)
+            digests.append(sha256_file(final))
+        return SplitInfo(self.num_examples, self.num_bytes, self.fp.hexdigest(), files, digests)
 
 
 class ReleaseWriter:
@@ -305,50 +293,45 @@ class ReleaseWriter:
         return self.registry / self.builder.name / self.builder.version
 
     def write(self) -> Release:
+        """Build into a staging sibling and commit it; the version's lock is held throughout."""
+        from benchsmith import registry
+
         target = self.target
-        from benchsmith.publish import guard_published
-
-        guard_published(target)  # a published version is never rebuilt in place
-        if target.exists() and not self.overwrite:
-            raise ReleaseError(
-                f"release {self.builder.name} {self.builder.version} already exists",
-                path=target,
-                hint="Pass --overwrite to replace it, or bump the builder's version",
-            )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.builder.version}.tmp-", dir=target.parent))
-        try:
-            splits: dict[str, dict[str, SplitInfo | SkippedSplit]] = {}
-            for config in self.configs:
-                splits[config.name] = {}
-                for split in config.splits:
-                    splits[config.name][split] = self._write_split(tmp, config, split)
-            if not any(isinstance(s, SplitInfo) for c in splits.values() for s in c.values()):
+        registry.recover(target.parent)
+        with registry.lock(target, timeout=0):
+            # the guards run under the lock, so a concurrent build or publish cannot slip between
+            registry.guard_published(target)  # a published version is never rebuilt in place
+            if target.exists() and not self.overwrite:
                 raise ReleaseError(
-                    f"{self.builder.name}: no split could be built",
-                    hint="Check --sources: every split was skipped for missing files",
+                    f"release {self.builder.name} {self.builder.version} already exists",
+                    path=target,
+                    hint="Pass --overwrite to replace it, or bump the builder's version",
                 )
-            manifest = self._manifest(splits)
-            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            release = Release(tmp)
-            from benchsmith.cards.card import write_card_files
-
-            write_card_files(release, self.builder)
-            self._commit(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            tmp = registry.make_staging(target.parent, self.builder.version)
+            try:
+                self._write_into(tmp)
+                registry.commit(tmp, target, overwrite=self.overwrite)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
         return Release(target)
 
-    @staticmethod
-    def _commit(tmp: Path, target: Path) -> None:
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+    def _write_into(self, tmp: Path) -> None:
+        splits: dict[str, dict[str, SplitInfo | SkippedSplit]] = {}
+        for config in self.configs:
+            splits[config.name] = {}
+            for split in config.splits:
+                splits[config.name][split] = self._write_split(tmp, config, split)
+        if not any(isinstance(s, SplitInfo) for c in splits.values() for s in c.values()):
+            raise ReleaseError(
+                f"{self.builder.name}: no split could be built",
+                hint="Check --sources: every split was skipped for missing files",
+            )
+        manifest = self._manifest(splits)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from benchsmith.cards.card import write_card_files
+
+        write_card_files(Release(tmp), self.builder)
 
     def _write_split(self, root: Path, config: Config, split: str) -> SplitInfo | SkippedSplit:
         enc = _SplitEncoder(config, split, config.policy.id_field)
@@ -405,6 +388,8 @@ class ReleaseWriter:
                 "skipped_splits": skipped,
             }
         skipped_configs = configs.pop("__skipped__", {})
+        declared = [c.name for c in b.configs()]
+        missing_configs = [c for c in declared if c not in configs]
         return {
             "name": b.name,
             "version": b.version,
@@ -419,6 +404,10 @@ class ReleaseWriter:
             "sources": self.sources.manifest(),
             "configs": configs,
             "skipped_configs": skipped_configs,
+            # a build of some configs only (--config) or with skipped splits is partial: publish
+            # refuses it unless told otherwise, and the card says what is missing
+            "partial": bool(missing_configs) or any(v.get("skipped_splits") for v in configs.values()),
+            "missing_configs": missing_configs,
             "errata_applied": [e.to_dict() for e in b.errata_applied],
             "errata_pending": [e.to_dict() for e in b.errata() if e not in b.errata_applied],
             "seed": b.seed,
@@ -450,6 +439,15 @@ class Release:
                 f"release.json is not a benchsmith manifest (no {', '.join(missing)})",
                 path=mpath,
                 hint="Pass a release directory that `benchsmith build` wrote",
+            )
+        configs = self.manifest["configs"]
+        bad = [c for c, v in configs.items() if not isinstance(v, dict) or not isinstance(v.get("splits"), dict)
+               or "features" not in v] if isinstance(configs, dict) else ["configs"]
+        if bad:
+            raise ReleaseError(
+                f"release.json: config {bad[0]!r} has no `splits` mapping or no `features`",
+                path=mpath,
+                hint="The manifest was edited or truncated; rebuild the release with `benchsmith build`",
             )
 
     @property
@@ -519,6 +517,46 @@ class Release:
         for batch in self.iter_batches(config, split):
             yield from batch.to_pylist()
 
+    def verify_files(self) -> list[str]:
+        """Cheap integrity: each data file's sha256 against the manifest (``[]`` = intact).
+
+        Returns one line per problem (a missing, changed or unrecorded file). Releases written
+        before per-file digests were recorded fall back to the full :meth:`verify`.
+        """
+        problems = []
+        for config in self.configs():
+            for split in self.splits(config):
+                info = self.split_info(config, split)
+                digests = info.get("sha256")
+                if digests is None:
+                    return [f"{c}: fingerprint differs" for c in self.verify()]
+                for rel, expected in zip(info["files"], digests, strict=True):
+                    path = self.path / rel
+                    if not path.is_file():
+                        problems.append(f"{rel}: missing")
+                    elif sha256_file(path) != expected:
+                        problems.append(f"{rel}: sha256 differs from release.json")
+        data = self.path / "data"
+        if data.is_dir():
+            recorded = {f for c in self.configs() for s in self.splits(c) for f in self.split_info(c, s)["files"]}
+            for path in sorted(data.rglob("*.parquet")):
+                rel = path.relative_to(self.path).as_posix()
+                if rel not in recorded:
+                    problems.append(f"{rel}: not in release.json")
+        return problems
+
+    def require_intact(self) -> None:
+        """ReleaseError unless every data file matches the manifest (see :meth:`verify_files`)."""
+        problems = self.verify_files()
+        if problems:
+            raise ReleaseError(
+                f"release {self.name} {self.version} was changed on disk: {'; '.join(problems[:3])}"
+                + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""),
+                path=self.path,
+                hint="Rebuild it (`benchsmith build ... --overwrite`) or restore the files; "
+                "a validated or published release must not change",
+            )
+
     def verify(self) -> list[str]:
         """Recompute every split's fingerprint; returns the ``config/split`` that differ."""
         bad = []
@@ -528,41 +566,48 @@ class Release:
                     bad.append(f"{config}/{split}")
         return bad
 
+    @property
     def reports_dir(self) -> Path:
-        return self.path / "reports"
+        """``<release>/reports``: where validation writes its report."""
+        from benchsmith.registry import reports_dir
+
+        return reports_dir(self.path)
 
     def summary(self) -> dict[str, Any]:
         """What ``benchsmith show`` prints."""
+        from benchsmith.registry import status
+
         return {
             "name": self.name,
             "version": self.version,
             "path": str(self.path),
+            **status(self.path),
+            "partial": bool(self.manifest.get("partial")),
+            "missing_configs": self.manifest.get("missing_configs", []),
             "license": self.manifest.get("license"),
             "configs": {
                 c: {s: self.num_examples(c, s) for s in self.splits(c)} for c in self.configs()
             },
             "skipped": {
-                c: v["skipped_splits"] for c, v in self.manifest["configs"].items() if v.get("skipped_splits")
+                c: v["skipped_splits"] for c, v in self.manifest["configs"].items()
+                if isinstance(v, dict) and v.get("skipped_splits")
             }
             | self.manifest.get("skipped_configs", {}),
             "errata_applied": [e["id"] for e in self.manifest.get("errata_applied", [])],
             "sources": {
-                n: {f: r["status"] for f, r in s["files"].items()} for n, s in self.manifest["sources"].items()
+                n: {f: r.get("status") for f, r in (s.get("files") or {}).items()}
+                for n, s in (self.manifest.get("sources") or {}).items()
             },
         }
 
 
 def find_releases(registry: Path, name: str) -> list[Release]:
     """Every release of ``name`` in a registry, oldest version first."""
-    from benchsmith.builder import parse_version
+    from benchsmith.registry import version_dirs
+    from benchsmith.semver import parse_version
 
-    root = Path(registry) / name
-    if not root.is_dir():
-        return []
     out = []
-    for d in root.iterdir():
-        if d.name.startswith(".") or not (d / MANIFEST).is_file():
-            continue
+    for d in version_dirs(registry, name):
         try:
             parse_version(d.name)
         except ConfigError:  # not a version folder (e.g. a user's scratch copy)

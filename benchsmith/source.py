@@ -324,7 +324,7 @@ def fetch(source: Source, cache: Path | None = None) -> Path:
         fname = Path(urllib.parse.urlparse(source.url).path).name or "download"
         target = tmp / fname
         try:
-            with urllib.request.urlopen(source.url, timeout=60) as resp, open(target, "wb") as out:  # noqa: S310
+            with urllib.request.urlopen(source.url, timeout=60) as resp, open(target, "wb") as out:
                 shutil.copyfileobj(resp, out)
         except OSError as exc:
             raise SourceError(

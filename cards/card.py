@@ -20,7 +20,7 @@ import datasets
 import jinja2
 from huggingface_hub import DatasetCardData
 
-from benchsmith.release import write_text_atomic
+from benchsmith.registry import CARD, write_text_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -101,7 +101,7 @@ def render_card(release: Any, builder: Any | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`."""
     m = release.manifest
     report = None
-    rpath = release.path / "reports" / "validation.json"
+    rpath = release.reports_dir / "validation.json"
     if rpath.is_file():
         report = json.loads(rpath.read_text(encoding="utf-8"))
     split_names: list[str] = []
@@ -203,5 +203,5 @@ def croissant(release: Any) -> dict[str, Any]:
 
 def write_card_files(release: Any, builder: Any | None = None) -> None:
     """(Re)write README.md and croissant.json inside a release directory."""
-    write_text_atomic(release.path / "README.md", render_card(release, builder))
+    write_text_atomic(release.path / CARD, render_card(release, builder))
     write_text_atomic(release.path / "croissant.json", json.dumps(croissant(release), indent=2, ensure_ascii=False) + "\n")

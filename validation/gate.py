@@ -37,13 +37,13 @@ def enforce(report: dict[str, Any], where: Any = None) -> None:
         raise GateError(
             f"{len(failed)} check(s) failed for {report['name']} {report['version']}: {describe(failed)}",
             path=where,
-            hint="Read reports/validation.html, fix the builder or declare the exception in the config metadata",
+            hint="Read reports/validation.html, fix the builder or declare the exception in the config's policy",
         )
 
 
 def require_passed(release: Any) -> dict[str, Any]:
     """The release's report, if it passed and is current; GateError otherwise."""
-    path = release.path / "reports" / "validation.json"
+    path = release.reports_dir / "validation.json"
     if not path.is_file():
         raise GateError(
             "release has not been validated (no reports/validation.json)",

@@ -37,8 +37,8 @@ from typing import Any
 from benchsmith.validation.check import CheckResult, Status
 
 import benchsmith
-from benchsmith.commands import to_jsonable
-from benchsmith.release import write_text_atomic
+from benchsmith.jsonable import to_jsonable
+from benchsmith.registry import write_text_atomic
 
 STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.STAT.value: 3,
                 Status.SKIP.value: 4}
@@ -83,9 +83,9 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def write_report(release: Any, report: dict[str, Any]) -> tuple[Path, Path]:
-    """Write both files into ``<release>/reports/``; returns their paths."""
-    out = release.path / "reports"
+def write_report(release: Any, report: dict[str, Any], out: Path | None = None) -> tuple[Path, Path]:
+    """Write both files into ``out`` (default ``<release>/reports/``); returns their paths."""
+    out = Path(out) if out is not None else release.reports_dir
     out.mkdir(parents=True, exist_ok=True)
     jpath, hpath = out / "validation.json", out / "validation.html"
     write_text_atomic(jpath, json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")

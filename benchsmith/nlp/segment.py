@@ -7,7 +7,9 @@
 * :func:`unsegment` removes the spaces a segmenter put *between* Chinese
   characters (CJK ideographs and full-width punctuation) while keeping spaces
   between Latin words ("iPhone X"), so segmented and raw text compare equal.
-* :func:`undo_bpe` undoes subword-nmt's ``@@ `` joiners.
+
+Undoing subword-nmt's ``@@ `` joiners is CoGnition's scorer's business
+(``benchsmith.builders.cognition.metric.undo_bpe``), not a segmentation concern.
 
 Nothing here downloads anything: jieba ships its dictionary in the wheel.
 """
@@ -26,7 +28,6 @@ from benchsmith.errors import ConfigError
 _CJK = r"\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
 _SPACE_AFTER_CJK = re.compile(rf"(?<=[{_CJK}])\s+")
 _SPACE_BEFORE_CJK = re.compile(rf"\s+(?=[{_CJK}])")
-_BPE = re.compile(r"@@( |$)")
 
 
 @lru_cache(maxsize=1)
@@ -56,8 +57,3 @@ def unsegment(text: str) -> str:
     """Drop spaces next to Chinese characters; keep spaces between Latin words."""
     text = _SPACE_AFTER_CJK.sub("", text.strip())
     return _SPACE_BEFORE_CJK.sub("", text)
-
-
-def undo_bpe(text: str) -> str:
-    """``"sand@@ wich"`` -> ``"sandwich"`` (subword-nmt joiners)."""
-    return _BPE.sub("", text)

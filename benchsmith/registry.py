@@ -1,0 +1,253 @@
+"""The registry: where releases live, what state each version is in, and how one is committed.
+
+Layout of a registry root::
+
+    <root>/<name>/<version>/                 a release (see benchsmith.release)
+    <root>/<name>/<version>/reports/         validation reports
+    <root>/<name>/.published/<version>.json  marker: published on these fingerprints
+    <root>/<name>/.reports/<version>/        reports of re-validating a published (read-only) release
+    <root>/.locks/<name>/<version>.lock      per-version lock (filelock; the file stays, harmlessly)
+    <root>/<name>/.<version>.tmp-<pid>-*     a build or publish in progress (staging)
+    <root>/<name>/.<version>.old-<pid>       the previous release, aside during a commit
+    <root>/.staging/<name>/<version>/        an audit's rebuild, before it is committed
+
+Decisions:
+
+* **Status** of a version: ``built`` (a release folder), ``validated`` (its report passed
+  on the fingerprints now in the manifest) or ``published`` (a marker records the
+  fingerprints it was published on). :func:`status` says which, and on which fingerprints.
+* **Locks.** A per-version :class:`filelock.FileLock` is held from a build's start to its
+  commit, and by publish, so two builds of one version, or a build racing a publish,
+  serialise; the guards ("exists", "published") are re-checked under the lock.
+* **Atomic commit.** A release is written into a hidden staging sibling and renamed into
+  place. Replacing an existing version renames the old one aside first; a crash between the
+  two renames leaves ``.<version>.old-<pid>`` and no release. :func:`recover`, run first by
+  every registry operation, puts such a folder back (or removes it when the new release is
+  in place) and removes staging folders whose process is dead.
+* **Permissions.** Files and folders are created with the process umask, like any file a
+  user writes (``mkstemp``/``mkdtemp`` alone would make them private).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from benchsmith.errors import PublishError, ReleaseError
+
+MANIFEST = "release.json"
+CARD = "README.md"
+REPORTS = "reports"
+REPORT_JSON = "validation.json"
+MARKER_DIR = ".published"
+LOCK_DIR = ".locks"
+STAGING = ".staging"
+LOCK_TIMEOUT_S = 600.0
+
+_LEFTOVER = re.compile(r"^\.(?P<version>[^/]+?)\.(?P<kind>tmp|old|publish)-(?P<pid>\d+)")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        os.chmod(path, mode & ~_umask())
+    except OSError:  # e.g. a filesystem without modes: the default is as good as it gets
+        pass
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write a UTF-8 text file through a temporary sibling renamed into place, so a reader
+    (the gate, ``load_dataset``) never sees a half-written report, card or marker."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        _chmod(Path(tmp), 0o666)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def make_staging(parent: Path, version: str, kind: str = "tmp") -> Path:
+    """A fresh hidden staging folder ``.<version>.<kind>-<pid>-*`` beside the version folder."""
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.{kind}-{os.getpid()}-", dir=parent))
+    _chmod(tmp, 0o777)
+    return tmp
+
+
+def version_dir(root: str | Path, name: str, version: str) -> Path:
+    return Path(root) / name / version
+
+
+def reports_dir(release_path: str | Path) -> Path:
+    return Path(release_path) / REPORTS
+
+
+def detached_reports_dir(release_path: str | Path) -> Path:
+    """Where ``validate`` writes the report of a published (read-only) release:
+    ``<root>/<name>/.reports/<version>/``, outside the release."""
+    release_path = Path(release_path)
+    return release_path.parent / ".reports" / release_path.name
+
+
+# --------------------------------------------------------------------------- locks
+
+
+@contextmanager
+def lock(target: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the per-version lock of ``<root>/<name>/<version>`` (blocking up to ``timeout``)."""
+    from filelock import FileLock, Timeout
+
+    lock_dir = target.parent.parent / LOCK_DIR / target.parent.name
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    flock = FileLock(str(lock_dir / f"{target.name}.lock"))
+    try:
+        flock.acquire(timeout=timeout)
+    except Timeout:
+        raise ReleaseError(f"{target.parent.name} {target.name} is locked by another build or publish",
+                           path=lock_dir / f"{target.name}.lock",
+                           hint="Wait for it to finish; if no benchsmith process is running, delete the lock file"
+                           ) from None
+    try:
+        yield
+    finally:
+        flock.release()
+
+
+# --------------------------------------------------------------------------- recovery
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(dataset_dir: Path) -> list[str]:
+    """Put back or remove what interrupted commits left in ``<root>/<name>``; returns what it did."""
+    done: list[str] = []
+    if not dataset_dir.is_dir():
+        return done
+    for entry in sorted(dataset_dir.iterdir()):
+        m = _LEFTOVER.match(entry.name)
+        if not m or not entry.is_dir() or _alive(int(m["pid"])):
+            continue
+        target = dataset_dir / m["version"]
+        if m["kind"] == "old" and not target.exists():
+            os.replace(entry, target)  # the crash came between the two renames: restore the old release
+            done.append(f"restored {target.name} from {entry.name}")
+        else:
+            shutil.rmtree(entry, ignore_errors=True)
+            done.append(f"removed {entry.name}")
+    return done
+
+
+# --------------------------------------------------------------------------- commit
+
+
+def commit(staging: Path, target: Path, *, overwrite: bool) -> None:
+    """Rename a finished staging folder into place (the caller holds the version's lock)."""
+    if target.exists():
+        if not overwrite:
+            raise ReleaseError(f"release {target.parent.name} {target.name} already exists", path=target,
+                               hint="Pass --overwrite to replace it, or bump the builder's version")
+        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, target)
+
+
+# --------------------------------------------------------------------------- published markers
+
+
+def marker_path(target: Path) -> Path:
+    """Where the 'published' marker of ``<root>/<name>/<version>`` lives."""
+    return target.parent / MARKER_DIR / f"{target.name}.json"
+
+
+def published_fingerprints(target: Path) -> dict | None:
+    """The fingerprints recorded when this version was published, or None if it was not."""
+    marker = marker_path(target)
+    if not marker.is_file():
+        return None
+    try:
+        return json.loads(marker.read_text(encoding="utf-8"))["fingerprints"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        raise PublishError(
+            f"corrupt published marker ({type(exc).__name__}: {exc}); expected a JSON object with 'fingerprints'",
+            path=marker,
+            hint="Restore it from backup or version control; a published version stays published",
+        ) from None
+
+
+def guard_published(target: Path, new_fingerprints: dict | None = None) -> None:
+    """Refuse to replace a published version with different data."""
+    recorded = published_fingerprints(target)
+    if recorded is not None and recorded != new_fingerprints:
+        raise PublishError(
+            f"version {target.name} of {target.parent.name} is published and is never overwritten",
+            path=target,
+            hint="Bump the builder's version (add it to release_notes) and build that",
+        )
+
+
+def mark_published(target: Path, name: str, version: str, fingerprints: dict) -> None:
+    marker = marker_path(target)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(marker, json.dumps({"name": name, "version": version, "fingerprints": fingerprints},
+                                         indent=2) + "\n")
+
+
+# --------------------------------------------------------------------------- status
+
+
+def status(target: Path) -> dict[str, Any]:
+    """``{"status": built|validated|published, "fingerprints_match": bool | None, ...}`` of a version folder."""
+    manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+    fps = {c: {s: i["fingerprint"] for s, i in info.get("splits", {}).items()}
+           for c, info in manifest.get("configs", {}).items()}
+    published = published_fingerprints(target) if (target.parent / MARKER_DIR).is_dir() else None
+    if published is not None:
+        return {"status": "published", "on_fingerprints": "the manifest's" if published == fps else "other data"}
+    report_path = reports_dir(target) / REPORT_JSON
+    if report_path.is_file():
+        try:
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return {"status": "built", "report": "unreadable"}
+        same = report.get("fingerprints") == fps
+        if report.get("passed") and same:
+            return {"status": "validated", "on_fingerprints": "the manifest's"}
+        return {"status": "built", "report": "failed" if not report.get("passed") else "on other data"}
+    return {"status": "built"}
+
+
+def version_dirs(root: str | Path, name: str) -> list[Path]:
+    """Every version folder of ``name`` (with a manifest), in no particular order."""
+    base = Path(root) / name
+    if not base.is_dir():
+        return []
+    return [d for d in base.iterdir() if not d.name.startswith(".") and (d / MANIFEST).is_file()]
