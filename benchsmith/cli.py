@@ -36,7 +36,7 @@ from benchsmith.commands import (
     stage_app,
     table,
 )
-from benchsmith.errors import BenchsmithError
+from benchsmith.errors import BenchsmithError, EnvironmentFault
 from benchsmith.source import checksum_lines, resolve_sources, verify_source
 
 app = typer.Typer(
@@ -266,6 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     except BenchsmithError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return exc.exit_code
+    except OSError as exc:  # disk full, read-only registry...: one line, exit 3 (see EnvironmentFault)
+        fault = EnvironmentFault.from_os_error(exc)
+        if fault is None:
+            raise
+        err_console.print(f"error: {fault}", markup=False, highlight=False, soft_wrap=True)
+        return fault.exit_code
     except typer.Exit as exc:
         return exc.exit_code
     except _ClickException as exc:

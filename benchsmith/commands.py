@@ -100,11 +100,16 @@ def resolve_release(arg: str, registry: Path | None = None) -> Release:
     """A release from a path, or from ``NAME`` / ``NAME/VERSION`` in the registry (newest version)."""
     from benchsmith.release import Release, find_releases
 
+    from benchsmith.registry import recover
+
     p = Path(arg)
     if p.exists():
+        if (p / "release.json").is_file():
+            recover(p.resolve().parent)  # leftovers of an interrupted commit beside it go first
         return Release(p)
     reg = registry_path(registry)
     name, _, version = arg.partition("/")
+    recover(reg / name)
     releases = find_releases(reg, name)
     if not releases:
         names = [d.name for d in reg.iterdir() if d.is_dir()] if reg.is_dir() else []

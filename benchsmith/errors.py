@@ -30,7 +30,7 @@ class BenchsmithError(Exception):
         hint: what the user should do about it.
     """
 
-    #: CLI exit status for this family (2 = bad input, 1 = failed gate).
+    #: CLI exit status for this family (2 = bad input, 1 = failed gate, 3 = environment fault).
     exit_code: int = 2
 
     def __init__(
@@ -112,6 +112,36 @@ class GateError(BenchsmithError, RuntimeError):
 
 class PublishError(BenchsmithError, RuntimeError):
     """Publishing to a registry or the Hub failed or would overwrite a version."""
+
+
+class EnvironmentFault(BenchsmithError, OSError):
+    """The machine, not the input: disk full, read-only or unwritable registry, no permission.
+
+    Exit status 3, so scripts can tell "fix your data" (2) and "a check failed" (1) from
+    "fix the machine" (3). Whatever was being written is removed first.
+    """
+
+    exit_code = 3
+
+    #: errno values that are environment faults, and what to do about each
+    HINTS = {
+        "ENOSPC": "Free disk space (or point --registry / $BENCHSMITH_HOME at a larger disk) and run it again",
+        "EDQUOT": "Free space within your disk quota and run it again",
+        "EROFS": "The file system is read-only: use a writable --registry / $BENCHSMITH_HOME",
+        "EACCES": "Check the permissions of the path (or use a --registry you can write to)",
+        "EPERM": "Check the permissions of the path (or use a --registry you can write to)",
+    }
+
+    @classmethod
+    def from_os_error(cls, exc: OSError) -> EnvironmentFault | None:
+        """The fault for an ``OSError`` whose errno is an environment fault, else None."""
+        import errno
+
+        name = errno.errorcode.get(exc.errno or -1)
+        if name not in cls.HINTS:
+            return None
+        what = exc.strerror or name
+        return cls(f"{what} ({name})", path=exc.filename, hint=cls.HINTS[name])
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -51,7 +51,7 @@ LOCK_DIR = ".locks"
 STAGING = ".staging"
 LOCK_TIMEOUT_S = 600.0
 
-_LEFTOVER = re.compile(r"^\.(?P<version>[^/]+?)\.(?P<kind>tmp|old|publish)-(?P<pid>\d+)")
+_LEFTOVER = re.compile(r"^\.(?P<version>\d+\.\d+\.\d+)\.(?P<kind>tmp|old|publish)-(?P<pid>\d+)")
 
 
 def _umask() -> int:

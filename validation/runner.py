@@ -197,6 +197,7 @@ def validate(
     near_dup_threshold: float | None = None,
     model_path: str | Path | None = None,
     write: bool = True,
+    extra_checks: Sequence[Check] = (),
 ) -> Validation:
     """Validate a release; with ``write`` also write the reports and re-render the card.
 
@@ -225,6 +226,7 @@ def validate(
         except Exception as exc:  # noqa: BLE001 - a broken hook is a failure, not a crash
             crashed.append(_crash_result("builder_checks", "fidelity", exc))
     checks += extra
+    checks += list(extra_checks)
     if previous is AUTO:
         previous = previous_release(release)
     if previous is not None:
