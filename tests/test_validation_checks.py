@@ -232,3 +232,25 @@ def test_tokens_keep_combining_marks_and_split_cjk():
     assert tokens("அவன் வீட்டுக்குச் சென்றான்.") == ["அவன்", "வீட்டுக்குச்", "சென்றான்", "."]
     assert tokens("我喜欢猫") == ["我", "喜", "欢", "猫"]
     assert tokens("The cat, 12 dogs!") == ["The", "cat", ",", "12", "dogs", "!"]
+
+
+def test_fidelity_passes_warns_on_a_named_discrepancy_fails_otherwise_and_skips_what_it_needs(tmp_path):
+    from benchsmith.expectation import Expectation
+    from benchsmith.validation.fidelity import FidelityCheck
+
+    release = make_release(tmp_path, {"train": balanced_text_rows(12, "tr")}, text_features())
+
+    def n(rel):
+        return rel.num_examples("default", "train")
+
+    figures = [
+        Expectation("ok", 12, "Table 1", n),
+        Expectation("off", 13, "Table 1", n),
+        Expectation("known", 13, "Table 1", n, discrepancy="the paper counts the trial items too"),
+        Expectation("absent", 196246, "Table 5", n, needs="the train split, absent here"),
+    ]
+    got = {r.details["key"]: r for r in FidelityCheck(figures).run(release)}
+    assert got["ok"].status == Status.PASS and got["ok"].metrics == {"published": 12, "measured": 12, "difference": 0}
+    assert got["off"].status == Status.FAIL
+    assert got["known"].status == Status.WARN and "trial items" in got["known"].summary
+    assert got["absent"].status == Status.SKIP and "absent here" in got["absent"].summary

@@ -1,11 +1,13 @@
 """Fidelity: the builder's published figures, checked against the release.
 
-One result per :class:`benchsmith.builder.Expectation`: both numbers are shown
-(``published`` and ``measured``, with the reference). A mismatch beyond the
-expectation's tolerance fails. An expectation about a split the build skipped
-(missing sources under ``--skip-missing``) is a skip, not a failure, and says so.
-An expectation whose ``measure`` crashes is a failure naming the error: a broken
-expectation must not pass silently.
+One result per figure of the builder's ``published.yaml`` (an
+:class:`benchsmith.expectation.Expectation`): both numbers are shown (``published``
+and ``measured``, with the source). A mismatch beyond the tolerance fails, unless
+the figure names a known ``discrepancy``: then it warns and the result carries that
+text (the card lists it). A figure that ``needs`` what this release lacks (e.g. the
+CoGnition train split) is a skip with that text; so is a figure about a split the
+build skipped (``--skip-missing``). A figure whose ``measure`` crashes is a failure
+naming the error: a broken figure must not pass silently.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ class FidelityCheck(Check):
         if config not in release.manifest["configs"]:
             config = None
         base = {"key": e.key, "published": e.published, "reference": e.reference, "tolerance": e.tolerance}
+        if getattr(e, "discrepancy", None):
+            base["discrepancy"] = e.discrepancy
+        if getattr(e, "needs", None):
+            return self.result(Status.SKIP, f"{e.key}: published {_fmt(e.published)} ({e.reference}); needs {e.needs}",
+                               config=config, metrics={"published": e.published}, details={**base, "needs": e.needs})
         try:
             ok, measured = e.check(release)
         except ConfigError as exc:  # a config or split this build skipped
@@ -64,8 +71,11 @@ class FidelityCheck(Check):
         metrics: dict[str, Any] = {"published": e.published, "measured": measured}
         if isinstance(measured, (int, float)) and isinstance(e.published, (int, float)):
             metrics["difference"] = measured - e.published
+        status = Status.PASS if ok else (Status.WARN if getattr(e, "discrepancy", None) else Status.FAIL)
+        if not ok and status == Status.WARN:
+            summary += f"; known discrepancy: {e.discrepancy}"
         return self.result(
-            Status.PASS if ok else Status.FAIL,
+            status,
             summary,
             config=config,
             metrics=metrics,
