@@ -20,7 +20,7 @@ try:  # typer >= 0.25 vendors click and raises its own exception classes
 except ImportError:  # pragma: no cover - older typer raises click's
     from click import ClickException as _ClickException
 
-from benchsmith import progress
+from benchsmith import commands, progress
 from benchsmith.builder import builders, discover, get_builder
 from benchsmith.commands import (
     JSON_OPTION,
@@ -51,13 +51,27 @@ app.add_typer(harvest_app, name="harvest")
 app.add_typer(stage_app, name="stage")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        import benchsmith
+
+        console.print(f"benchsmith {benchsmith.__version__}", highlight=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars, warnings only.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug messages.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Every result in full, and debug messages.")
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", help="Print benchsmith's version and exit.", is_eager=True,
+                           callback=_print_version)
+    ] = False,
 ) -> None:
-    if quiet:
-        progress.set_enabled(False)
+    progress.set_enabled(False if quiet else None)
+    commands.set_verbose(verbose)
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -195,7 +209,8 @@ def _print_summary(summary: dict, title: str) -> None:
         missing = summary.get("missing_configs") or []
         console.print("[yellow]partial build[/]" + (f": {len(missing)} config(s) not built" if missing else ""))
     for c, why in summary.get("skipped", {}).items():
-        console.print(f"[yellow]skipped[/] {c}: {why}")
+        reasons = "; ".join(f"{s}: {r}" for s, r in why.items()) if isinstance(why, dict) else str(why)
+        console.print(f"[yellow]skipped[/] {c}: {reasons}", highlight=False)
     if summary.get("errata_applied"):
         console.print("errata applied: " + ", ".join(summary["errata_applied"]))
 
@@ -258,8 +273,21 @@ def _load_plugins() -> None:
     _PLUGINS_LOADED = True
 
 
+#: global flags accepted anywhere on the line (``benchsmith validate X --quiet``), as users type them
+GLOBAL_FLAGS = ("-q", "--quiet", "-v", "--verbose")
+
+
+def hoist_global_flags(argv: list[str]) -> list[str]:
+    """Move the global flags found after the sub-command to the front (never past ``--``)."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
+    rest = [a for a in argv[:end] if a not in GLOBAL_FLAGS]
+    return flags + rest + argv[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the app and turns BenchsmithError into one line + exit status."""
+    argv = hoist_global_flags(list(sys.argv[1:] if argv is None else argv))
     try:
         _load_plugins()
         app(args=argv, prog_name="benchsmith", standalone_mode=False)

@@ -58,8 +58,22 @@ def root_commands() -> dict[str, Callable[..., Any]]:
     return dict(_ROOT_COMMANDS)
 
 
-console = Console()
-err_console = Console(stderr=True)
+# soft_wrap: a signature or an id printed on its own line is never broken by the terminal width,
+# so a copied signature reproduces the score (tables still fit their columns)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+
+_VERBOSE = False
+
+
+def set_verbose(flag: bool) -> None:
+    """``--verbose``: commands print every result instead of a summary."""
+    global _VERBOSE
+    _VERBOSE = flag
+
+
+def verbose() -> bool:
+    return _VERBOSE
 
 JSON_OPTION = typer.Option(False, "--json", help="Print exactly one JSON object on stdout.")
 REGISTRY_OPTION = typer.Option(
@@ -112,7 +126,7 @@ def resolve_release(arg: str, registry: Path | None = None) -> Release:
     recover(reg / name)
     releases = find_releases(reg, name)
     if not releases:
-        names = [d.name for d in reg.iterdir() if d.is_dir()] if reg.is_dir() else []
+        names = [d.name for d in reg.iterdir() if d.is_dir() and not d.name.startswith(".")] if reg.is_dir() else []
         raise ConfigError(
             f"no release directory {arg!r} and no release of {name!r} in registry {reg}",
             hint=f"Build it with `benchsmith build {name}` or pass a path. {did_you_mean(name, names)}",

@@ -151,7 +151,9 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     "Did you mean 'comve'? Valid names: comve, xcopa"
     """
     choices = sorted(choices)
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
+    # case never matters for a suggestion (`XCOPA` -> 'xcopa')
+    by_lower = {c.lower(): c for c in choices}
+    close = [by_lower[c] for c in difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.5)]
     valid = ", ".join(choices) if choices else "(none)"
     if close:
         return f"Did you mean {' or '.join(repr(c) for c in close)}? Valid names: {valid}"

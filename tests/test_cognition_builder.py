@@ -1,19 +1,51 @@
-"""CoGnition builder: fixture builds, malformed input, and the real release."""
+"""CoGnition builder: the shared builder test base on the fixture, fixture builds, malformed input,
+published figures, dataset checks (both outcomes), and the real release."""
 
 from __future__ import annotations
 
 import shutil
 from collections import Counter, defaultdict
+from typing import ClassVar
 
 import datasets
 import pytest
+from benchsmith.builders.cognition import CognitionBuilder
 from benchsmith.builders.cognition.atoms import CATEGORIES, INVENTORY, MODIFIERS, PATTERNS, lexicon_roles
+from benchsmith.builders.cognition.checks import CGTestProfile, CGTestStructure
 from benchsmith.loaders.cognition_files import read_lexicon
+from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
+from builder_testing import BuilderTestBase
+from conftest import FIXTURES
 
 from benchsmith.builder import get_builder
 from benchsmith.errors import MissingSourceError, ParseError
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import resolve_sources
+
+
+class TestCognitionBuilder(BuilderTestBase):
+    """The shared checks on tests/fixtures/cognition (no train files there: skip_missing)."""
+
+    builder = CognitionBuilder
+    sources = FIXTURES / "cognition"
+    counts: ClassVar[dict[str, dict[str, int]]] = {
+        "parallel": {"validation": 3, "test": 2}, "cg_test": {"test": 15},
+        "lexicon": {"test": 19},  # 20 lexicon lines, `building` twice
+    }
+    features: ClassVar[dict[str, list[str]]] = {"parallel": ["id", "en", "zh", "zh_tokens"],
+                "cg_test": ["id", "en", "zh", "compound", "category", "pattern", "atoms", "context"],
+                "lexicon": ["id", "translations", "optional"]}
+
+    def test_train_recorded_as_skipped(self, release):
+        assert list(release.manifest["configs"]["parallel"]["skipped_splits"]) == ["train"]
+
+    def test_policies(self, release):
+        policy = {c: release.manifest["configs"][c]["policy"] for c in release.configs()}
+        assert policy["parallel"]["task"] == policy["cg_test"]["task"] == "translation"
+        assert policy["cg_test"]["label"] is None  # category / pattern are attributes, not labels
+        assert policy["lexicon"]["allow_empty"] == ["translations"]
+        assert release.manifest["configs"]["parallel"]["metadata"] == {"source": "en", "target": "zh"}
 
 
 def _build(root, registry, **kw) -> Release:
@@ -93,11 +125,44 @@ def test_real_counts(real):
     assert Counter(t.column("context").to_pylist()) == {k: 2_160 for k in range(5)}
 
 
+FIGURES = {
+    "parallel/train/num_examples": 196_246, "parallel/validation/num_examples": 10_000,
+    "parallel/test/num_examples": 10_000, "cg_test/test/num_examples": 10_800,
+    "cg_test/test/num_compounds": 2_160,
+    "cg_test/test/NP": 3_600, "cg_test/test/VP": 3_600, "cg_test/test/PP": 3_600,
+}
+
+
+def test_published_figures_are_data():
+    exps = get_builder("cognition").expectations()
+    assert {e.key: e.published for e in exps} == FIGURES
+    assert all(e.reference and e.description for e in exps)
+    assert [e.key for e in exps if e.needs] == ["parallel/train/num_examples"]
+    assert "Table 5" in next(e for e in exps if e.key == "cg_test/test/num_examples").reference
+    # the per-category sizes are not the paper's and say so
+    assert next(e for e in exps if e.key == "cg_test/test/NP").reference.startswith("not stated in")
+
+
+def test_fidelity_on_the_fixture_fails_and_skips_train(fixtures, tmp_path):
+    r = _build(fixtures / "cognition", tmp_path / "reg")
+    res = {x.details["key"]: x for x in FidelityCheck(get_builder("cognition").expectations()).run(r)}
+    assert res["parallel/train/num_examples"].status == Status.SKIP
+    assert res["cg_test/test/num_examples"].status == Status.FAIL  # 15 fixture lines, not 10,800
+    assert res["cg_test/test/num_examples"].metrics == {"published": 10_800, "measured": 15,
+                                                         "difference": -10_785}
+    assert res["cg_test/test/num_compounds"].metrics["measured"] == 3
+    assert res["cg_test/test/NP"].metrics["measured"] == 5
+
+
 @pytest.mark.realdata
 def test_real_expectations_hold(real):
     b = get_builder("cognition")
-    results = {e.key: e.check(real) for e in b.expectations() if "train" not in e.key}
+    results = {e.key: e.check(real) for e in b.expectations() if not e.needs}
+    assert set(results) == set(FIGURES) - {"parallel/train/num_examples"}
     assert all(ok for ok, _ in results.values()), results
+    fidelity = {x.details["key"]: x.status for x in FidelityCheck(b.expectations()).run(real)}
+    train = "parallel/train/num_examples"
+    assert fidelity == {k: Status.SKIP if k == train else Status.PASS for k in FIGURES}
 
 
 @pytest.mark.realdata
@@ -139,16 +204,65 @@ def test_real_jieba_reproduces_released_segmentation(real, raw):
 
 @pytest.mark.realdata
 def test_real_structure_check_passes(real):
-    from benchsmith.builders.cognition.checks import CGTestStructure
-
     (res,) = CGTestStructure().run(real)
     assert res.status.value == "pass" and res.metrics["compounds"] == 2_160
+
+
+@pytest.mark.realdata
+def test_real_profile_is_a_stat_with_the_upstream_issues(real):
+    (res,) = CGTestProfile().run(real)
+    assert res.status == Status.STAT
+    assert res.metrics == {"compounds": 2_160, "lines_NP": 3_600, "lines_VP": 3_600, "lines_PP": 3_600,
+                           "identical_contexts": 1, "longer_compound_lines": 12}
+    assert res.details["identical_contexts"] == ["cg-test-08817 = cg-test-08818"]
+    assert "cg-test-02780" in res.details["longer_compound_lines"]
+
+
+def test_checks_are_declared():
+    assert [type(c) for c in get_builder("cognition").checks()] == [CGTestStructure, CGTestProfile]
+
+
+def test_structure_check_passes_on_the_fixture(fixtures, tmp_path):
+    (res,) = CGTestStructure().run(_build(fixtures / "cognition", tmp_path / "reg"))
+    assert res.status == Status.PASS and res.metrics == {"compounds": 3, "bad_rows": 0, "bad_context_sets": 0}
+
+
+def test_checks_skip_without_cg_test(fixtures, tmp_path):
+    r = _build(fixtures / "cognition", tmp_path / "reg", configs=["parallel"])
+    assert [x.status for x in CGTestStructure().run(r) + CGTestProfile().run(r)] == [Status.SKIP, Status.SKIP]
+
+
+def test_profile_is_a_stat_even_when_upstream_issues_appear(fixtures, tmp_path):
+    root = tmp_path / "src"
+    shutil.copytree(fixtures / "cognition", root)
+    cg = root / "cognition" / "data" / "cg-test"
+    for name in ("cg-test", "NP/NP"):  # line 2 repeats line 1 (same sentence, reference, compound)
+        for ext in ("en", "zh"):
+            f = cg / f"{name}.{ext}"
+            lines = f.read_text(encoding="utf-8").splitlines()
+            lines[1] = lines[0]
+            f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    clean = CGTestProfile().run(_build(fixtures / "cognition", tmp_path / "clean"))[0]
+    (res,) = CGTestProfile().run(_build(root, tmp_path / "reg"))
+    assert clean.status == res.status == Status.STAT  # descriptive: never a verdict
+    assert clean.metrics["identical_contexts"] == 0 and clean.details["identical_contexts"] == []
+    assert res.metrics["identical_contexts"] == 1
+    assert res.details["identical_contexts"] == ["cg-test-00001 = cg-test-00002"]
+    assert res.metrics["lines_NP"] == res.metrics["lines_VP"] == res.metrics["lines_PP"] == 5
+
+
+def test_card_sections_come_from_the_profile(fixtures, tmp_path):
+    r = _build(fixtures / "cognition", tmp_path / "reg")
+    sections = get_builder("cognition").card_sections(r)
+    assert sections["CG-test compounds"].startswith("Lines per category: NP: 5, VP: 5, PP: 5.")
+    assert "| 1.4 | DET+ADJ+N+MOD | 5 |" in sections["CG-test compounds"]
+    assert "Identical contexts of one compound (same sentence, reference and compound): 0 (none)" in \
+        sections["Known upstream issues (kept as released)"]
 
 
 def test_structure_check_fails_on_tampered_release(fixtures, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from benchsmith.builders.cognition.checks import CGTestStructure
 
     r = _build(fixtures / "cognition", tmp_path / "reg")
     (f,) = (r.path / "data" / "cg_test").glob("test-*.parquet")

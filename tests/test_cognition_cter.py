@@ -1,21 +1,32 @@
-"""CTER judgement (hand-made verdicts), the evaluator command, and agreement on real data."""
+"""CTER (builders/cognition/metric.py): judgement table (hand-made verdicts), signature table,
+the evaluator command, and agreement on real data."""
 
 from __future__ import annotations
 
 import json
 
-import benchsmith.builders.cognition.cli  # noqa: F401  (registers the commands)
+import benchsmith.builders.cognition.cli  # registers the commands
 import pytest
 import typer
 from benchsmith.builders.cognition.atoms import lexicon_roles, parse_compound
-from benchsmith.builders.cognition.evaluate import evaluate, load_lexicon, reference_agreement
+from benchsmith.builders.cognition.evaluate import evaluate, reference_agreement
+from benchsmith.builders.cognition.metric import (
+    CTER,
+    ORDER_WINDOW,
+    CompoundJudge,
+    Lexicon,
+    Verdict,
+    normalise,
+)
 from benchsmith.loaders.cognition_files import read_lexicon
-from benchsmith.validation.metrics.cter import CTER, CompoundJudge, Lexicon, normalise
+from benchsmith.validation.metric import Metric
+from conftest import FIXTURES
 from typer.testing import CliRunner
 
+import benchsmith
 from benchsmith.builder import get_builder
 from benchsmith.commands import evaluate_app
-from benchsmith.errors import PredictionError
+from benchsmith.errors import ConfigError, PredictionError
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import resolve_sources
 
@@ -81,8 +92,6 @@ def test_normalise():
 
 
 def test_aggregate_counts_a_compound_wrong_if_one_context_is():
-    from benchsmith.validation.metrics.cter import Verdict
-
     vs = [Verdict(True)] * 5 + [Verdict(True)] * 4 + [Verdict(False, ("missing:N:dog",))]
     agg = CTER.aggregate(vs, ["a"] * 5 + ["b"] * 5, ["NP"] * 5 + ["VP"] * 5)
     assert agg["all"].to_dict()["instance_cter"] == 10.0 and agg["all"].to_dict()["aggregate_cter"] == 50.0
@@ -92,10 +101,69 @@ def test_aggregate_counts_a_compound_wrong_if_one_context_is():
 # -------------------------------------------------------------- evaluator on the fixture release
 
 
+# ------------------------------------------------------------------ the Metric: options and signature
+
+FIXTURE_LEXICON = FIXTURES / "cognition" / "cognition" / "eval" / "lexicon"
+
+
+def _sig(body: str, lex: Lexicon) -> str:
+    return f"cter:1|{body}|lexicon:{lex.fingerprint()}|benchsmith:{benchsmith.__version__}"
+
+
+# options, expected signature body (between the name:version and the lexicon fingerprint)
+SIGNATURES = [
+    ({}, "rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10"),
+    ({"rule": "cter-v2", "window": dict(ORDER_WINDOW)}, "rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10"),
+    ({"window": {"MOD": 12, "DET": 20, "ADJ": 3}}, "rule:cter-v2|mask:yes|window:DET=20,ADJ=3,MOD=12"),
+    ({"rule": "paper"}, "rule:paper|mask:no|window:none"),
+]
+
+
+@pytest.mark.parametrize("options,body", SIGNATURES)
+def test_signature_records_every_option(options, body):
+    lex = _lexicon(FIXTURE_LEXICON)
+    cter = CTER(lex, **options)
+    assert isinstance(cter, Metric)
+    assert cter.signature() == _sig(body, lex)
+
+
+def test_signature_records_the_lexicon():
+    lex = _lexicon(FIXTURE_LEXICON)
+    other = Lexicon({**lex.entries, "dog": ("狗",)}, lex.optional, lex.roles)  # 犬 no longer accepted
+    assert lex.fingerprint() != other.fingerprint()
+    assert CTER(lex).signature() != CTER(other).signature()
+    assert CTER(other).signature() == _sig("rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10", other)
+
+
+# options, hypothesis for "the small dog", correct: every option moves the verdict somewhere
+OPTION_VERDICTS = [
+    ({}, "小女孩看到了那只狗。", False),  # 小 ends 7 characters before 狗: beyond the ADJ window of 4
+    ({"window": {"DET": 14, "ADJ": 7, "MOD": 10}}, "小女孩看到了那只狗。", True),
+    ({"rule": "paper"}, "小女孩看到了那只狗。", True),  # no window at all
+    ({}, "我看到小丑和狗。", False),  # 小 only inside clown's 小丑: masked
+    ({"rule": "paper"}, "我看到小丑和狗。", True),  # no masking
+]
+
+
+@pytest.mark.parametrize("options,hyp,correct", OPTION_VERDICTS)
+def test_options_move_the_verdict(options, hyp, correct):
+    cter = CTER(_lexicon(FIXTURE_LEXICON), **options)
+    assert cter.judge.judge(hyp, _atoms("the small dog")).correct is correct
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"rule": "cter-v3"}, "unknown CTER rule 'cter-v3'"),
+    ({"rule": "paper", "window": dict(ORDER_WINDOW)}, "rule 'paper' has no order window"),
+    ({"window": {"DET": 14, "ADJ": 4}}, r"CTER window has roles \['ADJ', 'DET'\]; expected exactly"),
+    ({"window": {"DET": 14, "ADJ": -1, "MOD": 10}}, r"window\['ADJ'\] = -1; expected a non-negative int"),
+])
+def test_bad_options_are_config_errors(kwargs, match):
+    with pytest.raises(ConfigError, match=match):
+        CTER(_lexicon(FIXTURE_LEXICON), **kwargs)
+
+
 @pytest.fixture(scope="module")
 def fixture_release(tmp_path_factory) -> Release:
-    from conftest import FIXTURES
-
     b = get_builder("cognition")
     sources = resolve_sources(b.sources, {}, FIXTURES / "cognition", allow_missing=True)
     return ReleaseWriter(b, tmp_path_factory.mktemp("reg"), sources, skip_missing=True).write()
@@ -112,7 +180,24 @@ def test_evaluate_references_score_perfectly(fixture_release, tmp_path):
     res = evaluate(fixture_release, pred)
     assert res["bleu"]["score"] == 100.0 and "tok:zh" in res["bleu"]["signature"]
     assert res["cter"]["all"]["instance_errors"] == 0 and res["cter"]["all"]["compounds"] == 3
-    assert res["cter_signature"].startswith("cter|rule:cter-v2|mask:yes")
+    lex = Lexicon.from_release(fixture_release)
+    # every option, then this call's facts: 15 lines, 3 compounds
+    v2 = _sig("rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10", lex)
+    assert res["cter_signature"] == v2 + "|n:15|compounds:3"
+    paper = evaluate(fixture_release, pred, rule="paper")
+    assert paper["cter_signature"] == _sig("rule:paper|mask:no|window:none", lex) + "|n:15|compounds:3"
+
+
+def test_signature_depends_on_options_not_on_the_last_call(fixture_release):
+    rows = list(fixture_release.examples("cg_test", "test"))
+    cter = CTER(Lexicon.from_release(fixture_release))
+    before = cter.signature()
+    first = rows[:5]  # one compound's five contexts
+    score = cter.score([r["zh"] for r in first], [r["atoms"] for r in first], [r["compound"] for r in first])
+    assert cter.signature() == before
+    assert score.signature == before + "|n:5|compounds:1"
+    assert score.to_dict() == {"cter": {"all": score.groups["all"].to_dict()}, "signature": score.signature}
+    assert len(score.verdicts) == 5 and all(v.correct for v in score.verdicts)
 
 
 def test_evaluate_cli_json_and_details(fixture_release, tmp_path):
@@ -169,7 +254,7 @@ def test_agreement_on_references_and_swapped_references(raw, tmp_path_factory):
     sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
     r = ReleaseWriter(b, tmp_path_factory.mktemp("reg"), sources, configs=["cg_test", "lexicon"]).write()
     rows = list(r.examples("cg_test", "test"))
-    lex = load_lexicon(r)
+    lex = Lexicon.from_release(r)
     v2 = reference_agreement(rows, CompoundJudge(lex))
     paper = reference_agreement(rows, CompoundJudge(lex, "paper"))
     # human references are correct: v2 may flag at most 2.2% (lexicon gaps), close to the paper rule

@@ -9,6 +9,7 @@ import benchsmith.builders.cognition.cli  # noqa: F401  (registers the stage com
 import pytest
 import typer
 from benchsmith.builders.cognition.atoms import enumerate_compounds, parse_compound
+from benchsmith.builders.cognition.chunks import get_chunker
 from benchsmith.builders.cognition.stats import compound_statistics
 from benchsmith.builders.cognition.templates import (
     compare_enumeration,
@@ -21,7 +22,6 @@ from typer.testing import CliRunner
 
 from benchsmith.commands import stage_app
 from benchsmith.errors import ConfigError, ParseError
-from benchsmith.nlp.parse import get_parser
 
 
 def _app() -> typer.Typer:
@@ -53,11 +53,23 @@ def test_vocab_cli_writes_output(fixtures, tmp_path):
     assert json.loads(r.stdout)["sentences_kept"] == len(out.read_text(encoding="utf-8").splitlines()) > 0
 
 
-def test_vocab_bad_csv_leaves_no_output(fixtures, tmp_path):
-    out = tmp_path / "kept.txt"
+def test_vocab_bad_csv_fails_cleanly(fixtures):
     with pytest.raises(ParseError, match=r"bad_fields\.csv:3"):
         vocab_filter([fixtures / "rocstories" / "rocstories" / "bad_fields.csv"])
-    assert not out.exists()
+
+
+def test_vocab_cli_bad_csv_leaves_no_output(fixtures, tmp_path, capsys):
+    from conftest import run_cli
+
+    d = fixtures / "rocstories" / "rocstories"
+    out, vocab_out = tmp_path / "kept.txt", tmp_path / "vocab.tsv"
+    # a good file first: the stage has read (and could have written) sentences when the bad one fails
+    code, stdout, err = run_cli(capsys, "stage", "cognition", "vocab", str(d / "stories.csv"),
+                                str(d / "bad_fields.csv"), "--out", str(out), "--vocab-out", str(vocab_out))
+    assert code == 2 and stdout == ""
+    assert "bad_fields.csv:3" in err and len(err.strip().splitlines()) == 1  # one line, no traceback
+    assert not out.exists() and not vocab_out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no temporary sibling left either
 
 
 @pytest.mark.realdata
@@ -101,7 +113,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def templates():
-    return extract_templates(SENTENCES, get_parser("spacy"))
+    return extract_templates(SENTENCES, get_chunker("spacy"))
 
 
 def test_templates_have_one_placeholder(templates):

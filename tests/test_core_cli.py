@@ -138,3 +138,23 @@ def test_every_command_has_working_help(capsys):
         code, out, err = run(capsys, *path, "--help")
         assert code == 0, (path, err)
         assert "Usage:" in out, path
+
+
+def test_version_and_global_flags_anywhere(capsys):
+    import benchsmith
+    from benchsmith.cli import hoist_global_flags
+
+    code, out, _ = run_cli(capsys, "--version")
+    assert code == 0 and out.strip() == f"benchsmith {benchsmith.__version__}"
+    assert hoist_global_flags(["validate", "x", "--quiet", "-v"]) == ["--quiet", "-v", "validate", "x"]
+    assert hoist_global_flags(["evaluate", "x", "--", "-q"]) == ["evaluate", "x", "--", "-q"]
+
+
+def test_did_you_mean_ignores_case_and_hidden_folders(capsys, tmp_path):
+    from benchsmith.errors import did_you_mean
+
+    assert did_you_mean("XCOPA", ["comve", "xcopa"]).startswith("Did you mean 'xcopa'?")
+    (tmp_path / ".staging").mkdir()
+    (tmp_path / "xcopa").mkdir()
+    code, _, err = run_cli(capsys, "show", "nothing", "--registry", str(tmp_path))
+    assert code == 2 and ".staging" not in err

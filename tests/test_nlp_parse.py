@@ -1,31 +1,32 @@
-"""Chunk-parser adapters: spaCy (offline default), constituency trees, and missing local models."""
+"""Parser adapters (benchsmith.nlp.parse): spaCy offline default, tokens kept as given, and
+missing local models / unknown backends as ConfigErrors. CoGnition's NP/VP/PP chunk rules
+over these parses are tested in tests/test_cognition_chunks.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchsmith.errors import ConfigError
-from benchsmith.nlp.parse import Chunk, chunks_from_tree, get_parser
+from benchsmith.nlp.parse import SpacyParser, get_parser
 
 
-def test_spacy_chunks():
+def test_spacy_parse_keeps_the_tokens_given():
     toks = ["she", "asked", "the", "teacher", "about", "the", "small", "red", "car", "."]
-    got = {(c.label, c.text(toks)) for c in get_parser("spacy").chunks(toks)}
-    assert {("VP", "asked the teacher"), ("NP", "the teacher"), ("PP", "about the small red car"),
-            ("NP", "the small red car")} <= got
+    parser = get_parser("spacy")
+    assert isinstance(parser, SpacyParser) and parser.kind == "dependency"
+    assert parser.describe().startswith("spacy:en_")
+    doc = parser.parse(toks)
+    assert [t.text for t in doc] == toks  # never re-tokenised
+    assert doc[1].pos_ == "VERB" and doc[3].dep_ == "dobj" and doc[3].head.i == 1
 
 
-def test_tree_chunks():
-    from nltk import Tree
-
-    t = Tree.fromstring("(S (NP (PRP he)) (VP (VBD dropped) (NP (PRP$ his) (NN guitar)) "
-                        "(PP (IN in) (NP (DT the) (NN park)))) (. .))")
-    got = chunks_from_tree(t)
-    assert Chunk("NP", 2, 4) in got and Chunk("NP", 5, 7) in got and Chunk("PP", 4, 7) in got
-    # the VP has three children (V NP PP): not a V+NP slot
-    assert not any(c.label == "VP" for c in got)
-    t2 = Tree.fromstring("(S (NP (PRP he)) (VP (VBD ate) (NP (DT the) (NN sandwich))))")
-    assert Chunk("VP", 1, 4) in chunks_from_tree(t2)
+def test_spacy_parse_many_is_in_order_and_equals_parse():
+    sents = [["he", "ate", "the", "sandwich", "."], ["the", "dog", "ran", "."], ["hi"]]
+    parser = get_parser("spacy")
+    many = list(parser.parse_many(sents, batch_size=2))
+    assert [[t.text for t in d] for d in many] == sents
+    one = [parser.parse(s) for s in sents]
+    assert [[(t.dep_, t.head.i) for t in d] for d in many] == [[(t.dep_, t.head.i) for t in d] for d in one]
 
 
 @pytest.mark.parametrize("backend", ["benepar", "stanza"])

@@ -79,7 +79,14 @@ def test_validate_json_writes_reports_and_card(capsys, mc_release):
 
 def test_validate_human_table_and_baseline_levels(capsys, mc_release):
     code, out, _ = run(capsys, "validate", str(mc_release.path), "--baselines", "none")
-    assert code == 0 and "gate passed" in out and "near_duplicates" in out and "partial_input" not in out
+    # a summary by default: counts, verdict, report path; the passing results only with --verbose
+    assert code == 0 and "gate passed" in out and "report: " in out and "--verbose lists them" in out
+    assert "near_duplicates" not in out
+    code, out, _ = run(capsys, "validate", str(mc_release.path), "--baselines", "none", "--verbose")
+    assert code == 0 and "near_duplicates" in out and "partial_input" not in out
+    # global flags work after the sub-command, as users type them
+    code, out, err = run(capsys, "validate", str(mc_release.path), "--baselines", "none", "--quiet", "--json")
+    assert code == 0 and one_json(out)["passed"] is True
     code, _, err = run(capsys, "validate", str(mc_release.path), "--baselines", "fancy")
     assert code == 2 and "'fancy' is not a level" in err
 

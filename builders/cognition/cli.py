@@ -108,15 +108,14 @@ def stage_templates(
     """Turn sentences into templates with one NP / VP / PP placeholder."""
     from collections import Counter
 
-    from benchsmith.nlp.parse import get_parser
-
+    from .chunks import get_chunker
     from .templates import extract_templates
 
-    parser = get_parser(backend, model)
-    temps = extract_templates(read_lines(sentences), parser)
+    chunker = get_chunker(backend, model)
+    temps = extract_templates(read_lines(sentences), chunker)
     _write_tsv(out, ["category", "template", "filler", "line"], [(t.category, t.text, t.filler, t.line) for t in temps])
     emit({"templates": len(temps), "per_category": dict(Counter(t.category for t in temps)),
-          "parser": parser.describe(), "out": out}, json_out)
+          "parser": chunker.describe(), "out": out}, json_out)
 
 
 @cognition_stage.command("place")

@@ -4,37 +4,39 @@ Predictions: a UTF-8 text file with one translation per test sentence, in the
 order of the released files (``cg-test.en`` for ``--split cg_test``, ``test.en``
 for ``--split test``). Chinese may be word-segmented with spaces or not, and
 subword-nmt joiners (``@@ ``) are undone: both are normalised away before scoring
-(:func:`benchsmith.validation.metrics.cter.normalise`).
+(:func:`benchsmith.builders.cognition.metric.normalise`).
 
 Figures:
 
 * BLEU: sacrebleu ``corpus_bleu`` with the ``zh`` tokenizer (every Chinese
   character is a token: character-level BLEU) against the released reference
   with its segmentation spaces removed; the sacrebleu signature is reported.
-* CTER (``--split cg_test`` only): :mod:`benchsmith.validation.metrics.cter`,
-  instance and aggregate level, overall and per NP / VP / PP.
+* CTER (``--split cg_test`` only): :class:`benchsmith.builders.cognition.metric.CTER`
+  (the scorer, on the :class:`~benchsmith.validation.metric.Metric` base), instance and
+  aggregate level, overall and per NP / VP / PP; ``cter_signature`` is that score's result
+  signature (every option that moves the number, then the line and compound counts).
+
+This module is the command's glue (predictions file, BLEU, CTER, per-line details) and
+the agreement measurement of the README; the scoring rule itself lives in ``metric.py``.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchsmith.loaders.moses import read_lines
-from benchsmith.validation.metrics.cter import CTER, CompoundJudge, Lexicon, Verdict, normalise
 
 from benchsmith.errors import ConfigError, ParseError, PredictionError, did_you_mean
 from benchsmith.release import write_text_atomic
 
-from .atoms import CATEGORIES, lexicon_roles
+from .atoms import CATEGORIES
+from .metric import CTER, CompoundJudge, Lexicon, Verdict, normalise
 
 SPLITS = {"cg_test": ("cg_test", "test"), "test": ("parallel", "test")}
-
-
-def load_lexicon(release: Any) -> Lexicon:
-    return Lexicon.from_rows(release.examples("lexicon", "test"), roles=lexicon_roles())
 
 
 def read_predictions(path: Path, expected: int, ids: Sequence[str]) -> list[str]:
@@ -91,15 +93,13 @@ def evaluate(release: Any, predictions: Path, split: str = "cg_test", rule: str 
     }
     if split != "cg_test":
         return out
-    cter = CTER(load_lexicon(release), rule)
-    atoms = [r["atoms"] for r in rows]
-    verdicts = cter.verdicts(hyps, atoms)
     cats = [CATEGORIES[r["category"]] if isinstance(r["category"], int) else r["category"] for r in rows]
-    agg = cter.aggregate(verdicts, [r["compound"] for r in rows], cats)
-    out["cter"] = {k: v.to_dict() for k, v in agg.items()}
-    out["cter_signature"] = cter.signature()
+    score = CTER(Lexicon.from_release(release), rule).score(
+        hyps, [r["atoms"] for r in rows], [r["compound"] for r in rows], cats)
+    out["cter"] = {k: v.to_dict() for k, v in score.groups.items()}
+    out["cter_signature"] = score.signature
     if details is not None:
-        write_details(details, rows, verdicts)
+        write_details(details, rows, score.verdicts)
         out["details"] = str(details)
     return out
 
@@ -123,8 +123,6 @@ def reference_agreement(rows: Sequence[Mapping], judge: CompoundJudge) -> dict[s
       every pass is a missed error (pairs whose atoms are a superset are still
       counted: additions are invisible to a lexicon rule).
     """
-    from collections import defaultdict
-
     flagged = sum(not judge.judge(r["zh"], r["atoms"]).correct for r in rows)
     by_template: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(rows):

@@ -1,8 +1,8 @@
-"""Compound translation error rate (CTER) for CoGnition's CG-test.
+"""CoGnition's scorer: compound translation error rate (CTER) on the CG-test.
 
 A compound translation is judged from the hypothesis alone, with the released
 atom lexicon (``eval/lexicon``: each atom's accepted Chinese renderings), as the
-paper's automatic evaluation does (Li et al., ACL 2021, Section 4). The rule,
+paper's automatic evaluation does (Li et al., ACL 2021, Section 4.4). The rule,
 exactly (``RULE_VERSION = "cter-v2"``):
 
 1. **Normalise** the hypothesis: undo BPE (``@@ ``) and remove word-segmentation
@@ -39,18 +39,29 @@ incorrect context (a compound counts as correct only if all 5 contexts are).
 
 ``rule="paper"`` gives the rule as the paper describes it (steps 1, 3 and 4
 without masking and without a window) so both can be compared on the same data.
+
+:class:`CTER` implements the one scorer contract (:class:`benchsmith.validation.metric.Metric`):
+its options are the rule, masking, the order windows and the lexicon's fingerprint, so
+``signature()`` (``cter:1|rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10|lexicon:<sha256[:12]>|
+benchsmith:X``) reproduces the number; the facts of one scoring call (lines, compounds) go
+into that score's result signature (``...|n:10800|compounds:2160``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-import benchsmith
+from benchsmith.validation.metric import Metric
+
 from benchsmith.errors import ConfigError, did_you_mean
-from benchsmith.nlp.segment import undo_bpe, unsegment
+from benchsmith.nlp.segment import unsegment
+
+from .atoms import MODIFIERS, lexicon_roles
 
 RULE_VERSION = "cter-v2"
 RULES = ("cter-v2", "paper")
@@ -60,7 +71,13 @@ ORDERED_MODIFIERS = ("mod0", "mod1")
 ORDER_WINDOW: Mapping[str, int] = {"DET": 14, "ADJ": 4, "MOD": 10}
 #: Roles whose lexicon entries overlap in sense: no masking between two atoms of one of these roles.
 UNMASKED_WITHIN = ("V", "P")
-MODIFIER_KEYS = {"he liked": "mod0", "at the store": "mod1", "on the floor": "mod2"}
+
+_BPE = re.compile(r"@@( |$)")
+
+
+def undo_bpe(text: str) -> str:
+    """``"sand@@ wich"`` -> ``"sandwich"`` (subword-nmt joiners)."""
+    return _BPE.sub("", text)
 
 
 def normalise(text: str) -> str:
@@ -95,7 +112,8 @@ class Lexicon:
                 if k2 != key and not (role in UNMASKED_WITHIN and self.roles.get(k2) == role)
             ]
             for r in renders:
-                self._blockers[(key, r)] = tuple(sorted({o for _k2, rs in others for o in rs if r in o and o != r}))
+                longer = {o for _k2, rs in others for o in rs if r in o and o != r}
+                self._blockers[(key, r)] = tuple(sorted(longer))
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping], roles: Mapping[str, str] | None = None) -> Lexicon:
@@ -107,11 +125,19 @@ class Lexicon:
                 optional.add(row["id"])
         return cls(entries, frozenset(optional), dict(roles or {}))
 
-    def key(self, role: str, text: str) -> str:
-        return MODIFIER_KEYS.get(text, text) if role == "MOD" else text
+    @classmethod
+    def from_release(cls, release: Any) -> Lexicon:
+        """The ``lexicon`` config of a CoGnition release, with the inventory's roles."""
+        return cls.from_rows(release.examples("lexicon", "test"), roles=lexicon_roles())
+
+    @staticmethod
+    def key(role: str, text: str) -> str:
+        """The lexicon key of an atom: modifiers are filed as ``mod0..mod2``."""
+        return MODIFIERS.get(text, text) if role == "MOD" else text
 
     def fingerprint(self) -> str:
-        blob = "\n".join(f"{k}\t{'/'.join(v)}\t{int(k in self.optional)}" for k, v in sorted(self.entries.items()))
+        blob = "\n".join(f"{k}\t{'/'.join(v)}\t{int(k in self.optional)}"
+                         for k, v in sorted(self.entries.items()))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
     def occurrences(self, key: str, text: str, mask: bool) -> list[tuple[int, int]]:
@@ -134,16 +160,30 @@ class Lexicon:
         return sorted(spans)
 
 
+def _check_window(window: Mapping[str, int]) -> dict[str, int]:
+    got = dict(window)
+    if set(got) != set(ORDER_WINDOW):
+        raise ConfigError(f"CTER window has roles {sorted(got)}; expected exactly {sorted(ORDER_WINDOW)}",
+                          hint="e.g. window={'DET': 14, 'ADJ': 4, 'MOD': 10} (characters before the noun)")
+    for role, n in got.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ConfigError(f"CTER window[{role!r}] = {n!r}; expected a non-negative int (characters)")
+    return {role: got[role] for role in ORDER_WINDOW}
+
+
 class CompoundJudge:
     """Applies the rule in the module docstring to one hypothesis."""
 
     def __init__(self, lexicon: Lexicon, rule: str = RULE_VERSION, window: Mapping[str, int] | None = None):
         if rule not in RULES:
             raise ConfigError(f"unknown CTER rule {rule!r}", hint=did_you_mean(rule, RULES))
+        if rule == "paper" and window is not None:
+            raise ConfigError("CTER rule 'paper' has no order window",
+                              hint="Leave window unset, or use cter-v2")
         self.lexicon = lexicon
         self.rule = rule
         self.mask = rule != "paper"
-        self.window = None if rule == "paper" else dict(ORDER_WINDOW if window is None else window)
+        self.window = None if rule == "paper" else _check_window(ORDER_WINDOW if window is None else window)
 
     def judge(self, hypothesis: str, atoms: Sequence[Mapping[str, str]]) -> Verdict:
         text = normalise(hypothesis)
@@ -169,15 +209,16 @@ class CompoundJudge:
             return Verdict(True)
         ordered = [
             i for i, a in enumerate(atoms)
-            if i in found and (a["role"] in ORDERED_ROLES
-                               or (a["role"] == "MOD" and self.lexicon.key("MOD", a["text"]) in ORDERED_MODIFIERS))
+            if i in found and (a["role"] in ORDERED_ROLES or (
+                a["role"] == "MOD" and self.lexicon.key("MOD", a["text"]) in ORDERED_MODIFIERS))
         ]
         if not ordered:
             return Verdict(True)
         best: list[int] | None = None
         for ns, _ne in found[noun_i]:
             bad = [i for i in ordered if not any(
-                e <= ns and (self.window is None or ns - e <= self.window[atoms[i]["role"]]) for _s, e in found[i]
+                e <= ns and (self.window is None or ns - e <= self.window[atoms[i]["role"]])
+                for _s, e in found[i]
             )]
             if not bad:
                 return Verdict(True)
@@ -188,6 +229,8 @@ class CompoundJudge:
 
 @dataclass
 class CterResult:
+    """CTER of one group of lines (all, or one category)."""
+
     instances: int
     instance_errors: int
     compounds: int
@@ -212,24 +255,53 @@ class CterResult:
         }
 
 
-class CTER:
+@dataclass(frozen=True)
+class CterScore:
+    """One scoring call: CTER per group (``all`` and e.g. NP/VP/PP), the per-line verdicts,
+    and the result signature (options + the call's line and compound counts)."""
+
+    groups: Mapping[str, CterResult]
+    verdicts: tuple[Verdict, ...]
+    signature: str
+
+    def to_dict(self) -> dict:
+        return {"cter": {k: v.to_dict() for k, v in self.groups.items()}, "signature": self.signature}
+
+
+class CTER(Metric):
     """Compound translation error rate, instance and aggregate level (see module docstring).
 
-    >>> judge = CTER(lexicon)                            # doctest: +SKIP
-    >>> judge.score(hyps, compounds, atoms, categories)  # doctest: +SKIP
+    Args:
+        lexicon: the atom lexicon (:meth:`Lexicon.from_release` reads a release's).
+        rule: ``"cter-v2"`` (default) or ``"paper"``.
+        window: ``cter-v2`` only: characters a pre-nominal DET / ADJ / MOD may end before
+            the noun (default :data:`ORDER_WINDOW`).
+
+    >>> cter = CTER(Lexicon.from_release(release))                  # doctest: +SKIP
+    >>> cter.score(hyps, atoms, compounds, categories).to_dict()    # doctest: +SKIP
     """
 
-    def __init__(self, lexicon: Lexicon, rule: str = RULE_VERSION):
-        self.judge = CompoundJudge(lexicon, rule)
+    name = "cter"
+
+    def __init__(self, lexicon: Lexicon, rule: str = RULE_VERSION, window: Mapping[str, int] | None = None):
+        self.judge = CompoundJudge(lexicon, rule, window)
         self.lexicon = lexicon
 
-    def signature(self) -> str:
-        w = ",".join(f"{k}={v}" for k, v in self.judge.window.items()) if self.judge.window else "none"
-        return (f"cter|rule:{self.judge.rule}|mask:{'yes' if self.judge.mask else 'no'}|window:{w}"
-                f"|lexicon:{self.lexicon.fingerprint()}|benchsmith:{benchsmith.__version__}")
+    def options(self) -> dict[str, Any]:
+        return {"rule": self.judge.rule, "mask": self.judge.mask, "window": self.judge.window,
+                "lexicon": self.lexicon.fingerprint()}
 
-    def verdicts(self, hypotheses: Sequence[str], atoms: Sequence[Sequence[Mapping[str, str]]]) -> list[Verdict]:
+    def verdicts(self, hypotheses: Sequence[str],
+                 atoms: Sequence[Sequence[Mapping[str, str]]]) -> list[Verdict]:
         return [self.judge.judge(h, a) for h, a in zip(hypotheses, atoms, strict=True)]
+
+    def score(self, hypotheses: Sequence[str], atoms: Sequence[Sequence[Mapping[str, str]]],
+              compounds: Sequence[str], groups: Sequence[str] | None = None) -> CterScore:
+        """Judge every line, then aggregate per compound (overall and per group)."""
+        verdicts = self.verdicts(hypotheses, atoms)
+        agg = self.aggregate(verdicts, compounds, groups)
+        return CterScore(agg, tuple(verdicts),
+                         self.result_signature(n=agg["all"].instances, compounds=agg["all"].compounds))
 
     @staticmethod
     def aggregate(verdicts: Sequence[Verdict], compounds: Sequence[str], groups: Sequence[str] | None = None

@@ -5,7 +5,8 @@
   it reproduces, per category, and why the rest of the enumeration is absent.
 * :func:`extract_templates` turns tokenised sentences into templates with one
   NP / VP / PP placeholder (``<NP>``...), one template per chunk found by the
-  parser backend (:mod:`benchsmith.nlp.parse`); a template keeps the source line.
+  chunker (:mod:`.chunks`, over a parser backend of :mod:`benchsmith.nlp.parse`); a
+  template keeps the source line.
 * :func:`place_compounds` puts each compound into ``contexts`` (5) templates of
   its category, drawn without replacement by ``random.Random(seed)`` from the
   templates sorted by (line, start): the same inputs and seed give the same
@@ -24,9 +25,9 @@ from benchsmith.loaders.moses import read_lines
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, ParseError
-from benchsmith.nlp.parse import ChunkParser
 
 from .atoms import CATEGORIES, INVENTORY, Compound, enumerate_compounds, parse_compound
+from .chunks import Chunker
 
 PLACEHOLDER = {c: f"<{c}>" for c in CATEGORIES}
 
@@ -70,13 +71,11 @@ class Template:
     line: int  # 1-based line of the source sentence
 
 
-def extract_templates(sentences: Sequence[str], parser: ChunkParser, max_words: int | None = None) -> list[Template]:
+def extract_templates(sentences: Sequence[str], chunker: Chunker,
+                      max_words: int | None = None) -> list[Template]:
     """One template per NP/VP/PP chunk of each tokenised sentence (see module docstring)."""
     toks = [s.split() for s in sentences]
-    if hasattr(parser, "chunks_many"):  # batched (spaCy's nlp.pipe)
-        all_chunks = progress.track(parser.chunks_many(toks), f"parsing ({parser.describe()})", total=len(toks))
-    else:
-        all_chunks = (parser.chunks(t) for t in progress.track(toks, f"parsing ({parser.describe()})"))
+    all_chunks = progress.track(chunker.chunks_many(toks), f"parsing ({chunker.describe()})", total=len(toks))
     out: list[Template] = []
     for lineno, (t, chunks) in enumerate(zip(toks, all_chunks), start=1):
         if not t or (max_words and len(t) > max_words):
