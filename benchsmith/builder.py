@@ -83,6 +83,11 @@ class Builder:
     license: ClassVar[str] = ""
     homepage: ClassVar[str] = ""
     task_categories: ClassVar[tuple[str, ...]] = ()
+    #: Hub discovery metadata for the card (huggingface_hub DatasetCardData fields)
+    task_ids: ClassVar[tuple[str, ...]] = ()
+    multilinguality: ClassVar[tuple[str, ...]] = ()
+    source_datasets: ClassVar[tuple[str, ...]] = ()
+    paperswithcode_id: ClassVar[str | None] = None
     sources: ClassVar[tuple[Source, ...]] = ()
     #: seed for anything random in examples() (recorded in release.json).
     seed: ClassVar[int] = 0
