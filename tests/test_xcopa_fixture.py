@@ -8,24 +8,35 @@ idx 2 (COPA 403) and test idx 0 (COPA 501).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
+import pyarrow as pa
 import pytest
 import typer
 from benchsmith.builders.xcopa.agreement import fleiss, fleiss_by_language
 from benchsmith.builders.xcopa.alignment import (
     RawData,
     derive_question_errata,
-    read_errata_tsv,
+    question_errata_rows,
+    question_errata_up_to_date,
 )
-from benchsmith.builders.xcopa.checks import XcopaAgreement, XcopaConsistency
-from benchsmith.builders.xcopa.scoring import score
-from benchsmith.validation.baselines.xcopa import FeatureBaseline, apply_variant, evaluate, features
+from benchsmith.builders.xcopa.baseline import FeatureBaseline, apply_variant, evaluate, features
+from benchsmith.builders.xcopa.checks import (
+    XcopaAgreement,
+    XcopaBalance,
+    XcopaConsistency,
+    XcopaDiversity,
+    XcopaPartialInput,
+)
+from benchsmith.builders.xcopa.metric import XcopaAccuracy, score
 from benchsmith.validation.check import Status
 from typer.testing import CliRunner
 from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
 
+import benchsmith
 from benchsmith.commands import evaluate_app
+from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ConfigError, ParseError, PredictionError
 
 
@@ -100,7 +111,72 @@ def test_fixture_tables_are_what_the_derivation_finds():
     assert [(e.lang, e.split, e.idx, e.upstream, e.fixed) for e in errata] == [
         ("th", "validation", 2, "effect", "cause"), ("th", "test", 0, "effect", "cause"),
     ]
-    assert errata == read_errata_tsv(XCOPA_FIX / "_tables/errata.tsv")
+    table = XCOPA_FIX / "_tables/errata.tsv"
+    assert FixtureXcopa.errata_path() == table  # errata_path() honours tables_dir
+    (erratum,) = read_errata_tsv(table)
+    assert (erratum.id, erratum.version) == ("xcopa-th-question", "1.1.0")
+    assert [(r.key, r.field, r.old, r.new) for r in erratum.rows] == [
+        ("th/validation/2", "question", "effect", "cause"), ("th/test/0", "question", "effect", "cause"),
+        ("translation-th/validation/2", "question", "effect", "cause"),
+        ("translation-th/test/0", "question", "effect", "cause"),
+    ]
+    assert erratum.rows[0].evidence == (
+        "datasets/copa-dev.xml item 403 asks-for=cause; 1/1 other XCOPA languages say cause")
+    assert [r.cells() for r in erratum.rows] == [r.cells() for r in question_errata_rows(errata)]
+    assert question_errata_up_to_date(table, errata)
+    assert not question_errata_up_to_date(table, errata[:1])
+
+
+def _tables_without(tmp_path, drop_item=None, change=None, copy_to=None):
+    """A FixtureXcopa reading a copy of the fixture's errata.tsv without one row, with one cell
+    changed, or with a copy of the first row for another item appended."""
+    table = read_errata_tsv(XCOPA_FIX / "_tables/errata.tsv")
+    rows = [r for e in table for r in e.rows if r.key != drop_item]
+    if change:
+        key, fld, value = change
+        rows = [r if r.key != key else dataclasses.replace(r, **{fld: value}) for r in rows]
+    if copy_to:
+        rows.append(dataclasses.replace(rows[0], item=copy_to))
+    write_errata_tsv(tmp_path / "errata.tsv", rows)
+    return type("Tables", (FixtureXcopa,), {"tables_dir": tmp_path})
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])
+def test_a_disagreement_without_its_row_stops_the_build(tmp_path, version):
+    """The join check reads errata.tsv through errata(), per config: data-gmt needs its own rows."""
+    builder = _tables_without(tmp_path, drop_item="translation-th/validation/2")
+    registry = tmp_path / "registry"
+    with pytest.raises(ParseError) as err:
+        build_fixture(registry, version, builder=builder)
+    assert "errata.tsv has no matching row for translation-th/validation/2" in str(err.value)
+    assert f"{XCOPA_FIX / 'data-gmt/th/val.th.jsonl'}:3: " in str(err.value)
+    assert not (registry / "xcopa" / version).exists()
+
+
+def test_an_erratum_whose_fix_is_not_copas_value_stops_the_build(tmp_path):
+    builder = _tables_without(tmp_path, change=("th/test/0", "new", "effect"))
+    with pytest.raises(ParseError) as err:
+        build_fixture(tmp_path / "registry", "1.0.0", builder=builder)
+    assert "sets th/test/0 question to 'effect', but COPA item 501 asks for 'cause'" in str(err.value)
+    assert f"{tmp_path / 'errata.tsv'}:3: " in str(err.value)  # header on line 1, the row on line 3
+
+
+def test_an_erratum_for_an_item_that_agrees_with_copa_stops_the_build(tmp_path):
+    """A stale row would turn a correct question into a wrong one: the join refuses it."""
+    builder = _tables_without(tmp_path, copy_to="1")  # th/validation/1 is COPA 402, which asks for the effect
+    with pytest.raises(ParseError) as err:
+        build_fixture(tmp_path / "registry", "1.1.0", builder=builder)
+    assert "changes the question of th/validation/1, which already agrees with COPA item 402" in str(err.value)
+    assert f"{tmp_path / 'errata.tsv'}:6: " in str(err.value)  # header, then four rows, then the copy
+
+
+def test_an_erratum_whose_old_value_is_not_upstreams_stops_the_build(tmp_path):
+    builder = _tables_without(tmp_path, change=("th/validation/2", "old", "cause"))
+    with pytest.raises(ParseError) as err:
+        build_fixture(tmp_path / "registry", "1.0.0", builder=builder)
+    assert ("errata.tsv has no matching row for th/validation/2 (its row, line 2, has old='cause')"
+            in str(err.value))
+    assert f"{XCOPA_FIX / 'data/th/val.th.jsonl'}:3: " in str(err.value)
 
 
 class _ReversedEnglish:
@@ -187,10 +263,32 @@ def test_scoring_per_language_and_average(releases, tmp_path):
     assert result["languages"]["th"]["accuracy"] == 1.0
     assert result["average"] == pytest.approx((2 / 3 + 1) / 2)
     assert result["average_over"] == ["et", "th"] and result["complete"] is False
-    assert result["signature"].startswith("accuracy:1|match:exact|") and "split:test" in result["signature"]
+    assert result["signature"] == (
+        f"xcopa-accuracy:1|match:exact|average:macro|benchsmith:{benchsmith.__version__}"
+        "|dataset:xcopa-1.1.0|split:test|languages:2")
     csv_path = tmp_path / "p.csv"
     csv_path.write_text("lang,idx,label\n" + "".join(f"{x['lang']},{x['idx']},choice{x['label'] + 1}\n" for x in rows))
     assert score(r, csv_path)["languages"] == result["languages"]
+
+
+@pytest.mark.parametrize(
+    "wrong, accuracy",
+    [(0, 1.0), (1, 2 / 3), (2, 1 / 3), (3, 0.0)],  # et test has 3 items; th is always right
+)
+def test_xcopa_accuracy_table(releases, tmp_path, wrong, accuracy):
+    r = releases["1.1.0"]
+    rows = [{"lang": c, "idx": x["idx"], "label": x["label"]}
+            for c in ("et", "th") for x in _rows(r, c, "test")]
+    for row in rows[:wrong]:
+        row["label"] = 1 - row["label"]
+    metric = XcopaAccuracy()
+    before = metric.signature()
+    result = metric.score(r, _write_jsonl(tmp_path / "p.jsonl", rows))
+    assert result["languages"]["et"]["accuracy"] == pytest.approx(accuracy)
+    assert result["average"] == pytest.approx((accuracy + 1.0) / 2)
+    assert metric.signature() == before
+    assert before == f"xcopa-accuracy:1|match:exact|average:macro|benchsmith:{benchsmith.__version__}"
+    assert result["signature"].startswith(before + "|")
 
 
 @pytest.mark.parametrize(
@@ -280,7 +378,13 @@ def test_agreement_from_annotations_and_changed_counts(releases, tmp_path):
     (res,) = XcopaAgreement(ann).run(releases["1.1.0"])
     assert res.status == Status.WARN and "et 0.333" in res.summary
     (res,) = XcopaAgreement(None).run(releases["1.1.0"])
+    assert res.status == Status.STAT  # counts, not a verdict
     assert res.metrics["changed"] == {"et": {"validation": 1, "test": 0}, "th": {"validation": 0, "test": 1}}
+    agree = tmp_path / "agree.tsv"
+    rows = "".join(f"et\ttest\t{i}\t{a}\t{i % 2}\n" for i in range(4) for a in "ABC")
+    agree.write_text("lang\tsplit\tidx\tannotator\tlabel\n" + rows, encoding="utf-8")
+    (res,) = XcopaAgreement(agree).run(releases["1.1.0"])
+    assert res.status == Status.PASS and res.metrics["et"]["kappa"] == 1.0
     bad = tmp_path / "bad.tsv"
     bad.write_text("lang\tsplit\tidx\tannotator\tlabel\net\ttest\t0\tA\t0\nqq\ttest\t0\tB\t0\n", encoding="utf-8")
     with pytest.raises(ParseError, match="unknown language 'qq'") as err:
@@ -304,3 +408,59 @@ def test_partial_input_variants_hide_what_they_say():
     scores = evaluate([ex, {**ex, "choice1": ex["choice2"], "choice2": ex["choice1"], "label": 1}], {"t": [ex]})
     assert set(scores) == {"majority", "overlap-length-lr"} and set(scores["majority"]) == {"full", "NoP", "NoQ"}
     assert FeatureBaseline().fit([ex, {**ex, "label": 1, "choice1": ex["choice2"], "choice2": ex["choice1"]}]).predict([]) == []
+
+
+def test_balance_check_warns_then_passes(releases):
+    old = {r.config: r for r in XcopaBalance().run(releases["1.0.0"])}
+    assert old["th"].status == Status.WARN  # Thai says effect where COPA 403 asks for the cause
+    assert old["th"].details["question_vs_english"]["validation"] == {
+        "here": {"effect": 3}, "english": {"cause": 1, "effect": 2}}
+    assert old["et"].status == Status.PASS
+    new = XcopaBalance().run(releases["1.1.0"])
+    assert {r.status for r in new} == {Status.PASS}
+
+
+class _TableRelease:
+    """A stand-in release: ``{config: {split: rows}}``."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def configs(self):
+        return list(self.data)
+
+    def splits(self, config):
+        return list(self.data[config])
+
+    def table(self, config, split, columns=None):
+        table = pa.Table.from_pylist(self.data[config][split])
+        return table.select(columns) if columns else table
+
+
+def _items(n, cue):
+    """``n`` items with alternating labels; with ``cue`` the right choice is always the longer one."""
+    out = []
+    for i in range(n):
+        # with the cue the right choice is longer; without it both have 3 characters
+        right, wrong = ("it went on for a long while afterwards", "no") if cue else ("yes", "nah")
+        c1, c2 = (right, wrong) if i % 2 == 0 else (wrong, right)
+        out.append({"premise": "", "choice1": c1, "choice2": c2, "question": i % 2, "label": i % 2, "idx": i})
+    return out
+
+
+@pytest.mark.parametrize("cue, status", [(True, Status.WARN), (False, Status.PASS)])
+def test_partial_input_check_warns_on_a_cue_and_passes_without(cue, status):
+    release = _TableRelease({"et": {"test": _items(20, cue)},
+                             "en": {"train": _items(40, cue), "test": _items(20, cue)}})
+    (res,) = XcopaPartialInput().run(release)
+    assert res.status == status, res.summary
+    nop = res.metrics["overlap-length-lr"]["NoP"]["et"]
+    assert nop == (1.0 if cue else 0.5)  # choices alone give the answer away only with the length cue
+
+
+def test_diversity_is_a_stat(releases):
+    (res,) = XcopaDiversity().run(releases["1.1.0"])
+    assert res.status == Status.STAT
+    assert res.metrics["languages"] == 2 and res.metrics["family"] == 1.0  # Uralic, Kra-Dai
+    assert res.metrics["geography_bits"] == 0.0  # both Eurasia
+    assert XcopaDiversity().run(_TableRelease({"en": {"test": []}}))[0].status == Status.SKIP

@@ -6,9 +6,12 @@ the evidence re-derived from the raw files, the audits and the diversity indices
 
 from __future__ import annotations
 
+import csv
 import json
 import logging
 import math
+import re
+from collections import Counter
 
 import datasets
 import pytest
@@ -17,15 +20,18 @@ from benchsmith.builders.xcopa.alignment import (
     RawData,
     derive_question_errata,
     order_margin,
-    read_errata_tsv,
+    question_errata_rows,
+    question_errata_up_to_date,
 )
 from benchsmith.builders.xcopa.checks import XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
-from benchsmith.builders.xcopa.diversity import PAPER_TABLE2, diversity_indices, entropy
-from benchsmith.builders.xcopa.scoring import score
+from benchsmith.builders.xcopa.diversity import _import_lang2vec
+from benchsmith.builders.xcopa.metric import score
 from benchsmith.loaders.xcopa_jsonl import GMT_LANGUAGES, LANGUAGES
 from benchsmith.validation.check import Status
 
 from benchsmith.builder import get_builder
+from benchsmith.erratum import read_errata_tsv
+from benchsmith.expectation import read_published_yaml
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 
@@ -136,7 +142,17 @@ def test_labels_and_choice_order_agree_with_copa_everywhere(raw_data):
 
 def test_errata_table_is_the_evidence(raw_data):
     derived = derive_question_errata(raw_data)
-    assert derived == read_errata_tsv(Xcopa.table_path("errata.tsv"))
+    assert question_errata_up_to_date(Xcopa.errata_path(), derived)
+    on_disk = read_errata_tsv(Xcopa.errata_path())
+    assert [r.cells() for e in on_disk for r in e.rows] == [r.cells() for r in question_errata_rows(derived)]
+    expected_ids = [(f"xcopa-{lang}-question", "1.1.0") for lang in sorted(QUESTION_ERRATA)]
+    assert [(e.id, e.version) for e in on_disk] == expected_ids
+    for e in on_disk:  # every item in the language config and in its translation, with its evidence
+        lang = e.id.split("-")[1]
+        assert {r.config for r in e.rows} == {lang, f"translation-{lang}"}
+        assert all(re.fullmatch(r"datasets/copa-(dev|test)\.xml item \d+ asks-for=(cause|effect); "
+                                r"\d+/10 other XCOPA languages say (cause|effect)"
+                                r"(; data-gmt repeats upstream's value)?", r.evidence) for r in e.rows)
     counts = {}
     for e in derived:
         counts.setdefault(e.lang, [0, 0])[e.split == "test"] += 1
@@ -208,16 +224,71 @@ def test_partial_input_baselines(releases):
     assert res.status == Status.PASS
 
 
-def test_diversity_indices_beside_the_paper(releases):
-    measured = diversity_indices(LANGUAGES)
-    assert measured["family"] == PAPER_TABLE2["family"] == 1.0
-    assert measured["typology"] == pytest.approx(PAPER_TABLE2["typology"], abs=0.02)
-    assert measured["geography"] == pytest.approx(PAPER_TABLE2["geography"], abs=0.01)
-    # WALS macro-areas: 7 Eurasia + Africa, Papunesia, North America, South America
-    assert measured["geography_wals"] == pytest.approx(entropy([7, 1, 1, 1, 1]))
-    assert measured["geography"] == pytest.approx(-(3 / 11) * math.log(3 / 11) - 8 / 11 * math.log(1 / 11))
+def _independent_index(figure) -> float:
+    """A Table 2 figure computed here from languages.tsv and lang2vec, without diversity.py's formulas."""
+    with open(Xcopa.data_path("languages.tsv"), encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    base = {"e": math.e, 2: 2.0}[figure.args.get("base", "e")]
+
+    def h(counts):
+        n = sum(counts)
+        return -sum(c / n * math.log(c / n, base) for c in counts if c)
+
+    index = figure.args["index"]
+    if index == "family":
+        return len({r["family"] for r in rows}) / len(rows)
+    if index == "geography":
+        return h(Counter(r[figure.args["scheme"]] for r in rows).values())
+    codes = [r["iso639_3"] for r in rows]
+    # diversity.py's helper for the import only (lang2vec's bin/ script shadows the package)
+    vectors = _import_lang2vec().get_features(codes, "syntax_knn")
+    n_features = len(vectors[codes[0]])
+    ones = [sum(float(vectors[c][j]) >= 0.5 for c in codes) for j in range(n_features)]
+    return sum(h([k, len(codes) - k]) for k in ones) / n_features
+
+
+def test_table2_figures_are_the_papers_and_reproduced(raw, releases):
+    published = read_published_yaml(Xcopa.data_path("published.yaml"))
+    figures = {f.id: f for f in published if f.measure == "diversity_index"}
+    assert sorted(figures) == ["table2/family", "table2/geography", "table2/typology"]
+    paper = raw.parent / "papers" / "004_25603e83cac24e2f.txt"
+    if paper.is_file():  # the values are Table 2's XCOPA column as printed
+        text = paper.read_text(encoding="utf-8")
+        for name in ("typology", "family", "geography"):
+            (row,) = [line for line in text.splitlines() if line.startswith(name.capitalize() + " [0, ")]
+            printed = re.search(r"\] ([\d.]+) ", row).group(1)
+            assert float(printed) == figures[f"table2/{name}"].value, row
+    measure = Xcopa("1.1.0").measures()["diversity_index"]
+    for key, f in figures.items():
+        independent = _independent_index(f)
+        assert measure(releases["1.1.0"], f) == pytest.approx(independent, abs=1e-4), key
+        within = abs(independent - f.value) <= f.tolerance
+        assert within is (f.discrepancy is None), (key, independent, f.value, f.discrepancy)
+
+
+def test_table2_geography_is_in_bits():
+    """The unit published.yaml declares for geography, shown on Table 2's other columns.
+
+    Macro-area counts of the non-English languages: TyDiQA 8 Eurasia, Africa (sw),
+    Papunesia (id); XNLI 13 Eurasia, Africa (sw). Table 2 prints 0.92 and 0.37.
+    """
+    bits = lambda counts: -sum(c / sum(counts) * math.log2(c / sum(counts)) for c in counts)
+    assert round(bits([8, 1, 1]), 2) == 0.92 and round(bits([13, 1]), 2) == 0.37
+    assert round(bits([7, 1, 1, 1, 1]), 2) == 1.67  # XCOPA
+    assert math.log(5) < 1.67  # no distribution over XCOPA's 5 macro-areas reaches 1.67 nats
+
+
+def test_diversity_stat(releases):
     (res,) = XcopaDiversity().run(releases["1.1.0"])
-    assert res.status == Status.PASS and "paper 0.41" in res.summary
+    assert res.status == Status.STAT
+    assert res.metrics["languages"] == 11 and res.metrics["family"] == 1.0
+    # WALS macro-areas: 7 Eurasia + Africa, Papunesia, North America, South America
+    nats = -(7 / 11) * math.log(7 / 11) - 4 / 11 * math.log(1 / 11)
+    assert res.metrics["geography_nats"] == pytest.approx(nats, abs=1e-4)
+    assert res.metrics["geography_bits"] == pytest.approx(nats / math.log(2), abs=1e-4)
+    # UN sub-regions: 3 South-eastern Asia, 8 others alone
+    assert res.metrics["geography_un_region_nats"] == pytest.approx(
+        -(3 / 11) * math.log(3 / 11) - 8 / 11 * math.log(1 / 11), abs=1e-4)
 
 
 def test_load_dataset_round_trip(releases):

@@ -18,15 +18,18 @@ FIXTURE_CONFIGS = ["et", "th", "translation-et", "translation-th", "en"]
 
 
 class FixtureXcopa(Xcopa):
-    """The real builder, reading the fixture's own choice-order and errata tables."""
+    """The real builder, reading the fixture's own errata table (``errata_path()`` honours
+    ``tables_dir``). It has no published.yaml or checksums.tsv of its own: the fixture's
+    counts are not the paper's, and its files are unregistered."""
 
     tables_dir = XCOPA_FIX / "_tables"
 
 
-def build_fixture(registry: Path, version: str, sources_dir: Path = FIXTURES):
+def build_fixture(registry: Path, version: str, sources_dir: Path = FIXTURES,
+                  builder: type[Xcopa] = FixtureXcopa):
     """Build the fixture configs (the fixture has et and th only, so other files are absent)."""
     logging.getLogger("benchsmith.source").setLevel(logging.ERROR)  # fixture files are unregistered
-    b = FixtureXcopa(version)
+    b = builder(version)
     srcs = resolve_sources(b.sources, {}, sources_dir, allow_missing=True)
     return ReleaseWriter(b, registry, srcs, configs=FIXTURE_CONFIGS).write()
 

@@ -14,38 +14,44 @@ Configs:
 Every XCOPA item is joined to its COPA item while building (see ``alignment``):
 an idx with no COPA item, a label that disagrees with COPA (XCOPA keeps COPA's
 choice order and labels on every item; there is no exception list), or a question
-that disagrees with COPA without being listed in ``errata.tsv`` stops the build
-with a ParseError naming the file and line. Version 1.0.0 reproduces upstream's values;
-1.1.0 sets the listed ``question`` values to COPA's ``asks-for`` (errata
-``xcopa-<lang>-question``, in both the language config and its translation).
+that disagrees with COPA without its row in ``errata.tsv`` (same config, split and
+idx, ``old`` = upstream's value) stops the build with a ParseError naming the jsonl
+file and line; so does a row for an item that already agrees, or a row whose ``new``
+is not COPA's value (naming the errata.tsv line). The builder yields upstream's values; the core applies ``errata.tsv``
+(``xcopa-<lang>-question``, version 1.1.0, rows for the language config and its
+translation), so 1.0.0 reproduces upstream and 1.1.0 has COPA's ``asks-for``.
+
+Data beside this module: ``checksums.tsv``, ``errata.tsv`` (derived, see
+``alignment``), ``published.yaml`` (the paper's counts and Table 2 indices;
+``measures()`` adds ``diversity_index``), ``languages.tsv`` (typology records).
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 import datasets
 from benchsmith.loaders.copa_xml import CopaItem, read_copa_xml
-from benchsmith.loaders.xcopa_jsonl import GMT_LANGUAGES, LANGUAGES, read_xcopa_jsonl, xcopa_relpath
+from benchsmith.loaders.xcopa_jsonl import (
+    GMT_LANGUAGES,
+    LANGUAGES,
+    XcopaRecord,
+    read_xcopa_jsonl,
+    xcopa_relpath,
+)
 
-from benchsmith.builder import Builder, Config, Erratum, Expectation, Policy, register
+from benchsmith.builder import Builder, Config, Policy, register
+from benchsmith.erratum import ErratumRow
 from benchsmith.errors import ParseError
+from benchsmith.expectation import Measure
 from benchsmith.source import Source, Sources
 
-from .alignment import (
-    COPA_DEV,
-    COPA_SPLITS,
-    COPA_TEST,
-    EN_TRAIN_LAST_ID,
-    QuestionErratum,
-    copa_item_for,
-    read_errata_tsv,
-)
+from .alignment import COPA_DEV, COPA_SPLITS, COPA_TEST, EN_TRAIN_LAST_ID, copa_item_for
+from .diversity import diversity_measure
 
 LANGUAGE_NAMES = {
     "et": "Estonian", "ht": "Haitian Creole", "id": "Indonesian", "it": "Italian", "qu": "Quechua",
@@ -69,8 +75,6 @@ POLICY = Policy(
     task="multiple_choice", id_field="idx", label="label", choices=("choice1", "choice2"),
     context=("premise", "question"), text_fields=("premise", "choice1", "choice2"),
 )
-XCOPA_PAPER = "Ponti et al. (2020), XCOPA, EMNLP, Section 3 (100 validation + 500 test items per language)"
-COPA_PAPER = "Roemmele et al. (2011), COPA: 500 dev + 500 test items"
 _REDERIVE = "benchsmith stage xcopa tables --sources RAW_DIR --write"
 
 XCOPA_SOURCE = Source(
@@ -158,60 +162,14 @@ class Xcopa(Builder):
         ))
         return out
 
-    def expectations(self) -> Sequence[Expectation]:
-        out = []
-        for lang in LANGUAGES:
-            out += [Expectation.count(lang, "validation", 100, XCOPA_PAPER), Expectation.count(lang, "test", 500, XCOPA_PAPER)]
-        for lang in GMT_LANGUAGES:
-            ref = "github.com/cambridgeltl/xcopa data-gmt (translate-test data, no Quechua)"
-            out += [Expectation.count(f"translation-{lang}", s, n, ref) for s, n in (("validation", 100), ("test", 500))]
-        out += [
-            Expectation.count("en", "train", 400, XCOPA_PAPER + ": English training set = COPA dev 1-400"),
-            Expectation.count("en", "validation", 100, COPA_PAPER + " (dev 401-500)"),
-            Expectation.count("en", "test", 500, COPA_PAPER),
-        ]
-        if self.errata_applied:
-            # once fixed, every language asks what English COPA asks: 52 of dev 401-500, 250 of test
-            for lang in LANGUAGES:
-                for split, n in (("validation", 52), ("test", 250)):
-                    out.append(Expectation(
-                        key=f"{lang}/{split}/question_cause", published=n,
-                        reference=f"{COPA_PAPER}: asks-for=cause in {'dev 401-500' if split == 'validation' else 'test'}",
-                        measure=_count_cause(lang, split),
-                        description=f"items asking for the cause in {lang}/{split}",
-                    ))
-        return out
+    def measures(self) -> Mapping[str, Measure]:
+        """``diversity_index``: Table 2's typology / family / geography indices (see ``diversity``)."""
+        return {"diversity_index": diversity_measure}
 
-    def errata(self) -> Sequence[Erratum]:
-        by_lang: dict[str, list[QuestionErratum]] = defaultdict(list)
-        for e in self.question_errata.values():
-            by_lang[e.lang].append(e)
-        out = []
-        for lang in LANGUAGES:
-            rows = by_lang.get(lang)
-            if not rows:
-                continue
-            per_split = Counter(e.split for e in rows)
-            upstream = Counter(e.upstream for e in rows)
-            agree = [e.others_agree for e in rows]
-            configs = [lang] + ([f"translation-{lang}"] if lang in GMT_LANGUAGES else [])
-            out.append(Erratum(
-                id=f"xcopa-{lang}-question",
-                what=(
-                    f"{len(rows)} {LANGUAGE_NAMES[lang]} items ({per_split['validation']} validation, "
-                    f"{per_split['test']} test) have a question that disagrees with the English COPA item they "
-                    f"translate (upstream says {', '.join(f'{k} for {v}' for k, v in sorted(upstream.items()))})."
-                ),
-                evidence=(
-                    "Joined on idx to COPA (validation idx i = copa-dev.xml item 401+i, test idx i = copa-test.xml "
-                    f"item 501+i), COPA's asks-for differs on these items; on each, {min(agree)}-{max(agree)} of the "
-                    "other 10 languages agree with COPA. Per-item rows: builders/xcopa/errata.tsv."
-                ),
-                fix=f"question set to COPA's asks-for in {' and '.join(configs)} (data-gmt repeats upstream's value).",
-                version="1.1.0",
-                items=tuple(f"{c}/{e.split}/{e.idx}" for c in configs for e in rows),
-            ))
-        return out
+    @classmethod
+    def errata_path(cls) -> Path:
+        """``errata.tsv`` beside the builder, or in ``tables_dir`` (the fixture's own table)."""
+        return cls.tables_dir / "errata.tsv" if cls.tables_dir is not None else super().errata_path()
 
     def checks(self) -> Sequence[Any]:
         from .checks import XcopaAgreement, XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
@@ -230,14 +188,12 @@ class Xcopa(Builder):
 
         return card_sections(release)
 
-    # ------------------------------------------------------------------ tables
-    @classmethod
-    def table_path(cls, name: str) -> Path:
-        return (cls.tables_dir or cls.module_dir()) / name
-
+    # ------------------------------------------------------------------ errata rows
     @cached_property
-    def question_errata(self) -> dict[tuple[str, str, int], QuestionErratum]:
-        return {(e.lang, e.split, e.idx): e for e in read_errata_tsv(self.table_path("errata.tsv"))}
+    def question_rows(self) -> dict[tuple[str, str, str], ErratumRow]:
+        """``{(config, split, idx): row}`` of every ``question`` row of ``errata.tsv`` (applied or not)."""
+        rows = (r for e in self.errata() for r in e.rows if r.field == "question")
+        return {(r.config, r.split, r.item): r for r in rows}
 
     # ------------------------------------------------------------------ examples
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict]:
@@ -248,7 +204,6 @@ class Xcopa(Builder):
         lang = config.metadata["source_language"]
         path = sources.path("xcopa", xcopa_relpath(lang, split, translated=kind == "translation"))
         copa = self._copa(sources, COPA_SPLITS[split][0])
-        fix_question = any(e.id == f"xcopa-{lang}-question" for e in self.errata_applied)
         for record in read_xcopa_jsonl(path):
             item = copa_item_for(record, split, copa, path)
             if record.label != item.label:
@@ -259,19 +214,36 @@ class Xcopa(Builder):
                     hint=f"Check that {COPA_SPLITS[split][0]} is COPA's (sha256 in `benchsmith sources xcopa`); "
                     "if the XCOPA label is wrong, declare an erratum",
                 )
-            example = record.to_example()
-            if record.question != item.asks_for:
-                erratum = self.question_errata.get((lang, split, record.idx))
-                if erratum is None or erratum.upstream != record.question:
-                    raise ParseError(
-                        f"question {record.question!r} disagrees with COPA item {item.id} "
-                        f"(asks-for={item.asks_for}) and errata.tsv has no matching row for {lang}/{split}/{record.idx}",
-                        path=path, line=record.line,
-                        hint=f"Re-derive errata.tsv ({_REDERIVE}) and review the new rows",
-                    )
-                if fix_question:
-                    example["question"] = erratum.fixed
-            yield example
+            self._check_question(config.name, split, record, item, path)
+            yield record.to_example()  # upstream's values: the core applies errata.tsv
+
+    def _check_question(self, config: str, split: str, record: XcopaRecord, item: CopaItem, path: Path) -> None:
+        """A question that disagrees with COPA must have its row in errata.tsv, fixing it to COPA's
+        value; a question that agrees must have none (a stale row would break a correct item)."""
+        key = f"{config}/{split}/{record.idx}"
+        row = self.question_rows.get((config, split, str(record.idx)))
+        if record.question == item.asks_for:
+            if row is not None:
+                raise ParseError(
+                    f"erratum {row.id!r} changes the question of {key}, which already agrees with COPA item "
+                    f"{item.id} (asks-for={item.asks_for})",
+                    path=row.path, line=row.line, hint=f"Re-derive errata.tsv ({_REDERIVE})",
+                )
+            return
+        if row is None or row.old != record.question:
+            found = "" if row is None else f" (its row, line {row.line}, has old={row.old!r})"
+            raise ParseError(
+                f"question {record.question!r} disagrees with COPA item {item.id} (asks-for={item.asks_for}) "
+                f"and errata.tsv has no matching row for {key}{found}",
+                path=path, line=record.line,
+                hint=f"Re-derive errata.tsv ({_REDERIVE}) and review the new rows",
+            )
+        if row.new != item.asks_for:
+            raise ParseError(
+                f"erratum {row.id!r} sets {key} question to {row.new!r}, but COPA item {item.id} asks for "
+                f"{item.asks_for!r}",
+                path=row.path, line=row.line, hint=f"Re-derive errata.tsv ({_REDERIVE})",
+            )
 
     def _english(self, split: str, sources: Sources) -> Iterator[dict]:
         rel = COPA_TEST if split == "test" else COPA_DEV
@@ -305,9 +277,3 @@ class Xcopa(Builder):
             cache[path] = {it.id: it for it in read_copa_xml(path)}
         return cache[path]
 
-
-def _count_cause(config: str, split: str):
-    def measure(release: Any) -> int:
-        return sum(1 for v in release.table(config, split, ["question"]).column("question").to_pylist() if v == 0)
-
-    return measure

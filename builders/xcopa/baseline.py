@@ -1,4 +1,7 @@
-"""XCOPA partial-input variants and a cheap cross-lingual baseline.
+"""XCOPA partial-input variants and a cheap cross-lingual baseline (the ``xcopa_partial_input`` check).
+
+XCOPA's own baseline declarations live here, beside the builder; the generic baselines
+(majority, multiple-choice cross-encoder, ...) are in ``benchsmith.validation.baselines``.
 
 The XCOPA paper probes how much of the input a model needs with two partial-input
 variants, available here as data transforms on example dicts:

@@ -32,7 +32,7 @@ def evaluate_xcopa(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Score XCOPA predictions: accuracy per language and the average over the XCOPA languages."""
-    from .scoring import score
+    from .metric import score
 
     result = score(resolve_release(release, registry), predictions, split)
 
@@ -54,33 +54,43 @@ def stage_tables(
 ) -> None:
     """Re-derive errata.tsv (question disagreements with COPA) from the raw files; say whether it changed."""
     from . import Xcopa
-    from .alignment import RawData, derive_question_errata, read_errata_tsv, write_errata_tsv
+    from .alignment import RawData, derive_question_errata, question_errata_up_to_date, write_question_errata
 
     raw = RawData.read(sources / "xcopa", sources / "copa")
     errata = derive_question_errata(raw)
-    errata_path = Xcopa.table_path("errata.tsv")
+    errata_path = Xcopa.errata_path()
     result = {
         "question_errata": len(errata),
-        "errata_tsv_up_to_date": errata == read_errata_tsv(errata_path),
+        "errata_tsv_up_to_date": question_errata_up_to_date(errata_path, errata),
         "written": write,
     }
     if write:
-        write_errata_tsv(errata_path, errata)
+        write_question_errata(errata_path, errata)
     emit(result, json_out)
 
 
 @xcopa_stage.command("diversity")
 def stage_diversity(json_out: bool = JSON_OPTION) -> None:
-    """The language-sample indices of XCOPA's Table 2, beside the paper's values."""
+    """The language-sample indices of XCOPA's Table 2 (published.yaml) beside our measurement."""
     from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
     from .diversity import beside_paper, diversity_indices
 
-    rows = beside_paper(diversity_indices(LANGUAGES))
+    rows = beside_paper(LANGUAGES)
+    indices = diversity_indices(LANGUAGES)
 
     def human() -> None:
-        console.print(table("XCOPA language sample (nats)", ["index", "measured", "paper", "difference"],
-                            [(r["index"], r["measured"], r["paper"] if r["paper"] is not None else "-",
-                              r["difference"] if r["difference"] is not None else "-") for r in rows]))
+        columns = ["figure", "unit", "measured", "paper", "difference"]
+        console.print(table("XCOPA language sample, Table 2", columns,
+                            [(r["figure"], _unit(r["args"]), r["measured"], r["paper"],
+                              f"{r['difference']:+}" + ("" if r["agrees"] else " (beyond tolerance)"))
+                             for r in rows]))
+        console.print(table("All indices", ["index", "value"], [(k, v) for k, v in indices.items()]))
 
-    emit({"languages": list(LANGUAGES), "indices": rows}, json_out, human)
+    emit({"languages": list(LANGUAGES), "figures": rows, "indices": indices}, json_out, human)
+
+
+def _unit(args: dict) -> str:
+    if args.get("index") == "family":
+        return "ratio"
+    return {"e": "nats", 2: "bits"}.get(args.get("base", "e"), str(args.get("base")))

@@ -1,4 +1,9 @@
-"""Scoring XCOPA predictions: per-language accuracy and the average over languages.
+"""The XCOPA scorer: per-language accuracy and the average over languages (``XcopaAccuracy``).
+
+A :class:`~benchsmith.validation.metric.Metric` like every scorer: its signature records
+the name, version and the options that move the number (exact match, macro average),
+and each result's signature adds the call's facts (dataset and version, split, how many
+languages were averaged). ``benchsmith evaluate xcopa`` prints it.
 
 Prediction files (one prediction per item; the format is chosen by the suffix):
 
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES, read_utf8
+from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
 
 from benchsmith.errors import ConfigError, PredictionError, did_you_mean
@@ -108,46 +114,62 @@ def _idx(value: Any) -> int | None:
         return None
 
 
+class XcopaAccuracy(Metric):
+    """Accuracy per language (exact match of the predicted choice, per :class:`Accuracy`) and the
+    macro average over the XCOPA languages in the predictions file, as in the paper's tables."""
+
+    name = "xcopa-accuracy"
+
+    def options(self) -> dict[str, str]:
+        return {"match": "exact", "average": "macro"}
+
+    def score(self, release: Any, predictions: str | Path, split: str = "test") -> dict[str, Any]:
+        """Per-language accuracy of a predictions file against a release's gold labels."""
+        configs = [c for c in release.configs() if split in release.splits(c)]
+        if not configs:
+            splits = {s for c in release.configs() for s in release.splits(c)}
+            raise ConfigError(f"release {release.name} {release.version} has no split {split!r}",
+                              hint=did_you_mean(split, splits))
+        predictions = Path(predictions)
+        preds = read_predictions(predictions, configs)
+        per_item = Accuracy()
+        per_lang: dict[str, dict[str, Any]] = {}
+        for lang in [c for c in configs if c in preds]:
+            t = release.table(lang, split, ["idx", "label"])
+            gold = dict(zip(t.column("idx").to_pylist(), t.column("label").to_pylist()))
+            got = preds[lang]
+            extra = sorted(set(got) - set(gold))
+            if extra:
+                raise PredictionError(
+                    f"{lang}/{split} has no idx {extra[0]} ({len(extra)} unknown idx)",
+                    path=predictions, line=got[extra[0]][1], hint=f"{lang}/{split} has idx 0-{max(gold)}",
+                )
+            absent = sorted(set(gold) - set(got))
+            if absent:
+                raise PredictionError(
+                    f"{lang}/{split}: no prediction for idx {absent[0]} "
+                    f"({len(absent)} of {len(gold)} missing)",
+                    path=predictions, hint="Predict every item of each language you submit",
+                )
+            result = per_item.corpus_score({str(i): str(y) for i, y in gold.items()},
+                                           {str(i): str(y) for i, (y, _) in got.items()})
+            per_lang[lang] = {"accuracy": result.accuracy, "correct": result.correct, "total": result.total}
+        xcopa_langs = [lang for lang in LANGUAGES if lang in per_lang]
+        accuracies = [per_lang[lang]["accuracy"] for lang in xcopa_langs]
+        average = sum(accuracies) / len(accuracies) if accuracies else None
+        return {
+            "dataset": release.name,
+            "version": release.version,
+            "split": split,
+            "languages": per_lang,
+            "average": average,
+            "average_over": xcopa_langs,
+            "complete": len(xcopa_langs) == len(LANGUAGES),
+            "signature": self.result_signature(dataset=f"{release.name}-{release.version}", split=split,
+                                               languages=len(xcopa_langs)),
+        }
+
+
 def score(release: Any, predictions: str | Path, split: str = "test") -> dict[str, Any]:
-    """Per-language accuracy of a predictions file against a release's gold labels."""
-    configs = [c for c in release.configs() if split in release.splits(c)]
-    if not configs:
-        splits = {s for c in release.configs() for s in release.splits(c)}
-        raise ConfigError(f"release {release.name} {release.version} has no split {split!r}",
-                          hint=did_you_mean(split, splits))
-    predictions = Path(predictions)
-    preds = read_predictions(predictions, configs)
-    metric = Accuracy()
-    per_lang: dict[str, dict[str, Any]] = {}
-    for lang in [c for c in configs if c in preds]:
-        t = release.table(lang, split, ["idx", "label"])
-        gold = dict(zip(t.column("idx").to_pylist(), t.column("label").to_pylist()))
-        got = preds[lang]
-        extra = sorted(set(got) - set(gold))
-        if extra:
-            raise PredictionError(
-                f"{lang}/{split} has no idx {extra[0]} ({len(extra)} unknown idx)",
-                path=predictions, line=got[extra[0]][1], hint=f"{lang}/{split} has idx 0-{max(gold)}",
-            )
-        absent = sorted(set(gold) - set(got))
-        if absent:
-            raise PredictionError(
-                f"{lang}/{split}: no prediction for idx {absent[0]} ({len(absent)} of {len(gold)} missing)",
-                path=predictions, hint="Predict every item of each language you submit",
-            )
-        result = metric.corpus_score({str(i): str(y) for i, y in gold.items()},
-                                     {str(i): str(y) for i, (y, _) in got.items()})
-        per_lang[lang] = {"accuracy": result.accuracy, "correct": result.correct, "total": result.total}
-    xcopa_langs = [lang for lang in LANGUAGES if lang in per_lang]
-    average = sum(per_lang[lang]["accuracy"] for lang in xcopa_langs) / len(xcopa_langs) if xcopa_langs else None
-    return {
-        "dataset": release.name,
-        "version": release.version,
-        "split": split,
-        "languages": per_lang,
-        "average": average,
-        "average_over": xcopa_langs,
-        "complete": len(xcopa_langs) == len(LANGUAGES),
-        "signature": metric.result_signature(dataset=f"{release.name}-{release.version}", split=split,
-                                             average=f"macro-over-{len(xcopa_langs)}-languages"),
-    }
+    """``XcopaAccuracy().score(...)``: what ``benchsmith evaluate xcopa`` prints."""
+    return XcopaAccuracy().score(release, predictions, split)
