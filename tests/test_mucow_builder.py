@@ -1,19 +1,28 @@
-"""The released MuCoW suites: fixture builds (absent pairs reported, malformed inputs leave nothing)
-and the real WMT2019 files (counts per pair, the README's 15,600 total, load_dataset round trip)."""
+"""The released MuCoW suites: fixture builds (the shared builder test base, absent pairs reported,
+malformed inputs leave nothing) and the real WMT2019 files (counts per pair, published.yaml's figures,
+the checks' verdicts on the data as released, load_dataset round trip)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+from collections import defaultdict
 from pathlib import Path
+from typing import ClassVar
 
 import datasets
 import pytest
-from benchsmith.builders.mucow import SCORING_PAIRS, TRANSLATION_PAIRS
+from benchsmith.builders.mucow import SCORING_PAIRS, TRANSLATION_PAIRS, MucowBuilder
+from benchsmith.builders.mucow.checks import strict_checks
+from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
+from builder_testing import BuilderTestBase
 
 from benchsmith.builder import get_builder
 from benchsmith.cli import main
-from benchsmith.errors import MissingSourceError, ParseError
+from benchsmith.errors import ConfigError, MissingSourceError, ParseError
+from benchsmith.expectation import read_published_yaml
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 
@@ -58,6 +67,41 @@ def test_fixture_rows(fixture_release):
 def test_fixture_loads_with_datasets(fixture_release):
     d = datasets.load_dataset(str(fixture_release.path), "translation-en-de", split="test")
     assert d.features["domain"].names == ["in", "out"] and d[1]["correct_words"] == ["teilchenbeschleuniger", "beschleuniger"]
+
+
+class TestMucowBuilder(BuilderTestBase):
+    """The shared builder checks on the fixture: three of the sixteen suites are present, the others
+    are recorded as skipped (``--skip-missing``)."""
+
+    builder = MucowBuilder
+    sources = FIX
+    counts: ClassVar = {"scoring-cs-en": {"test": 3}, "translation-en-cs": {"test": 2}, "translation-en-de": {"test": 4}}
+    features: ClassVar = {
+        "scoring-cs-en": ["id", "source", "reference", "ambiguous_word", "original_translation", "sense", "corpus",
+                          "contrastive_translations", "replacements"],
+        "translation-en-de": ["id", "sentence_id", "source", "reference", "ambiguous_word", "sense",
+                              "correct_words", "incorrect_words", "domain", "corpus"],
+    }
+
+
+def test_fixture_figures_over_skipped_suites_are_not_measurable(fixture_release):
+    """A figure over all nine translation suites cannot be measured on a partial build: a skip, not a fail."""
+    results = {r.details["key"]: r for r in FidelityCheck(get_builder("mucow").expectations()).run(fixture_release)}
+    assert {r.status for r in results.values()} == {Status.SKIP}
+    assert "7 translation suite(s) not built" in results["translation/total_items"].summary
+    measures = get_builder("mucow").measures()
+    figure = next(f for f in read_published_yaml(MucowBuilder.data_path("published.yaml"))
+                  if f.id == "translation/total_items")
+    with pytest.raises(ConfigError, match="translation-de-en"):
+        measures["suite_items"](fixture_release, figure)
+
+
+def test_builder_declares_no_expectations_in_code():
+    """Figures are data (published.yaml): the builder overrides measures(), never expectations()."""
+    assert "expectations" not in vars(MucowBuilder) and "measures" in vars(MucowBuilder)
+    assert [e.key for e in get_builder("mucow").expectations()] == [
+        "translation/total_items", "translation/language_pairs", "scoring/language_pairs", "scoring/sentence_pairs",
+        "scoring/senses_per_word_outside_paper_range"]
 
 
 def test_absent_pair_without_skip_missing_fails_and_leaves_nothing(tmp_path):
@@ -119,9 +163,56 @@ def test_real_counts_per_pair(real_release):
 
 
 def test_real_translation_total_matches_the_readme(real_release):
-    (exp,) = get_builder("mucow").expectations()
+    exp = {e.key: e for e in get_builder("mucow").expectations()}["translation/total_items"]
     ok, measured = exp.check(real_release)
     assert ok and measured == 15600
+
+
+def test_real_published_figures(real_release):
+    """published.yaml on the real build: measurable figures agree, the 11-pair scoring figures are skips
+    (upstream's WMT2019 folder holds 7 of the paper's 11 scoring pairs)."""
+    results = {r.details["key"]: r for r in FidelityCheck(get_builder("mucow").expectations()).run(real_release)}
+    assert {k: r.status for k, r in results.items()} == {
+        "translation/total_items": Status.PASS, "translation/language_pairs": Status.PASS,
+        "scoring/language_pairs": Status.SKIP, "scoring/sentence_pairs": Status.SKIP,
+        "scoring/senses_per_word_outside_paper_range": Status.PASS,
+    }
+    assert results["translation/language_pairs"].metrics["measured"] == 9
+    assert "4 pairs that upstream's WMT2019 folder does not hold" in results["scoring/language_pairs"].summary
+    figures = {f.id: f for f in read_published_yaml(MucowBuilder.data_path("published.yaml"))}
+    sentence_pairs = get_builder("mucow").measures()["suite_sentence_pairs"]
+    measurable = dataclasses.replace(figures["scoring/sentence_pairs"], needs=None)
+    assert sentence_pairs(real_release, measurable) == 18051 + 35590  # the 7 pairs' items + contrastives
+    assert "hold 53,641" in " ".join(figures["scoring/sentence_pairs"].what.split())
+
+
+def test_real_checks_warn_exactly_on_the_known_upstream_defects(real_release):
+    """The checks MucowBuilder declares: no failure on the real data; warnings name the defects of the
+    WMT2019 files as released, which the strict (harvest) checks fail on."""
+    by = defaultdict(dict)
+    for check in get_builder("mucow").checks():
+        for r in check.run(real_release):
+            by[r.check][r.config] = r
+    statuses = {check: {c: r.status.value for c, r in res.items() if r.status != Status.PASS}
+                for check, res in by.items()}
+    assert statuses == {
+        "mucow_suite_statistics": {c: "stat" for c in REAL_COUNTS},
+        "mucow_contrastive_present": {"scoring-ro-en": "warn", "scoring-ru-en": "warn"},
+        "mucow_contrastive_aligned": {},
+        "mucow_contrastive_differs": {"scoring-cs-en": "warn", "scoring-ro-en": "warn", "scoring-ru-en": "warn"},
+        "mucow_senses_per_word": {},
+        "mucow_items_per_sense": {}, "mucow_target_words": {}, "mucow_domain_rule": {},
+    }
+    assert by["mucow_contrastive_present"]["scoring-ro-en"].metrics["without_contrastive"] == 20
+    assert "20 item(s) of 'șah' have no contrastive" in by["mucow_contrastive_present"]["scoring-ro-en"].summary
+    assert "20 item(s) of 'свеча' have no contrastive" in by["mucow_contrastive_present"]["scoring-ru-en"].summary
+    same = {c: by["mucow_contrastive_differs"][c].metrics["identical_contrastive"]
+            for c in ("scoring-cs-en", "scoring-ro-en", "scoring-ru-en")}
+    assert same == {"scoring-cs-en": 20, "scoring-ro-en": 27, "scoring-ru-en": 6}
+    assert "'d.n.a.'" in by["mucow_contrastive_differs"]["scoring-cs-en"].summary
+    assert by["mucow_suite_statistics"]["translation-en-lt"].metrics["in_domain"] == 30
+    strict = {(r.check, r.config) for c in strict_checks() for r in c.run(real_release) if r.status == Status.FAIL}
+    assert strict == {(check, config) for check, res in statuses.items() for config, st in res.items() if st == "warn"}
 
 
 def test_real_rows_are_well_formed(real_release):
@@ -152,7 +243,7 @@ def test_real_release_loads_and_card_has_statistics(real_release):
 
 def test_real_references_as_output_find_the_correct_words(real_release):
     """The key lists the reference's own words: every reference is covered, few contain an incorrect word too."""
-    from benchsmith.validation.metrics.mucow import MucowTranslationPRF
+    from benchsmith.builders.mucow.metric import MucowTranslationPRF
 
     items = list(real_release.examples("translation-en-de", "test"))
     refs = [i["reference"] for i in items]
@@ -162,7 +253,7 @@ def test_real_references_as_output_find_the_correct_words(real_release):
 
 
 def test_real_scoring_oracle_and_anti_oracle(real_release):
-    from benchsmith.validation.metrics.mucow import MucowScoringAccuracy
+    from benchsmith.builders.mucow.metric import MucowScoringAccuracy
 
     items = list(real_release.examples("scoring-ro-en", "test"))
     oracle = [s for it in items for s in [0.0] + [1.0] * len(it["contrastive_translations"])]

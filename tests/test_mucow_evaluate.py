@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from benchsmith.validation.metrics.mucow import MucowScoringAccuracy, MucowTranslationPRF, read_scores
+from benchsmith.builders.mucow.metric import MucowScoringAccuracy, MucowTranslationPRF, read_scores
 
+import benchsmith
 from benchsmith.builder import get_builder
 from benchsmith.cli import main
-from benchsmith.errors import PredictionError
+from benchsmith.errors import ConfigError, PredictionError
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 
@@ -47,8 +48,48 @@ def test_scoring_accuracy_table(scores, maximize, correct):
 
 
 def test_scoring_signature_names_the_options():
-    sig = MucowScoringAccuracy(True).signature("cs-en", 3)
+    sig = MucowScoringAccuracy(True).result_signature(pair="cs-en", items=3)
     assert "better:higher" in sig and "ties:wrong" in sig and "pair:cs-en" in sig and "items:3" in sig
+
+
+SIGNATURES = [
+    # metric, signature() before "|benchsmith:X" (the name, version and options alone)
+    (MucowScoringAccuracy(), "mucow-scoring-accuracy:1|better:lower|ties:wrong|order:contrawsd|no-contrastive:correct"),
+    (MucowScoringAccuracy(True), "mucow-scoring-accuracy:1|better:higher|ties:wrong|order:contrawsd|no-contrastive:correct"),
+    (MucowTranslationPRF("de"), ("mucow-translation-prf:1|tok:moses-de|case:lower|fallback:lemmatized|both-found:wrong|"
+                                 "recall:pos/(pos+neg+unk)")),
+]
+
+
+@pytest.mark.parametrize("metric, options", SIGNATURES)
+def test_signature_is_the_options_then_the_version(metric, options):
+    assert metric.signature() == f"{options}|benchsmith:{benchsmith.__version__}"
+
+
+def test_signature_does_not_depend_on_the_last_call_and_results_carry_their_facts():
+    metric = MucowScoringAccuracy()
+    before = metric.signature()
+    out = metric.score(ITEMS, SCORING_TABLE[0][0], pair="cs-en")
+    assert metric.signature() == before
+    assert out["signature"] == f"{before}|pair:cs-en|items:3"
+    assert metric.score(ITEMS, SCORING_TABLE[0][0])["signature"] == f"{before}|items:3"  # no pair given
+    prf = MucowTranslationPRF("de")
+    assert prf.score(T_ITEMS, TRANSLATIONS, LEMMAS, pair="en-de")["signature"] == f"{prf.signature()}|pair:en-de|items:5"
+    assert prf.signature() == SIGNATURES[2][0].signature()
+
+
+@pytest.mark.parametrize("make", [lambda: MucowScoringAccuracy("yes"), lambda: MucowTranslationPRF(""),
+                                  lambda: MucowTranslationPRF(None)])
+def test_bad_options_are_config_errors(make):
+    with pytest.raises(ConfigError):
+        make()
+
+
+def test_wrong_number_of_scores_is_a_prediction_error():
+    with pytest.raises(PredictionError, match="5 scores; expected 6"):
+        MucowScoringAccuracy().score(ITEMS, [0.0] * 5)
+    with pytest.raises(PredictionError, match="4 translations and 5 lemmatised lines for 5 items"):
+        MucowTranslationPRF("de").score(T_ITEMS, TRANSLATIONS[:4], LEMMAS)
 
 
 T_ITEMS = [
@@ -127,6 +168,7 @@ def test_cli_scoring(release, tmp_path, capsys):
     assert (res["correct"], res["total"], res["config"]) == (2, 3, "scoring-cs-en")
     assert res["by_word_sense"]["vazba:detention_custody"]["correct"] == 2
     assert res["signature"].startswith("mucow-scoring-accuracy:1|")
+    assert res["signature"] == f"{MucowScoringAccuracy().signature()}|pair:cs-en|items:3"
     code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
                        "--scores", str(scores), "--maximize", "--json")
     assert json.loads(out)["correct"] == 2 and "better:higher" in json.loads(out)["signature"]
@@ -144,6 +186,7 @@ def test_cli_translation(release, tmp_path, capsys):
     assert (res["positive"], res["negative"], res["unknown"]) == (2, 1, 1)
     assert res["precision"] == pytest.approx(2 / 3) and res["recall"] == pytest.approx(2 / 4)
     assert "tok:moses-de" in res["signature"]
+    assert res["signature"] == f"{MucowTranslationPRF('de').signature()}|pair:en-de|items:4"
 
 
 @pytest.mark.parametrize(

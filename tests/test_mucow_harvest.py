@@ -13,9 +13,11 @@ import datasets
 import numpy as np
 import pytest
 from benchsmith.builders.mucow.align import grow_diag_final_and, one_to_one, require_eflomal
+from benchsmith.builders.mucow.harvest import HarvestBuilder
 from benchsmith.builders.mucow.senses import build_senses, use_embedder
 from benchsmith.builders.mucow.suites import Occurrence, match_case, token_span, translation_items
 from benchsmith.loaders.sense_inventory import load_inventory
+from benchsmith.validation.check import Status
 
 from benchsmith.cli import main
 from benchsmith.errors import ConfigError
@@ -177,6 +179,31 @@ def test_fixture_harvest_loads_with_datasets(fixture_harvest):
     assert len(d) == fixture_harvest.num_examples("scoring", "test") and "contrastive_translations" in d.features
 
 
+def test_validating_a_harvest_runs_mucows_checks(fixture_harvest, tmp_path):
+    """The runner finds the harvest builder through the manifest's `builder` and runs MuCoW's checks
+    (strict: the pipeline applies every rule); the harvest reproduces no published figure."""
+    from benchsmith.validation.runner import find_builder, validate
+
+    assert fixture_harvest.manifest["builder"] == "benchsmith.builders.mucow.harvest.HarvestBuilder"
+    builder, why = find_builder(fixture_harvest)
+    assert why is None and isinstance(builder, HarvestBuilder) and builder.name == "mucow-harvest-deu-eng"
+    assert list(builder.expectations()) == [] and builder.errata() == []
+    with pytest.raises(ConfigError, match="holds no harvest"):
+        builder.configs()
+    copy = Release(shutil.copytree(fixture_harvest.path, tmp_path / "mucow-harvest-deu-eng" / "1.0.0"))
+    v = validate(copy, baselines="none", previous=None)
+    mucow = [r for r in v.results if r.check.startswith("mucow_")]
+    assert {(r.check, r.config) for r in mucow} >= {
+        ("mucow_contrastive_present", "scoring"), ("mucow_contrastive_differs", "scoring"),
+        ("mucow_contrastive_aligned", "scoring"), ("mucow_senses_per_word", "translation"),
+        ("mucow_items_per_sense", "translation"), ("mucow_domain_rule", "translation"),
+        ("mucow_suite_statistics", "scoring")}
+    assert {r.status for r in mucow} == {Status.PASS, Status.STAT}, [r.summary for r in mucow if r.status != "pass"]
+    assert not [r for r in v.results if r.check == "fidelity"]
+    card = (copy.path / "README.md").read_text(encoding="utf-8")
+    assert "- sentence pairs read: 248" in card and "noun test: inventory" in card  # re-rendered from the manifest
+
+
 def test_harvest_misaligned_corpus_exits_2_and_writes_nothing(tmp_path, capsys):
     par = tmp_path / "par"
     par.mkdir()
@@ -259,6 +286,13 @@ def test_tatoeba_translation_suite_is_well_formed(tatoeba):
         assert r["sense"] == "_".join(r["correct_words"])
     for senses in by_word.values():
         assert len(senses) >= 2 and all(4 <= n <= 10 for n in senses.values())
+
+
+def test_tatoeba_harvest_passes_mucows_checks(tatoeba):
+    """Every construction rule holds on a real harvest (the checks validation runs on it)."""
+    results = [r for c in HarvestBuilder.for_validation(tatoeba).checks() for r in c.run(tatoeba)]
+    assert {r.status for r in results} == {Status.PASS, Status.STAT}, [r.summary for r in results if r.status != "pass"]
+    assert {r.config for r in results} == {"scoring", "translation"}
 
 
 def test_tatoeba_release_loads(tatoeba):

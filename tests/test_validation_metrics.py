@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from benchsmith.validation.metrics.mucow import read_lines_exact, read_scores
+from benchsmith.builders.mucow.metric import read_lines_exact, read_scores
 
 from benchsmith.errors import PredictionError
 

@@ -85,7 +85,10 @@ def find_builder(release: Release) -> tuple[Any | None, str | None]:
         except (ImportError, AttributeError):
             cls = None
         if isinstance(cls, type) and issubclass(cls, Builder):
-            return cls.for_validation(release), None
+            try:
+                return cls.for_validation(release), None
+            except ConfigError as exc:
+                return None, f"{dotted} cannot validate this release ({exc.message}): generic checks only"
     return None, f"no registered builder for {release.name!r}: generic checks only"
 
 

@@ -19,21 +19,38 @@ Every file is optional: a pair whose file is absent is reported as absent
 (``MissingSourceError``; with ``--skip-missing`` the config is recorded as skipped
 in ``release.json``), never invented.
 
+Beside this module (one home per concern, see README.md):
+
+* ``published.yaml``: the paper's figures, measured by the core measures or by
+  :meth:`MucowBuilder.measures` (``suite_items``, ``suite_pairs``,
+  ``suite_sentence_pairs``, ``senses_per_word_outside``);
+* ``checks.py``: the paper's construction rules as checks (``MucowBuilder.checks``);
+* ``metric.py``: the scorers of ``benchsmith evaluate mucow`` (``cli.py``);
+* ``checksums.tsv``: the sha256 of every upstream file. No ``errata.tsv``: 1.0.0 is
+  upstream as released; its known defects are reported by the checks (see README.md).
+
 The harvesting pipeline (``benchsmith harvest mucow``) lives in ``harvest.py`` and
 writes its own release named ``mucow-harvest-<src>-<tgt>``; see README.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES, suite_statistics
+from benchsmith.builders.mucow.schema import (
+    SCORING_FEATURES,
+    TRANSLATION_FEATURES,
+    senses_per_word,
+    suite_statistics,
+)
 
-from benchsmith.builder import Builder, Config, Example, Expectation, Policy, register
+from benchsmith.builder import Builder, Config, Example, Policy, register
+from benchsmith.errors import ConfigError
 from benchsmith.source import Source, Sources
 
 if TYPE_CHECKING:
+    from benchsmith.expectation import Figure, Measure
     from benchsmith.release import Release
 
 SCORING_PAIRS = ("cs-en", "et-en", "lt-en", "lv-en", "ro-en", "ru-en", "tr-en")
@@ -103,7 +120,7 @@ class MucowBuilder(Builder):
         "(contrastive translations to score) and a translation variant (correct/incorrect target words "
         "to find in system output)."
     )
-    release_notes = {"1.0.0": "The WMT 2019 scoring and translation test suites as released upstream."}
+    release_notes: ClassVar[dict[str, str]] = {"1.0.0": "The WMT 2019 scoring and translation test suites as released upstream."}
     citation = CITATION
     license = "CC-BY-4.0"
     homepage = "https://github.com/Helsinki-NLP/MuCoW"
@@ -133,15 +150,44 @@ class MucowBuilder(Builder):
             ))
         return out
 
-    def expectations(self) -> Sequence[Expectation]:
-        def total(release) -> int:
-            return sum(release.num_examples(c, "test") for c in release.configs() if c.startswith("translation-"))
+    def measures(self) -> Mapping[str, Measure]:
+        """What ``published.yaml`` figures measure over a variant's suites (``args.variant``)."""
+        return {"suite_items": suite_items, "suite_pairs": suite_pairs, "suite_sentence_pairs": suite_sentence_pairs,
+                "senses_per_word_outside": senses_per_word_outside}
 
-        return [Expectation(
-            "translation/total_items", 15600,
-            "Helsinki-NLP/MuCoW WMT2019/README.md: 'covers 9 language pairs with a total of 15 600 sentences'",
-            total, description="sentences over the nine translation test suites",
-        )]
+    def checks(self) -> Sequence[Any]:
+        """The paper's construction rules (``checks.py``), as strict as the released data allows.
+
+        The WMT 2019 files break two rules as released, so those report ``warn`` here (1.0.0
+        reproduces upstream; README.md lists the items): 20 scoring items each in ro-en
+        (``șah``) and ru-en (``свеча``), words with a single sense, have no contrastive
+        translation; and 53 scoring items (cs-en 20 ``d.n.a.``, ro-en 20 ``m.i.t.`` and 7
+        ``s.a.t.``, ru-en 6 ``a.l.s.``) have a contrastive identical to their reference. Every
+        other rule holds on the real data and fails when broken.
+        """
+        from benchsmith.validation.check import Status
+
+        from .checks import (
+            ContrastiveAligned,
+            ContrastiveDiffers,
+            ContrastivePresent,
+            DomainRule,
+            ItemsPerSense,
+            SensesPerWord,
+            SuiteStatistics,
+            TargetWords,
+        )
+
+        return [
+            SuiteStatistics(),
+            ContrastivePresent(severity=Status.WARN),
+            ContrastiveAligned(),
+            ContrastiveDiffers(severity=Status.WARN),
+            SensesPerWord(),
+            ItemsPerSense(),
+            TargetWords(),
+            DomainRule(),
+        ]
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[Example]:
         pair = config.metadata["pair"]
@@ -202,3 +248,62 @@ class MucowBuilder(Builder):
         if absent:
             body += "\n\nAbsent upstream files (configs not built): " + ", ".join(absent)
         return {"Suite statistics": body}
+
+
+# --------------------------------------------------------------------------- measures of published.yaml
+
+
+def _suites(release: Release, figure: Figure) -> list[str]:
+    """The built ``<variant>-<pair>`` configs of ``figure.args.variant``.
+
+    Raises:
+        ConfigError: a suite of the variant was not built (``--skip-missing``): the fidelity
+            check reports a skip. (A figure that ``needs`` data is skipped before measuring.)
+    """
+    variant = figure.args.get("variant")
+    if variant not in ("scoring", "translation"):
+        # a broken figure must fail the fidelity check, not read as "not measurable" (a ConfigError would)
+        raise ValueError(f"{MucowBuilder.data_path('published.yaml')}: figure {figure.id!r}: args.variant must be "
+                         f"scoring or translation, got {variant!r}")
+    prefix = f"{variant}-"
+    skipped = sorted(c for c in release.manifest.get("skipped_configs", {}) if c.startswith(prefix))
+    if skipped:
+        raise ConfigError(f"{len(skipped)} {variant} suite(s) not built ({', '.join(skipped)})")
+    configs = [c for c in release.configs() if c.startswith(prefix)]
+    if not configs:
+        raise ConfigError(f"no {variant} suite in this release")
+    return configs
+
+
+def suite_items(release: Release, figure: Figure) -> int:
+    """Items (sentences) over every suite of the variant."""
+    return sum(release.num_examples(c, "test") for c in _suites(release, figure))
+
+
+def suite_pairs(release: Release, figure: Figure) -> int:
+    """Language pairs (suites) of the variant."""
+    return len(_suites(release, figure))
+
+
+def suite_sentence_pairs(release: Release, figure: Figure) -> int:
+    """Scoring: sentence pairs to score, the reference and each contrastive of every item."""
+    total = 0
+    for c in _suites(release, figure):
+        column = release.table(c, "test", ["contrastive_translations"]).column("contrastive_translations")
+        total += sum(1 + len(v) for v in column.to_pylist())
+    return total
+
+
+def senses_per_word_outside(release: Release, figure: Figure) -> dict[str, float]:
+    """``{config: senses per word}`` (2 decimals, as the paper gives them) of the suites outside
+    ``[args.low, args.high]``."""
+    low, high = float(figure.args["low"]), float(figure.args["high"])
+    out = {}
+    for c in _suites(release, figure):
+        variant = figure.args["variant"]
+        column = "sense" if variant == "scoring" else "correct_words"
+        words, senses = senses_per_word(release.table(c, "test", ["ambiguous_word", column]).to_pylist(), variant)
+        value = round(senses / words, 2) if words else 0.0
+        if not low <= value <= high:
+            out[c] = value
+    return out

@@ -61,12 +61,7 @@ def evaluate_mucow(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Score a system on a MuCoW suite: accuracy (--scores) or precision/recall/F (--translations + --lemmatized)."""
-    from benchsmith.validation.metrics.mucow import (
-        MucowScoringAccuracy,
-        MucowTranslationPRF,
-        read_lines_exact,
-        read_scores,
-    )
+    from .metric import MucowScoringAccuracy, MucowTranslationPRF, read_lines_exact, read_scores
 
     if (scores is None) == (translations is None and lemmatized is None):
         raise ConfigError("give either --scores FILE, or --translations FILE with --lemmatized FILE",
@@ -81,8 +76,7 @@ def evaluate_mucow(
         items = list(r.examples(config, "test"))
         metric = MucowScoringAccuracy(maximize)
         values = read_scores(scores, metric.expected_lines(items))
-        out = {"pair": pair, "config": config, "release": str(r.path),
-               "signature": metric.signature(pair, len(items)), **metric.score(items, values)}
+        out = {"pair": pair, "config": config, "release": str(r.path), **metric.score(items, values, pair=pair)}
 
         def human() -> None:
             rows = [("all", out["correct"], out["total"], f"{out['accuracy']:.4f}")]
@@ -96,9 +90,9 @@ def evaluate_mucow(
     items = list(r.examples(config, "test"))
     tgt = r.manifest["configs"][config]["languages"][-1]
     metric = MucowTranslationPRF(tgt)
-    out = {"pair": pair, "config": config, "release": str(r.path), "signature": metric.signature(pair, len(items)),
+    out = {"pair": pair, "config": config, "release": str(r.path),
            **metric.score(items, read_lines_exact(translations, len(items), "translations"),
-                          read_lines_exact(lemmatized, len(items), "lemmatised translations"))}
+                          read_lines_exact(lemmatized, len(items), "lemmatised translations"), pair=pair)}
 
     def human_t() -> None:
         rows = [(name, d["positive"], d["negative"], d["unknown"], f"{d['precision']:.4f}", f"{d['recall']:.4f}",
@@ -138,10 +132,10 @@ def harvest_mucow(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Harvest MuCoW suites from parallel text and a sense inventory into a release (configs scoring, translation)."""
-    from benchsmith.builders.mucow.corpora import SUBTITLE_LABELS
-    from benchsmith.builders.mucow.harvest import HarvestBuilder, HarvestOptions, run_harvest
-
     from benchsmith.release import ReleaseWriter
+
+    from .corpora import SUBTITLE_LABELS
+    from .harvest import HarvestBuilder, HarvestOptions, run_harvest
 
     opts = HarvestOptions(
         src=src, tgt=tgt, min_links=min_links, min_targets=min_targets, merge_threshold=merge_threshold,

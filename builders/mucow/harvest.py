@@ -22,6 +22,14 @@ its input is whatever corpora you give it), with configs ``scoring`` and
 ``benchsmith evaluate mucow`` scores both). Inputs are recorded in ``release.json``
 with their sha256 (sources ``parallel`` and ``inventory``), the options and the
 paper's statistics in each config's metadata.
+
+Validation: the runner finds the builder of a ``mucow-harvest-*`` release through the
+manifest's ``builder`` (``benchsmith.builders.mucow.harvest.HarvestBuilder``) and calls
+:meth:`HarvestBuilder.for_validation`, which needs no pipeline result: a harvested release
+gets MuCoW's construction checks (``checks.py``), every violation failing, since the
+pipeline applies every rule by construction. It reproduces no published figure and has no
+errata: ``published.yaml``, ``errata.tsv`` and ``checksums.tsv`` beside this module describe
+upstream's WMT 2019 release, not a harvest.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.builders.mucow import CITATION
 from benchsmith.builders.mucow.align import (
@@ -242,28 +250,61 @@ def _resolved(name: str, paths: Sequence[Path], description: str) -> ResolvedSou
 
 
 class HarvestBuilder(Builder):
-    """Writes a :class:`HarvestResult` (its items are computed before the writer starts)."""
+    """Writes a :class:`HarvestResult` (its items are computed before the writer starts).
+
+    Made without a result (:meth:`for_validation`), it only declares the checks of a
+    harvested release; ``configs()`` and ``examples()`` then raise a ConfigError.
+    """
 
     name = "mucow-harvest"
     pretty_name = "MuCoW (harvested)"
-    release_notes = {"1.0.0": "Harvested with benchsmith's implementation of the MuCoW pipeline."}
+    release_notes: ClassVar[dict[str, str]] = {"1.0.0": "Harvested with benchsmith's implementation of the MuCoW pipeline."}
     citation = CITATION
     license = "inherits the licences of the parallel corpora and the sense inventory"
     homepage = "https://github.com/Helsinki-NLP/MuCoW"
     task_categories = ("translation",)
 
-    def __init__(self, result: HarvestResult, version: str | None = None) -> None:
+    def __init__(self, result: HarvestResult | None, version: str | None = None) -> None:
         super().__init__(version)
         self.result = result
+        if result is None:
+            return
         o = result.options
         self.name = f"mucow-harvest-{o.src}-{o.tgt}"
         corpora = ", ".join(c.describe() for c in result.corpora)
         self.description = (f"MuCoW-style WSD test suites for {o.src}->{o.tgt} harvested from {corpora} "
                             f"with the sense inventory {result.inventory.name}.")
 
+    @classmethod
+    def for_validation(cls, release: Release) -> HarvestBuilder:
+        """The builder that validates a harvested ``release``: its checks, no pipeline result."""
+        b = cls(None, release.version)
+        b.name = release.name
+        b.description = release.manifest.get("description", "")
+        return b
+
+    @classmethod
+    def data_path(cls, filename: str) -> Path:
+        """A harvest's own data files would sit in ``harvest/`` beside this module; there are
+        none (no published figures, errata or registered checksums: see the module docstring).
+        MuCoW's files beside the module describe upstream's release and must not apply here."""
+        return cls.module_dir() / "harvest" / filename
+
+    def checks(self) -> Sequence[Any]:
+        """MuCoW's construction checks, every violation failing (``checks.strict_checks``)."""
+        from .checks import strict_checks
+
+        return strict_checks()
+
+    def _result(self) -> HarvestResult:
+        if self.result is None:
+            raise ConfigError(f"{self.name}: this builder was made to validate a release and holds no harvest",
+                              hint="Run `benchsmith harvest mucow` to build one")
+        return self.result
+
     def configs(self) -> Sequence[Config]:
-        o = self.result.options
-        stats = self.result.statistics()
+        o = self._result().options
+        stats = self._result().statistics()
         meta = {"pair": f"{o.src}-{o.tgt}", "options": asdict(o), "statistics": stats}
         return [
             Config("scoring", "Harvested scoring suite: reference vs contrastive translations.", SCORING_FEATURES,
@@ -274,22 +315,29 @@ class HarvestBuilder(Builder):
         ]
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[Example]:
-        yield from (self.result.scoring if config.name == "scoring" else self.result.translation)
+        result = self._result()
+        yield from (result.scoring if config.name == "scoring" else result.translation)
 
     def sources_for_release(self) -> Sources:
-        corpora = [p for c in self.result.corpora for p in c.paths]
+        result = self._result()
+        corpora = [p for c in result.corpora for p in c.paths]
         return Sources({
             "parallel": _resolved("parallel", corpora, "parallel corpora given with --parallel"),
-            "inventory": _resolved("inventory", self.result.inventory.files, "sense inventory given with --inventory"),
+            "inventory": _resolved("inventory", result.inventory.files, "sense inventory given with --inventory"),
         })
 
     def card_sections(self, release: Release) -> dict[str, str]:
-        st = self.result.statistics()
-        o = self.result.options
+        """The harvest's statistics, read from the release (the configs' metadata), so a card
+        re-rendered after validation shows them too."""
+        meta = next((c.get("metadata", {}) for c in release.manifest["configs"].values()
+                     if "statistics" in c.get("metadata", {})), None)
+        if meta is None:
+            return {}
+        st, o = meta["statistics"], meta["options"]
         sc, tr = st["scoring"], st["translation"]
         lines = [
             f"- sentence pairs read: {st['sentence_pairs']:,}",
-            (f"- candidate source words (>= {o.min_links} one-to-one links to >= {o.min_targets} target words): "
+            (f"- candidate source words (>= {o['min_links']} one-to-one links to >= {o['min_targets']} target words): "
              f"{st['candidate_words']:,}"),
             (f"- ambiguous words: {st['ambiguous_words']:,}; senses: {st['senses']:,}; "
              f"senses per word: {st['senses_per_word']:.2f}"),

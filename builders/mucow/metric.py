@@ -1,4 +1,11 @@
-"""MuCoW scorers: ContraWSD-style accuracy (scoring suites) and word-level P/R/F (translation suites).
+"""MuCoW's scorers: ContraWSD-style accuracy (scoring suites) and word-level P/R/F (translation suites).
+
+Both implement the one scorer contract, :class:`benchsmith.validation.metric.Metric`:
+their options (every choice that moves the number) are in ``signature()``, and the facts
+of one scoring call (the language pair, the number of items) in the result's
+``signature`` (:meth:`~benchsmith.validation.metric.Metric.result_signature`), e.g.
+``mucow-scoring-accuracy:1|better:lower|ties:wrong|order:contrawsd|no-contrastive:correct|benchsmith:X|pair:cs-en|items:3791``.
+``benchsmith evaluate mucow`` (``cli.py``) uses these classes.
 
 **Scoring** (:class:`MucowScoringAccuracy`) follows ``evaluate_mod.py`` from the
 MuCoW/ContraWSD repositories: the score file has one number per line, for each
@@ -29,9 +36,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import benchsmith
-from benchsmith.errors import PredictionError
+from benchsmith.validation.metric import Metric
+
+from benchsmith.errors import ConfigError, PredictionError
+
+# The two prediction-file readers below are generic (one number per line; exactly N lines).
+# They moved here with the scorers; see README.md ("Evaluation") for where they should live.
 
 
 def _lines(path: Path) -> list[str]:
@@ -104,29 +116,47 @@ def _acc(c: dict[str, int]) -> dict[str, float | int]:
     return {"correct": c["correct"], "total": c["total"], "accuracy": c["correct"] / c["total"] if c["total"] else 0.0}
 
 
-@dataclass(frozen=True)
-class MucowScoringAccuracy:
-    """ContraWSD accuracy over a MuCoW scoring suite (see module docstring)."""
+def _facts(pair: str | None, items: int) -> dict[str, Any]:
+    return {**({"pair": pair} if pair else {}), "items": items}
+
+
+@dataclass(frozen=True, repr=False)
+class MucowScoringAccuracy(Metric):
+    """ContraWSD accuracy over a MuCoW scoring suite (see module docstring).
+
+    Args:
+        maximize: higher scores are better (log-probabilities); default lower (NLL).
+
+    Options in the signature: ``better`` (higher/lower), ``ties`` (always ``wrong``: the
+    reference must be strictly better), ``order`` (``contrawsd``: per item the reference,
+    then each contrastive), ``no-contrastive`` (always ``correct``: an item without
+    contrastives is vacuously correct, as upstream counts it).
+    """
 
     maximize: bool = False
     name = "mucow-scoring-accuracy"
     version = "1"
 
-    def signature(self, pair: str = "", items: int | None = None) -> str:
-        parts = [f"{self.name}:{self.version}", f"benchsmith:{benchsmith.__version__}",
-                 f"better:{'higher' if self.maximize else 'lower'}", "ties:wrong", "order:contrawsd"]
-        if pair:
-            parts.append(f"pair:{pair}")
-        if items is not None:
-            parts.append(f"items:{items}")
-        return "|".join(parts)
+    def __post_init__(self) -> None:
+        if not isinstance(self.maximize, bool):
+            raise ConfigError(f"maximize must be true or false, got {self.maximize!r}")
+
+    def options(self) -> dict[str, Any]:
+        return {"better": "higher" if self.maximize else "lower", "ties": "wrong", "order": "contrawsd",
+                "no-contrastive": "correct"}
 
     @staticmethod
     def expected_lines(items: Sequence[dict]) -> int:
+        """Score lines a suite needs: per item the reference, then each contrastive."""
         return sum(1 + len(it["contrastive_translations"]) for it in items)
 
-    def score(self, items: Sequence[dict], scores: Sequence[float]) -> dict:
-        """Accuracy overall, ``by_corpus`` and ``by_word_sense`` (``word:sense``)."""
+    def score(self, items: Sequence[dict], scores: Sequence[float], *, pair: str | None = None) -> dict:
+        """``signature`` (with ``pair`` and the item count), accuracy overall, ``by_corpus`` and
+        ``by_word_sense`` (``word:sense``).
+
+        Raises:
+            PredictionError: the number of scores is not :meth:`expected_lines`.
+        """
         if len(scores) != self.expected_lines(items):
             raise PredictionError(f"{len(scores)} scores; expected {self.expected_lines(items)}")
         by_corpus: dict[str, dict[str, int]] = defaultdict(lambda: {"correct": 0, "total": 0})
@@ -146,6 +176,7 @@ class MucowScoringAccuracy:
                 bucket["total"] += 1
                 bucket["correct"] += ok
         return {
+            "signature": self.result_signature(**_facts(pair, len(items))),
             **_acc(total),
             "by_corpus": {c: _acc(v) for c, v in sorted(by_corpus.items())},
             "by_word_sense": {c: _acc(v) for c, v in sorted(by_sense.items())},
@@ -169,23 +200,31 @@ def _prf(pos: int, neg: int, unk: int) -> dict[str, float | int]:
     }
 
 
-@dataclass(frozen=True)
-class MucowTranslationPRF:
-    """Word-level precision / recall / F over a MuCoW translation suite (see module docstring)."""
+@dataclass(frozen=True, repr=False)
+class MucowTranslationPRF(Metric):
+    """Word-level precision / recall / F over a MuCoW translation suite (see module docstring).
+
+    Args:
+        lang: the target language (ISO 639-1), which picks the Moses tokenizer.
+
+    Options in the signature: ``tok`` (``moses-<lang>``), ``case`` (``lower``), ``fallback``
+    (``lemmatized``: the lemmatised line is searched when the tokens hold neither word list),
+    ``both-found`` (``wrong``), ``recall`` (the paper's ``pos/(pos+neg+unk)``; the tables'
+    ``pos/(pos+unk)`` is reported beside it as ``recall_tables``).
+    """
 
     lang: str
     name = "mucow-translation-prf"
     version = "1"
 
-    def signature(self, pair: str = "", items: int | None = None) -> str:
-        parts = [f"{self.name}:{self.version}", f"benchsmith:{benchsmith.__version__}",
-                 f"tok:moses-{self.lang}", "case:lower", "fallback:lemmatized", "both-found:wrong",
-                 "recall:pos/(pos+neg+unk)"]
-        if pair:
-            parts.append(f"pair:{pair}")
-        if items is not None:
-            parts.append(f"items:{items}")
-        return "|".join(parts)
+    def __post_init__(self) -> None:
+        if not isinstance(self.lang, str) or not self.lang.strip():
+            raise ConfigError(f"the target language must be a language code, got {self.lang!r}",
+                              hint="Pass the suite's target language, e.g. de")
+
+    def options(self) -> dict[str, Any]:
+        return {"tok": f"moses-{self.lang}", "case": "lower", "fallback": "lemmatized", "both-found": "wrong",
+                "recall": "pos/(pos+neg+unk)"}
 
     def judge(self, item: dict, tokens: Sequence[str], lemmas: Sequence[str]) -> str:
         """``pos`` / ``neg`` / ``unk`` for one output (tokens and lemmas lower-cased)."""
@@ -199,7 +238,14 @@ class MucowTranslationPRF:
             return "neg"
         return "pos" if pos else "unk"
 
-    def score(self, items: Sequence[dict], translations: Sequence[str], lemmatized: Sequence[str]) -> dict:
+    def score(self, items: Sequence[dict], translations: Sequence[str], lemmatized: Sequence[str], *,
+              pair: str | None = None) -> dict:
+        """``signature`` (with ``pair`` and the item count), P/R/F overall, ``in_domain``,
+        ``out_of_domain`` and ``by_word``.
+
+        Raises:
+            PredictionError: translations, lemmatised lines and items differ in number.
+        """
         from benchsmith.nlp.tokenize import get_tokenizer
 
         if not (len(items) == len(translations) == len(lemmatized)):
@@ -215,6 +261,7 @@ class MucowTranslationPRF:
             per_word[it["ambiguous_word"]][verdict] += 1
         all_ = {k: counts["in"][k] + counts["out"][k] for k in ("pos", "neg", "unk")}
         return {
+            "signature": self.result_signature(**_facts(pair, len(items))),
             **_prf(all_["pos"], all_["neg"], all_["unk"]),
             "in_domain": _prf(counts["in"]["pos"], counts["in"]["neg"], counts["in"]["unk"]),
             "out_of_domain": _prf(counts["out"]["pos"], counts["out"]["neg"], counts["out"]["unk"]),

@@ -32,16 +32,26 @@ TRANSLATION_FEATURES = datasets.Features({
 })
 
 
+def sense_of(row: dict, variant: str) -> str:
+    """An item's sense: its ``sense`` id (scoring), its correct target words (translation: ``sense``
+    is empty upstream for de-en and en-de, and the correct words are what the sense is made of)."""
+    return row["sense"] if variant == "scoring" else " ".join(row["correct_words"])
+
+
+def senses_per_word(rows: list[dict], variant: str) -> tuple[int, int]:
+    """``(ambiguous words, senses)`` over a suite's items (needs ``ambiguous_word`` and the sense field)."""
+    words = {r["ambiguous_word"] for r in rows}
+    return len(words), len({(r["ambiguous_word"], sense_of(r, variant)) for r in rows})
+
+
 def suite_statistics(rows: list[dict], variant: str) -> dict:
     """The paper's figures for one suite: items, ambiguous words, senses, senses per word (+ per variant)."""
-    words = {r["ambiguous_word"] for r in rows}
-    key = "sense" if variant == "scoring" else "correct_words"
-    senses = {(r["ambiguous_word"], r[key] if isinstance(r[key], str) else " ".join(r[key])) for r in rows}
+    words, senses = senses_per_word(rows, variant)
     out: dict = {
         "items": len(rows),
-        "ambiguous_words": len(words),
-        "senses": len(senses),
-        "senses_per_word": round(len(senses) / len(words), 3) if words else 0.0,
+        "ambiguous_words": words,
+        "senses": senses,
+        "senses_per_word": round(senses / words, 3) if words else 0.0,
     }
     corpora: dict[str, int] = {}
     for r in rows:

@@ -1,0 +1,299 @@
+"""MuCoW's dataset checks: the construction rules of the paper, checked on any suite.
+
+They apply to the released WMT 2019 suites (``MucowBuilder.checks()``) and to harvested
+ones (``HarvestBuilder.checks()``, found by the validation runner through the manifest's
+``builder``). A config is a *scoring* suite when it has ``contrastive_translations`` and a
+*translation* suite when it has ``correct_words`` (both the ``scoring-<pair>`` /
+``translation-<pair>`` configs of the release and a harvest's ``scoring`` / ``translation``).
+All are one pass over a few columns.
+
+Rules (Raganato, Scherrer & Tiedemann, WMT 2019):
+
+* ``mucow_contrastive_present``: every scoring item has at least one contrastive
+  translation (an item without one is scored correct whatever the model does).
+* ``mucow_contrastive_aligned``: one replacement word per contrastive translation
+  (the score file's order is defined by the contrastive lists).
+* ``mucow_contrastive_differs``: no contrastive translation equals its reference (with
+  ties counted wrong, such an item can never be scored correct).
+* ``mucow_senses_per_word``: every ambiguous word of a translation suite has at least two
+  senses in it (Section 4: "If as a result of the above filters, all but one senses of a
+  source word were removed, we removed the source word entirely"). A sense is its list of
+  correct words (``sense`` is empty upstream for de-en and en-de). Not applied to scoring
+  suites: there the paper's rule is about the lexicon (Section 2: "Source words that end up
+  with a single synset as a result of this step are discarded"), and a word may keep items
+  of one sense only, contrasted with the words of its other senses; a word without a second
+  sense shows up as items without contrastives (``mucow_contrastive_present``).
+* ``mucow_items_per_sense``: scoring, at most 20 items per sense (Section 2.4: "we randomly
+  choose 20 instances of each sense"); translation, 4 to 10 (Section 4: "at least 4
+  example sentences, and we retained at most 10 example sentences per sense"). A
+  harvest's own bounds, recorded in its config metadata (``options``), take precedence.
+* ``mucow_target_words``: every translation item has correct and incorrect target words,
+  and no word is in both lists.
+* ``mucow_domain_rule``: all items of a translation sense share its domain, which is
+  ``out`` exactly when more than half of them come from a subtitles corpus (Section 4:
+  "A synset is considered out-of-domain if more than half of its example sentences come
+  from OpenSubtitles2018"). Subtitle corpora: the harvest's ``options.subtitle_labels``,
+  else :data:`~benchsmith.builders.mucow.corpora.SUBTITLE_LABELS`.
+
+Each of these passes or reports a violation with its ``severity`` (``fail`` by default); a
+builder lowers it to ``warn`` where its data is known to break the rule as released (see
+``MucowBuilder.checks``). ``mucow_suite_statistics`` is descriptive (``stat``): the
+paper's per-suite figures (items, ambiguous words, senses, senses per word, corpora,
+contrastive pairs or in/out of domain).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from benchsmith.validation.check import Check, CheckResult, Status
+
+from benchsmith.errors import ConfigError
+
+from .corpora import SUBTITLE_LABELS
+from .schema import sense_of, suite_statistics
+
+SCORING, TRANSLATION = "scoring", "translation"
+VARIANTS = (SCORING, TRANSLATION)
+#: the paper's bounds on items per sense (harvest options override them per config)
+SCORING_PER_SENSE = 20
+TRANSLATION_MIN_PER_SENSE, TRANSLATION_MAX_PER_SENSE = 4, 10
+#: violations listed in a result's details (all are counted in its metrics)
+SHOWN = 20
+#: what :meth:`SuiteCheck.inspect` returns: problems (one line each), metrics, details
+Inspection = tuple[list[str], dict[str, Any], dict[str, Any]]
+
+
+def variant_of(release: Any, config: str) -> str | None:
+    """``scoring`` / ``translation`` from the config's features (None: not a MuCoW suite)."""
+    features = release.features(config)
+    if "contrastive_translations" in features:
+        return SCORING
+    if "correct_words" in features:
+        return TRANSLATION
+    return None
+
+
+def options_of(release: Any, config: str) -> dict[str, Any]:
+    """The harvest options recorded in the config's metadata (``{}`` for the released suites)."""
+    return dict(release.manifest["configs"][config].get("metadata", {}).get("options") or {})
+
+
+def domain_name(value: Any) -> str:
+    """``in`` / ``out`` from the ClassLabel int or its name."""
+    return value if isinstance(value, str) else ("in", "out")[value]
+
+
+def sense_key(row: dict, variant: str) -> tuple[str, str]:
+    """(word, sense): the ``sense`` id for scoring, the correct words for translation."""
+    return row["ambiguous_word"], sense_of(row, variant)
+
+
+class SuiteCheck(Check):
+    """One result per MuCoW suite (config/split) of :attr:`variants` found in the release.
+
+    Subclasses implement :meth:`inspect`; a violation is reported with ``severity``.
+    """
+
+    family = "integrity"
+    variants: ClassVar[tuple[str, ...]] = VARIANTS
+    #: what the check requires, in words (the pass summary)
+    rule: ClassVar[str] = ""
+
+    def __init__(self, severity: Status = Status.FAIL, variants: Sequence[str] | None = None) -> None:
+        if severity not in (Status.FAIL, Status.WARN):
+            raise ConfigError(f"{self.name}: a violation is reported as fail or warn, not {severity!s}")
+        severity = Status(severity)  # "warn" -> Status.WARN
+        unknown = sorted(set(variants or ()) - set(type(self).variants))
+        if unknown:
+            raise ConfigError(f"{self.name} does not apply to {unknown}", hint=f"It checks {list(type(self).variants)}")
+        self.severity = severity
+        self.applies = tuple(variants) if variants else type(self).variants
+
+    def suites(self, release: Any) -> Iterator[tuple[str, str, str]]:
+        for config in release.configs():
+            variant = variant_of(release, config)
+            if variant in self.applies:
+                for split in release.splits(config):
+                    yield config, split, variant
+
+    def run(self, release: Any) -> list[CheckResult]:
+        out = []
+        for config, split, variant in self.suites(release):
+            problems, metrics, details = self.inspect(release, config, split, variant)
+            where = f"{config}/{split}"
+            details = {"split": split, **details}
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                out.append(self.result(self.severity, f"{where}: {problems[0]}{more}", config=config, metrics=metrics,
+                                       details={**details, "problems": problems[:SHOWN]}))
+            else:
+                out.append(self.result(Status.PASS, f"{where}: {self.rule}", config=config, metrics=metrics,
+                                       details=details))
+        if not out:
+            out.append(self.result(Status.SKIP, f"no {' or '.join(self.applies)} suite in this release"))
+        return out
+
+    def inspect(self, release: Any, config: str, split: str, variant: str) -> Inspection:
+        """``(problems, metrics, details)``: one line per violation (none when the rule holds),
+        numbers worth tracking, and what a person needs to act (offending ids)."""
+        raise NotImplementedError
+
+
+def _rows(release: Any, config: str, split: str, columns: Sequence[str]) -> list[dict]:
+    return release.table(config, split, list(columns)).to_pylist()
+
+
+class ContrastivePresent(SuiteCheck):
+    name = "mucow_contrastive_present"
+    variants = (SCORING,)
+    rule = "every item has at least one contrastive translation"
+
+    def inspect(self, release, config, split, variant):
+        rows = _rows(release, config, split, ["id", "ambiguous_word", "contrastive_translations"])
+        empty = [r for r in rows if not r["contrastive_translations"]]
+        words = Counter(r["ambiguous_word"] for r in empty)
+        problems = [f"{n} item(s) of {w!r} have no contrastive translation (scored correct whatever the model does)"
+                    for w, n in words.most_common()]
+        return problems, {"items": len(rows), "without_contrastive": len(empty)}, {"ids": [r["id"] for r in empty]}
+
+
+class ContrastiveAligned(SuiteCheck):
+    name = "mucow_contrastive_aligned"
+    variants = (SCORING,)
+    rule = "one replacement word per contrastive translation"
+
+    def inspect(self, release, config, split, variant):
+        rows = _rows(release, config, split, ["id", "contrastive_translations", "replacements"])
+        bad = [r for r in rows if len(r["contrastive_translations"]) != len(r["replacements"])]
+        problems = [f"{r['id']}: {len(r['contrastive_translations'])} contrastive translation(s), "
+                    f"{len(r['replacements'])} replacement(s)" for r in bad]
+        return problems, {"items": len(rows), "misaligned": len(bad)}, {}
+
+
+class ContrastiveDiffers(SuiteCheck):
+    name = "mucow_contrastive_differs"
+    variants = (SCORING,)
+    rule = "every contrastive translation differs from its reference"
+
+    def inspect(self, release, config, split, variant):
+        rows = _rows(release, config, split,
+                     ["id", "ambiguous_word", "original_translation", "reference", "contrastive_translations"])
+        same = [r for r in rows if r["reference"] in r["contrastive_translations"]]
+        by = Counter((r["ambiguous_word"], r["original_translation"]) for r in same)
+        problems = [f"{n} item(s) of {w!r} (translated {t!r}) have a contrastive identical to the reference "
+                    "(never scored correct: ties count wrong)" for (w, t), n in by.most_common()]
+        return problems, {"items": len(rows), "identical_contrastive": len(same)}, {"ids": [r["id"] for r in same]}
+
+
+class SensesPerWord(SuiteCheck):
+    name = "mucow_senses_per_word"
+    variants = (TRANSLATION,)
+    rule = "every ambiguous word has at least two senses"
+
+    def inspect(self, release, config, split, variant):
+        senses: dict[str, set[str]] = defaultdict(set)
+        items: Counter = Counter()
+        for r in _rows(release, config, split, ["ambiguous_word", "correct_words"]):
+            word, sense = sense_key(r, variant)
+            senses[word].add(sense)
+            items[word] += 1
+        single = sorted(w for w, s in senses.items() if len(s) < 2)
+        problems = [f"{w!r} has one sense ({next(iter(senses[w]))!r}, {items[w]} item(s))" for w in single]
+        n_senses = sum(len(s) for s in senses.values())
+        return problems, {"ambiguous_words": len(senses), "senses": n_senses, "single_sense_words": len(single),
+                          "senses_per_word": round(n_senses / len(senses), 3) if senses else 0.0}, {}
+
+
+class ItemsPerSense(SuiteCheck):
+    name = "mucow_items_per_sense"
+    rule = "items per sense within the paper's bounds"
+
+    @staticmethod
+    def bounds(release: Any, config: str, variant: str) -> tuple[int, int]:
+        opts = options_of(release, config)
+        if variant == SCORING:
+            return 1, int(opts.get("scoring_per_sense", SCORING_PER_SENSE))
+        return (int(opts.get("translation_min_per_sense", TRANSLATION_MIN_PER_SENSE)),
+                int(opts.get("translation_max_per_sense", TRANSLATION_MAX_PER_SENSE)))
+
+    def inspect(self, release, config, split, variant):
+        columns = ["ambiguous_word", "sense" if variant == SCORING else "correct_words"]
+        per = Counter(sense_key(r, variant) for r in _rows(release, config, split, columns))
+        low, high = self.bounds(release, config, variant)
+        problems = [f"{w!r} sense {s!r} has {n} item(s); allowed {low}-{high}"
+                    for (w, s), n in sorted(per.items()) if not low <= n <= high]
+        return problems, {"senses": len(per), "min_per_sense": min(per.values(), default=0),
+                          "max_per_sense": max(per.values(), default=0), "allowed": [low, high],
+                          "outside": len(problems)}, {}
+
+
+class TargetWords(SuiteCheck):
+    name = "mucow_target_words"
+    variants = (TRANSLATION,)
+    rule = "every item has correct and incorrect target words, and none is in both"
+
+    def inspect(self, release, config, split, variant):
+        rows = _rows(release, config, split, ["id", "correct_words", "incorrect_words"])
+        problems = []
+        for r in rows:
+            good, bad = r["correct_words"], r["incorrect_words"]
+            if not good or not bad:
+                problems.append(f"{r['id']}: {len(good)} correct and {len(bad)} incorrect word(s)")
+            elif set(good) & set(bad):
+                problems.append(f"{r['id']}: {sorted(set(good) & set(bad))} listed as correct and incorrect")
+        return problems, {"items": len(rows), "bad_items": len(problems)}, {}
+
+
+class DomainRule(SuiteCheck):
+    name = "mucow_domain_rule"
+    variants = (TRANSLATION,)
+    rule = "each sense is out of domain exactly when more than half of its items come from subtitles"
+
+    def inspect(self, release, config, split, variant):
+        subtitles = {s.lower() for s in options_of(release, config).get("subtitle_labels", SUBTITLE_LABELS)}
+        by: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        for r in _rows(release, config, split, ["ambiguous_word", "correct_words", "corpus", "domain"]):
+            by[sense_key(r, variant)].append(r)
+        problems = []
+        for (word, sense), items in sorted(by.items()):
+            domains = sorted({domain_name(i["domain"]) for i in items})
+            subs = sum(i["corpus"].lower() in subtitles for i in items)
+            expected = "out" if 2 * subs > len(items) else "in"
+            if domains != [expected]:
+                problems.append(f"{word!r} sense {sense!r}: {subs} of {len(items)} item(s) from subtitles, so "
+                                f"{expected!r}, but marked {'/'.join(domains)}")
+        return problems, {"senses": len(by), "violations": len(problems)}, {"subtitle_labels": sorted(subtitles)}
+
+
+class SuiteStatistics(Check):
+    """The paper's per-suite figures (Tables 4 and 6 report them per pair): descriptive only."""
+
+    name = "mucow_suite_statistics"
+    family = "distribution"
+
+    def run(self, release: Any) -> list[CheckResult]:
+        out = []
+        for config in release.configs():
+            variant = variant_of(release, config)
+            if variant is None:
+                continue
+            for split in release.splits(config):
+                extra = ["contrastive_translations", "sense"] if variant == SCORING else ["correct_words", "domain"]
+                st = suite_statistics(_rows(release, config, split, ["ambiguous_word", "corpus", *extra]), variant)
+                tail = (f"{st['contrastive_pairs']:,} contrastive" if variant == SCORING
+                        else f"{st['in_domain']:,} in / {st['out_of_domain']:,} out of domain")
+                out.append(self.stat(
+                    f"{config}/{split}: {st['items']:,} items, {st['ambiguous_words']:,} ambiguous words, "
+                    f"{st['senses_per_word']:.2f} senses per word, {tail}",
+                    config=config, metrics=st, details={"split": split},
+                ))
+        return out or [self.result(Status.SKIP, "no MuCoW suite in this release")]
+
+
+def strict_checks() -> list[Check]:
+    """Every MuCoW check, a violation failing: what a suite built by the paper's rules must pass."""
+    return [SuiteStatistics(), ContrastivePresent(), ContrastiveAligned(), ContrastiveDiffers(), SensesPerWord(),
+            ItemsPerSense(), TargetWords(), DomainRule()]
