@@ -12,7 +12,7 @@ import datasets
 import pytest
 from benchsmith.loaders import comve_csv
 from benchsmith.loaders.comve_csv import SplitFiles, load_instances, read_answers, read_rows, read_subtask_b
-from comve_helpers import GOOD, MALFORMED, build, malformed_sources
+from comve_helpers import FIXTURE_DATA, GOOD, MALFORMED, build, malformed_sources
 
 from benchsmith.errors import ParseError
 
@@ -139,6 +139,8 @@ def test_malformed_input_through_the_cli_is_one_line_exit_2(tmp_path: Path, caps
 
     sources = malformed_sources("bad_label", tmp_path)
     monkeypatch.setattr("benchsmith.builders.comve.ComVE.checksums", classmethod(lambda cls: {}))
+    # the real errata.tsv names upstream items the fixture lacks (a stale row is an error): use the fixture's
+    monkeypatch.setattr("benchsmith.builders.comve.ComVE.errata_path", classmethod(lambda cls: FIXTURE_DATA / "errata.tsv"))
     code = main(["-q", "build", "comve", "--sources", str(sources), "--registry", str(tmp_path / "reg")])
     err = capsys.readouterr().err
     assert code == 2

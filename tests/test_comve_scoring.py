@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from benchsmith.builders.comve.scoring import evaluate_file
+from benchsmith.builders.comve.metric import ComVEMetric, evaluate_file
+from benchsmith.validation.metric import Metric
+from benchsmith.validation.metrics.accuracy import Accuracy
+from benchsmith.validation.metrics.bleu import CorpusBLEU
 from comve_helpers import GOOD, build
 
 from benchsmith.errors import ConfigError, PredictionError
@@ -28,6 +31,35 @@ def _write(tmp_path: Path, text: str | bytes, name: str = "pred.csv") -> Path:
     p = tmp_path / name
     p.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     return p
+
+
+# (subtask, gold, predictions, metric, expected figure): the scorer as a table
+METRIC_TABLE = [
+    ("a", {"1": "0", "2": "1"}, {"1": "0", "2": "0"}, "accuracy", 0.5),
+    ("B", {"1": "A", "2": "C", "3": "B"}, {"1": "A", "2": "C", "3": "B"}, "accuracy", 1.0),
+    ("subtask_b", {"1": "A"}, {"1": "a"}, "accuracy", 0.0),  # exact match, as the official scorer
+    ("c", {"1": ["the cat sat on the mat"]}, {"1": "the cat sat on the mat"}, "bleu", 100.0),
+    ("c", {"1": ["a b c d", ""]}, {"1": "a b c"}, "bleu", 0.0),  # no 4-gram, no smoothing; "" skipped
+]
+
+
+@pytest.mark.parametrize(("subtask", "gold", "predictions", "metric", "expected"), METRIC_TABLE)
+def test_metric_table(subtask, gold, predictions, metric, expected):
+    figures = ComVEMetric(subtask).score(gold, predictions)
+    assert figures["metric"] == metric and figures[metric] == pytest.approx(expected)
+    assert figures["n"] == len(gold)
+
+
+def test_metric_signature_is_the_generic_metrics():
+    a, c = ComVEMetric("a"), ComVEMetric("C")
+    assert isinstance(a, Metric) and a.signature() == Accuracy().signature() and a.options() == {"match": "exact"}
+    assert c.signature() == CorpusBLEU().signature() and "reflen:shortest" in c.signature()
+    # per-call facts live in the result's signature only
+    assert a.score({"1": "0", "2": "1"}, {"1": "0", "2": "1"})["signature"] == a.result_signature(n=2)
+    assert c.score({"1": ["x y", "x z"]}, {"1": "x y"})["signature"] == f"nrefs:2|{c.signature()}"
+    assert a.signature() == ComVEMetric("a").signature()  # scoring never changes it
+    with pytest.raises(ConfigError, match="Valid names: a, b, c"):
+        ComVEMetric("d")
 
 
 def test_subtask_a_and_b_accuracy(release, tmp_path):

@@ -17,28 +17,33 @@ measured evidence in ``builders/comve/README.md``):
   instance joined by id: the nonsensical statement is subtask A's
   ``sent[label]``, the correct reason subtask B's option ``label``, the confusing
   reasons the other two options in option order).
-* Version 1.0.0 is upstream as released; 1.1.0 applies the errata in
-  ``errata.yaml``: one test statement, seven lost characters, nine training
-  subtask B items without three distinct options and five training subtask A
-  items whose two statements are the same sentence (those items are left out of
-  that subtask's config only; ``tuples`` keeps every instance).
+* Version 1.0.0 is upstream as released; 1.1.0 applies the errata of ``errata.tsv``
+  (generated from the 1.0.0 data by ``errata.py``: ``benchsmith stage comve errata``):
+  one test statement, seven lost characters, nine training subtask B items without three
+  distinct options (and their trial copy) and five training subtask A items whose two
+  statements are the same sentence (those items are left out of that subtask's config only;
+  ``tuples`` keeps every instance). The builder yields upstream values only; the core
+  applies the errata while writing.
+* Upstream inconsistencies that need no fix are ``findings.yaml`` (``findings.py``); the
+  paper's figures are ``published.yaml``, measured by :meth:`ComVE.measures` (``stats.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
-from functools import cached_property
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import datasets
-import yaml
+from benchsmith.builders.comve.errata import DEGENERATE_OPTIONS
 from benchsmith.loaders.comve_csv import B_LABELS, Instance, SplitFiles, load_instances
 
-from benchsmith.builder import Builder, Config, Erratum, Expectation, Policy, register
+from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.expectation import Measure
 from benchsmith.source import Source, Sources
+
+if TYPE_CHECKING:
+    from benchsmith.builders.comve.findings import Finding
 
 SOURCE = "comve"
 ROOT = "ALL data"
@@ -96,11 +101,6 @@ def _all_files() -> tuple[str, ...]:
     return tuple(p for s in SPLITS for p in split_files(s).values())
 
 
-def load_yaml(name: str) -> dict[str, Any]:
-    with open(Path(__file__).with_name(name), encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
-
-
 _STR = datasets.Value("string")
 FEATURES = {
     "subtask_a": datasets.Features(
@@ -143,7 +143,7 @@ class ComVE(Builder):
     release_notes: ClassVar[dict[str, str]] = {
         "1.0.0": "Upstream as released (ALL data of the official repository); no fixes.",
         "1.1.0": "Applies the errata test-1698-statement, replacement-characters, "
-        "train-degenerate-options and train-identical-statements (see errata.yaml).",
+        "train-degenerate-options and train-identical-statements (see errata.tsv).",
     }
     citation = """@inproceedings{wang-etal-2020-semeval,
     title = "{S}em{E}val-2020 Task 4: Commonsense Validation and Explanation",
@@ -183,7 +183,7 @@ class ComVE(Builder):
         facts = {"splits_upstream": UPSTREAM_SPLIT}
         # Known upstream empties (errata/findings) are declared so the generic empty-field
         # check does not fail on them; the comve_upstream_audit check reports them instead.
-        fixed_b = self.erratum_applies("train-degenerate-options")
+        fixed_b = self.erratum_applies(DEGENERATE_OPTIONS)
         return [
             Config(
                 "subtask_a",
@@ -229,34 +229,16 @@ class ComVE(Builder):
             ),
         ]
 
-    def errata(self) -> Sequence[Erratum]:
-        return [
-            Erratum(e["id"], " ".join(e["what"].split()), " ".join(e["evidence"].split()),
-                    " ".join(e["fix"].split()), e["version"], tuple(e.get("items", ())))
-            for e in self._errata_data["errata"]
-        ]
+    def findings(self) -> list[Finding]:
+        """Upstream inconsistencies that need no fix (``findings.yaml``: what a split keeps and why)."""
+        from benchsmith.builders.comve.findings import read_findings
 
-    def findings(self) -> list[dict[str, Any]]:
-        """Upstream inconsistencies that need no fix (what a split keeps and why)."""
-        return [{k: (" ".join(v.split()) if isinstance(v, str) else v) for k, v in f.items()}
-                for f in self._errata_data["findings"]]
+        return read_findings(self.data_path("findings.yaml"))
 
-    @cached_property
-    def _errata_data(self) -> dict[str, Any]:
-        return load_yaml("errata.yaml")
+    def measures(self) -> Mapping[str, Measure]:
+        from benchsmith.builders.comve.stats import MEASURES
 
-    def expectations(self) -> Sequence[Expectation]:
-        ref = "Wang et al. (2020), SemEval-2020 Task 4, Section 3 (10,000 / 997 / 1,000 instances)"
-        published = {"train": 10_000, "validation": 997, "test": 1_000}
-        out = []
-        for config in ("subtask_a", "subtask_b", "subtask_c", "tuples"):
-            for split, n in published.items():
-                dropped = len(self._dropped(config, split))
-                out.append(
-                    Expectation.count(config, split, n - dropped, ref if not dropped else
-                                      f"{ref}, minus {dropped} dropped by an erratum of this version")
-                )
-        return out
+        return MEASURES
 
     def checks(self) -> Sequence[Any]:
         from benchsmith.builders.comve.checks import comve_checks
@@ -268,59 +250,21 @@ class ComVE(Builder):
 
         return card_sections(release, self)
 
-    # ---------------------------------------------------------------- errata
-    def _applied(self, key: str) -> list[dict[str, Any]]:
-        applied = {e.id for e in self.errata_applied}
-        return [e for e in self._errata_data["errata"] if e["id"] in applied and key in e]
-
-    def _dropped(self, config: str, split: str) -> set[str]:
-        ids: set[str] = set()
-        for e in self._applied("drop"):
-            for d in e["drop"]:
-                if config in d["configs"] and UPSTREAM_SPLIT[split] == d["split"]:
-                    ids.update(str(i) for i in d["ids"])
-        return ids
-
-    def _fixed(self, inst: Instance, split: str) -> Instance:
-        """Apply this version's text replacements to one instance."""
-        reps = [r for e in self._applied("replace") for r in e["replace"]
-                if r["split"] == UPSTREAM_SPLIT[split] and str(r["id"]) == inst.id]
-        if not reps:
-            return inst
-
-        def fix(text: str) -> str:
-            for r in reps:
-                text = text.replace(r["old"], r["new"])
-            return text
-
-        return replace(
-            inst,
-            sent0=fix(inst.sent0),
-            sent1=fix(inst.sent1),
-            b_false_sent=fix(inst.b_false_sent),
-            options=tuple(fix(o) for o in inst.options),  # type: ignore[arg-type]
-            c_false_sent=fix(inst.c_false_sent),
-            references=tuple(fix(r) for r in inst.references),  # type: ignore[arg-type]
-        )
-
     # ---------------------------------------------------------------- examples
     def instances(self, split: str, sources: Sources) -> list[Instance]:
-        """The split's instances joined across subtasks, with this version's fixes applied.
-
-        Parsed once per split and source folder (four configs read the same files).
+        """The split's instances joined across subtasks, as upstream has them (the core applies
+        the errata while writing). Parsed once per split and source folder (four configs read
+        the same files).
         """
         paths = {k: sources.path(SOURCE, rel) for k, rel in split_files(split).items()}
         key = (split, str(paths["a_data"]))
         cache = self.__dict__.setdefault("_instances", {})
         if key not in cache:
-            cache[key] = [self._fixed(i, split) for i in load_instances(SplitFiles(**paths))]
+            cache[key] = load_instances(SplitFiles(**paths))
         return cache[key]
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict[str, Any]]:
-        dropped = self._dropped(config.name, split)
         for inst in self.instances(split, sources):
-            if inst.id in dropped:
-                continue
             yield self.example(config.name, inst)
 
     @staticmethod

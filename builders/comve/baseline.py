@@ -1,4 +1,8 @@
-"""Cheap ComVE baselines, scored with the official-compatible scorers.
+"""Cheap ComVE baselines, scored with the ComVE scorer of ``benchsmith evaluate comve``
+(:class:`~benchsmith.builders.comve.metric.ComVEMetric`, official-compatible).
+
+The ``comve_baselines`` check (``checks.py``) runs them on every release; the
+``copy_source_bleu`` measure of ``published.yaml`` uses :func:`copy_source`.
 
 * ``copy_source`` (subtask C): the nonsensical statement itself as the reason,
   scored with the official BLEU. It measures how much BLEU the references'
@@ -14,8 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchsmith.validation.metrics.accuracy import Accuracy
-from benchsmith.validation.metrics.bleu import CorpusBLEU
+from benchsmith.builders.comve.metric import ComVEMetric
 
 NEGATION = frozenset(
     [
@@ -49,23 +52,25 @@ def negation_cue(release: Any, split: str) -> dict[str, Any]:
     for i, o in zip(ids, opts):
         preds[i], k = negation_choice(list(o))
         n_neg.append(k)
-    res = Accuracy().corpus_score(gold, preds)
+    res = ComVEMetric("b").score(gold, preds)
     decided = [i for i, k in zip(ids, n_neg) if k == 1]
     return {
         "baseline": "negation_cue",
         "split": split,
-        "accuracy": res.accuracy,
-        "n": res.total,
+        "accuracy": res["accuracy"],
+        "n": res["n"],
         "coverage": len(decided) / len(ids) if ids else 0.0,
         "accuracy_when_decided": (sum(preds[i] == gold[i] for i in decided) / len(decided)) if decided else None,
         "chance": 1 / 3,
-        "signature": res.signature,
+        "signature": res["signature"],
     }
 
 
 def copy_source(release: Any, split: str) -> dict[str, Any]:
     """Official BLEU of copying ``false_sent`` as the reason on subtask C ``split``."""
     t = release.table("subtask_c", split)
-    res = CorpusBLEU().corpus_score(t.column("false_sent").to_pylist(), t.column("references").to_pylist())
-    return {"baseline": "copy_source", "split": split, "bleu": res.score, "n": t.num_rows,
-            "brevity_penalty": res.brevity_penalty, "precisions": list(res.precisions), "signature": res.signature}
+    ids = t.column("id").to_pylist()
+    res = ComVEMetric("c").score(dict(zip(ids, t.column("references").to_pylist())),
+                                 dict(zip(ids, t.column("false_sent").to_pylist())))
+    return {"baseline": "copy_source", "split": split, "bleu": res["bleu"], "n": res["n"],
+            "brevity_penalty": res["brevity_penalty"], "precisions": res["precisions"], "signature": res["signature"]}

@@ -1,30 +1,34 @@
 """ComVE-specific validation checks (returned by ``ComVE.checks()``).
 
-Each check reads the release only and returns :class:`CheckResult`\\ s whose
-metrics are JSON-serialisable:
+Each check reads the release only and returns :class:`CheckResult`\\ s whose metrics are
+JSON-serialisable. Descriptive results are ``stat`` (they cannot fail or warn); the
+results that can warn say when:
 
-* ``comve_label_distribution`` (distribution): subtask A/B label counts per split
+* ``comve_label_distribution`` (distribution, stat): subtask A/B label counts per split
   (paper Tables 2-3);
-* ``comve_sentence_lengths`` (distribution): mean length per sentence type (Table 4);
-* ``comve_top_words`` (distribution): top-5 informative words per type (Table 5);
-* ``comve_train_repeats`` (leakage): dev/test instances whose nonsensical statement
-  or correct reason repeats a training one (warn when any repeats exactly);
-* ``comve_baselines`` (artifacts): copy-source BLEU (C) and negation-cue accuracy
-  (B) per split; warn when the cue beats chance by more than ``cue_margin``;
-* ``comve_published_figures`` (fidelity): every figure of ``published.yaml``
-  against the measurement, both numbers reported; a difference is a warning
-  (a fail for instance counts), a figure not on file is a skip;
-* ``comve_upstream_audit`` (fidelity): the errata (applied or pending in this
-  version) and the upstream findings, so the report carries them.
+* ``comve_sentence_lengths`` (distribution, stat): mean length per sentence type (Table 4);
+* ``comve_top_words`` (distribution, stat): top-5 informative words per type (Table 5);
+* ``comve_train_repeats`` (leakage): per held-out split, *warn* when an instance's
+  nonsensical statement or correct reason repeats a training one verbatim, pass otherwise;
+  trial is not held out (finding trial-overlaps-train), so its result is a stat;
+* ``comve_baselines`` (artifacts): copy-source BLEU (C) per split is a stat; the
+  negation-cue accuracy (B) per split *warns* when it beats chance by more than
+  ``cue_margin``, passes otherwise;
+* ``comve_upstream_audit`` (fidelity): the errata, *warn* when this version leaves some
+  pending (1.0.0, upstream as released), pass when all are applied; and one stat per
+  upstream finding (``findings.yaml``), so the report carries them.
+
+The paper's figures (``published.yaml``) are compared by the core fidelity check
+through ``ComVE.expectations()`` and the measures of ``stats.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from benchsmith.builders.comve import load_yaml, stats
-from benchsmith.validation.baselines import comve as baselines
+import benchsmith.builders.comve.baseline as baselines
+import benchsmith.builders.comve.stats as stats
+from benchsmith.builders.comve.findings import FINDINGS_PATH, read_findings
 from benchsmith.validation.check import Check, CheckResult, Status
 
 MAIN_SPLITS = ("train", "validation", "test")
@@ -51,8 +55,8 @@ class LabelDistribution(Check):
                 continue
             share = {s: {k: round(v / max(1, sum(d.values())), 4) for k, v in d.items()} for s, d in dist.items()}
             text = "; ".join(f"{s} " + "/".join(f"{v:,}" for v in d.values()) for s, d in dist.items())
-            out.append(self.result(Status.PASS, f"{config} labels ({'/'.join(next(iter(dist.values())))}): {text}",
-                                   metrics={"counts": dist, "shares": share}, config=config))
+            out.append(self.stat(f"{config} labels ({'/'.join(next(iter(dist.values())))}): {text}",
+                                 metrics={"counts": dist, "shares": share}, config=config))
         return out
 
 
@@ -67,8 +71,8 @@ class SentenceLengths(Check):
         overall = stats.average_lengths(release, splits)
         per_split = {s: stats.average_lengths(release, [s]) for s in _splits(release, "tuples")}
         text = ", ".join(f"{k} {v}" for k, v in overall.items())
-        return [self.result(Status.PASS, f"mean whitespace tokens ({'+'.join(splits)}): {text}",
-                            metrics={"overall": overall, "per_split": per_split}, config="tuples")]
+        return [self.stat(f"mean whitespace tokens ({'+'.join(splits)}): {text}",
+                          metrics={"overall": overall, "per_split": per_split}, config="tuples")]
 
 
 class TopWords(Check):
@@ -83,10 +87,14 @@ class TopWords(Check):
         if not splits:
             return [self.result(Status.SKIP, "no tuples config in this release")]
         top = stats.top_words(release, splits, self.k)
+        # the paper's Table 5 groups: the training set, and dev+test
+        groups = {"train": ["train"], "validation+test": [s for s in splits if s != "train"]}
+        shares = {g: {kind: [[w, round(p, 3)] for w, p in stats.top_word_shares(release, ss, kind, self.k)]
+                      for kind in stats.SENTENCE_TYPES} for g, ss in groups.items() if set(ss) <= set(splits) and ss}
         text = "; ".join(f"{k}: {', '.join(w for w, _ in v)}" for k, v in top.items())
-        return [self.result(Status.PASS, f"top-{self.k} words after the uninformative-word list: {text}",
-                            metrics={"top_words": top}, details={"uninformative_words": sorted(stats.UNINFORMATIVE)},
-                            config="tuples")]
+        return [self.stat(f"top-{self.k} words ({'+'.join(splits)}) without the paper's uninformative words: {text}",
+                          metrics={"top_words": top, "shares_percent": shares},
+                          details={"uninformative_words": sorted(stats.UNINFORMATIVE)}, config="tuples")]
 
 
 class TrainRepeats(Check):
@@ -110,14 +118,16 @@ class TrainRepeats(Check):
                 "normalised_statement_pair": len(norm["statement_pair"]),
             }
             held_out = split != "trial"
-            status = Status.WARN if exact["either"] and held_out else Status.PASS
             summary = (f"{split}: {len(exact['either'])} of {r['n']} instances repeat a training nonsensical "
                        f"statement or correct reason verbatim ({len(norm['either'])} after normalising case, "
                        f"spaces and final punctuation); {len(norm['statement_pair'])} repeat a whole training "
                        "statement pair")
-            if not held_out:
-                summary += "; trial is not held-out data (finding trial-overlaps-train)"
             details = {m: {k: v[:_SHOW] for k, v in r[m].items()} for m in ("exact", "normalised")}
+            if not held_out:  # trial is drawn from the training pool: a measurement, not a verdict
+                summary += "; trial is not held-out data (finding trial-overlaps-train)"
+                out.append(self.stat(summary, metrics=metrics, details=details, config="tuples"))
+                continue
+            status = Status.WARN if exact["either"] else Status.PASS
             out.append(self.result(status, summary, metrics=metrics, details=details, config="tuples"))
         return out
 
@@ -133,8 +143,7 @@ class Baselines(Check):
         out = []
         for split in _splits(release, "subtask_c"):
             r = baselines.copy_source(release, split)
-            out.append(self.result(Status.PASS, f"copy-source (C, {split}): BLEU {r['bleu']:.2f}",
-                                   metrics=r, config="subtask_c"))
+            out.append(self.stat(f"copy-source (C, {split}): BLEU {r['bleu']:.2f}", metrics=r, config="subtask_c"))
         for split in _splits(release, "subtask_b"):
             r = baselines.negation_cue(release, split)
             gain = r["accuracy"] - r["chance"]
@@ -147,67 +156,15 @@ class Baselines(Check):
         return out
 
 
-class PublishedFigures(Check):
-    """Compare ``published.yaml`` with the release; both numbers go into the result."""
-
-    name = "comve_published_figures"
-    family = "fidelity"
-
-    def __init__(self, published: Mapping[str, Any] | None = None) -> None:
-        self.published = dict(published) if published is not None else load_yaml("published.yaml")
-
-    def run(self, release: Any) -> list[CheckResult]:
-        pub = self.published
-        ref = pub.get("reference", "published.yaml")
-        out = []
-        for split, n in (pub.get("instances") or {}).items():
-            measured = release.num_examples("tuples", split) if split in _splits(release, "tuples") else None
-            ok = measured == n
-            out.append(self.result(
-                Status.PASS if ok else Status.FAIL,
-                f"instances in {split}: published {n:,}, measured {measured if measured is None else f'{measured:,}'}",
-                metrics={"key": f"instances/{split}", "published": n, "measured": measured, "reference": ref},
-                config="tuples"))
-        for key, config in (("subtask_a_labels", "subtask_a"), ("subtask_b_labels", "subtask_b")):
-            for split in _main(release, config):
-                measured = stats.label_distribution(release, config, split)
-                out.append(self._compare(f"{key}/{split}", (pub.get(key) or {}).get(split), measured, ref, config,
-                                         release))
-        main = _main(release)
-        if main:
-            out.append(self._compare("average_length", pub.get("average_length"),
-                                     stats.average_lengths(release, main), ref, "tuples", release, tol=0.05))
-            top = {k: [w for w, _ in v] for k, v in stats.top_words(release, main).items()}
-            out.append(self._compare("top_words", pub.get("top_words"), top, ref, "tuples", release))
-        return out
-
-    def _compare(self, key: str, published: Any, measured: Any, ref: str, config: str, release: Any,
-                 tol: float = 0.0) -> CheckResult:
-        metrics = {"key": key, "published": published, "measured": measured, "reference": ref}
-        if published is None:
-            return self.result(Status.SKIP, f"{key}: no published figure on file; measured {measured}",
-                               metrics=metrics, config=config)
-        diffs = {}
-        for k, p in published.items():
-            m = measured.get(k)
-            same = abs(m - p) <= tol if isinstance(p, (int, float)) and isinstance(m, (int, float)) else m == p
-            if not same:
-                diffs[k] = {"published": p, "measured": m}
-        if not diffs:
-            return self.result(Status.PASS, f"{key}: matches the published figure", metrics=metrics, config=config)
-        dropped = [e["id"] for e in release.manifest.get("errata_applied", []) if e.get("items")]
-        why = f" (errata applied in this version: {', '.join(dropped)})" if dropped else ""
-        text = "; ".join(f"{k}: published {v['published']}, measured {v['measured']}" for k, v in diffs.items())
-        return self.result(Status.WARN, f"{key}: discrepancy with the published figure: {text}{why}",
-                           metrics={**metrics, "discrepancies": diffs}, config=config)
-
-
 class UpstreamAudit(Check):
     name = "comve_upstream_audit"
     family = "fidelity"
 
+    def __init__(self, findings: list[Any] | None = None) -> None:
+        self.findings = findings
+
     def run(self, release: Any) -> list[CheckResult]:
-        data = load_yaml("errata.yaml")
+        findings = self.findings if self.findings is not None else read_findings(FINDINGS_PATH)
         applied = [e["id"] for e in release.manifest.get("errata_applied", [])]
         pending = [e["id"] for e in release.manifest.get("errata_pending", [])]
         out = [self.result(
@@ -216,15 +173,11 @@ class UpstreamAudit(Check):
             f"{release.version}): {', '.join(pending) or 'none'}",
             metrics={"applied": applied, "pending": pending},
             details={"errata": release.manifest.get("errata_applied", []) + release.manifest.get("errata_pending", [])})]
-        for f in data.get("findings", []):
-            out.append(self.result(
-                Status.PASS,
-                f"{f['id']}: {' '.join(f['what'].split())} Decision: {' '.join(f['decision'].split())}",
-                metrics={"finding": f["id"], "items": list(f.get("items", []))},
-                details={k: (" ".join(v.split()) if isinstance(v, str) else v) for k, v in f.items()}))
+        for f in findings:
+            out.append(self.stat(f"{f.id}: {f.what} Decision: {f.decision}",
+                                 metrics={"finding": f.id, "items": list(f.items)}, details=f.to_dict()))
         return out
 
 
 def comve_checks() -> list[Check]:
-    return [LabelDistribution(), SentenceLengths(), TopWords(), TrainRepeats(), Baselines(), PublishedFigures(),
-            UpstreamAudit()]
+    return [LabelDistribution(), SentenceLengths(), TopWords(), TrainRepeats(), Baselines(), UpstreamAudit()]

@@ -1,4 +1,7 @@
-"""Scoring ComVE submissions exactly as the task's official scorers did.
+"""The ComVE scorer (:class:`ComVEMetric`): ComVE submissions scored exactly as the task's
+official scorers did, on the :class:`~benchsmith.validation.metric.Metric` base.
+
+``benchsmith evaluate comve`` and the ComVE baselines (``baseline.py``) use this class.
 
 Submission format (the task's): a CSV without header, one row per instance:
 ``id,answer`` for subtask A (``0``/``1``, the statement that does not make sense)
@@ -9,6 +12,13 @@ Figures: accuracy for A and B; for C, corpus BLEU with the official options
 (:class:`~benchsmith.validation.metrics.bleu.CorpusBLEU` defaults: whitespace
 tokens, 4-grams, no smoothing, shortest reference length, empty references
 skipped), on the official 0-100 scale.
+
+Signature: ComVE's figures *are* the generic accuracy and BLEU, so :class:`ComVEMetric`
+takes its name, options and signature from the metric it delegates to (``accuracy`` for
+A and B, ``bleu`` for C) and a figure reads the same as every other accuracy or BLEU of
+benchsmith: ``accuracy:1|match:exact|benchsmith:X|n:1000`` and
+``nrefs:3|case:mixed|eff:no|tok:whitespace|smooth:none|reflen:shortest|maxn:4|version:...``
+(``nrefs`` and ``n`` are facts of the scoring call, in the result's signature only).
 
 Unlike the official scripts, which log and exit, every problem is a
 :class:`~benchsmith.errors.PredictionError` that names the file, the line and
@@ -25,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
 from benchsmith.validation.metrics.bleu import CorpusBLEU
 
@@ -137,16 +148,46 @@ def match_ids(gold: Mapping[str, Any], predictions: Mapping[str, tuple[str, int]
         )
 
 
+class ComVEMetric(Metric):
+    """The official-compatible scorer of one ComVE subtask: accuracy (A, B) or corpus BLEU (C).
+
+    Args:
+        subtask: ``a``, ``b`` or ``c`` (also ``A``, ``subtask_b`` ...); anything else is a
+            ConfigError with the valid names.
+    """
+
+    def __init__(self, subtask: str) -> None:
+        self.subtask = check_subtask(subtask)
+        self.metric: Accuracy | CorpusBLEU = CorpusBLEU() if self.subtask == "c" else Accuracy()
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.metric.name
+
+    @property
+    def version(self) -> str:  # type: ignore[override]
+        return self.metric.version
+
+    def options(self) -> dict[str, Any]:
+        return self.metric.options()
+
+    def signature(self) -> str:
+        return self.metric.signature()
+
+    def score(self, gold: Mapping[str, Any], predictions: Mapping[str, str]) -> dict[str, Any]:
+        """Figures over the ids of ``gold`` (every one needs a prediction), with the result's signature."""
+        if self.subtask == "c":
+            ids = list(gold)
+            res = self.metric.corpus_score([predictions[i] for i in ids], [gold[i] for i in ids])
+            return {"metric": "bleu", "bleu": res.score, "n": len(ids),
+                    **{k: v for k, v in res.to_dict().items() if k != "score"}}
+        res = self.metric.corpus_score(gold, predictions)
+        return {"metric": "accuracy", **res.to_dict(), "n": res.total}
+
+
 def score(gold: Mapping[str, Any], predictions: Mapping[str, str], subtask: str) -> dict[str, Any]:
-    """Figures for one subtask: accuracy (A, B) or official BLEU (C)."""
-    subtask = check_subtask(subtask)
-    if subtask == "c":
-        ids = list(gold)
-        res = CorpusBLEU().corpus_score([predictions[i] for i in ids], [gold[i] for i in ids])
-        return {"metric": "bleu", "bleu": res.score, "n": len(ids), **{k: v for k, v in res.to_dict().items()
-                                                                       if k != "score"}}
-    res = Accuracy().corpus_score(gold, predictions)
-    return {"metric": "accuracy", **res.to_dict(), "n": res.total}
+    """Figures for one subtask: accuracy (A, B) or official BLEU (C); see :class:`ComVEMetric`."""
+    return ComVEMetric(subtask).score(gold, predictions)
 
 
 def evaluate_file(release: Any, subtask: str, predictions_path: str | Path, split: str = "test") -> dict[str, Any]:
