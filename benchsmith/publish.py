@@ -10,23 +10,31 @@ release. A published version is never overwritten (the registry's markers and lo
   ``<registry>/<name>/.published/<version>.json`` records its split fingerprints. From
   then on ``build``/``audit`` refuse to replace that version with different data
   (``PublishError``); publishing the same data again is a no-op.
-* **Hub** (``--hub ORG/NAME``): the release folder is committed to the dataset repo and the
-  commit is tagged with the version. A tag that already exists is a ``PublishError``, so
-  a version on the Hub is never moved. The token comes from huggingface_hub's usual
-  places (``HF_TOKEN``, ``hf auth login``); ``--endpoint`` selects another Hub (a local
-  test Hub needs ``HF_HUB_DISABLE_XET=1``, which is set when unset).
+* **Hub** (``--hub ORG/NAME``): one commit makes ``main`` of the dataset repo hold exactly
+  the release folder's files, and it is tagged with the version. A tag that already exists
+  is a ``PublishError``, so a version on the Hub is never moved. Any failure is one
+  ``PublishError`` line, and a repo created by a failed publish is deleted again (see
+  :func:`publish_hub`). The token comes from huggingface_hub's usual places (``HF_TOKEN``,
+  ``hf auth login``) and is never printed; ``--endpoint`` selects another Hub.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from benchsmith import registry
+from benchsmith import progress, registry
 from benchsmith.errors import PublishError
 from benchsmith.release import Release
+
+logger = logging.getLogger(__name__)
 
 
 def preflight(release: Release, *, allow_partial: bool = False) -> None:
@@ -81,35 +89,194 @@ def publish_local(release: Release, registry_root: Path, *, allow_partial: bool 
             "name": release.name, "version": release.version}
 
 
+# --------------------------------------------------------------------------- the Hub
+
+_XET_HOSTS = ("huggingface.co",)  # Hubs known to serve xet; another endpoint gets plain HTTP/LFS uploads
+
+
 def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
-                api: Any = None, allow_partial: bool = False) -> dict[str, Any]:
-    """Gate, then commit the release folder to a Hub dataset repo and tag it with the version."""
+                allow_partial: bool = False) -> dict[str, Any]:
+    """Gate, then make one commit on ``main`` of the Hub dataset repo ``repo_id`` whose files
+    are exactly the release folder's, and tag it with the version.
+
+    * The commit mirrors the folder: files on ``main`` that the release does not have (another
+      version's configs) are deleted in the same commit, except ``.gitattributes``; hidden
+      files of the folder (``.*``, in-progress leftovers) are not uploaded. It names the head
+      it was computed on (``parent_commit``), so a concurrent push makes it fail, not mix.
+    * An existing tag is a :class:`PublishError` before anything is written: a version on the
+      Hub never moves.
+    * Any failure (HTTP error, no connection, ``HF_HUB_OFFLINE``, an upload error) is one
+      :class:`PublishError` naming the repo, the endpoint and what to do; the token never
+      appears in it. A repo created by this call is deleted again on failure; a repo that
+      existed is left as it was (a commit is atomic; only a failed tag after a successful
+      commit leaves an untagged commit on ``main``, and the message says to publish again).
+    * xet: huggingface_hub reads ``HF_HUB_DISABLE_XET`` once, at import, into
+      ``huggingface_hub.constants``. Unless that variable is set, uploads to an endpoint
+      other than huggingface.co (a self-hosted or test Hub, which has no xet storage) switch
+      xet off for this call through that constant; huggingface.co keeps the library default.
+    """
     preflight(release, allow_partial=allow_partial)
-    os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, constants, get_token
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        raise PublishError(f"--hub {repo_id!r} is not a Hub repo id ({_brief(exc)})",
+                           hint="Use ORG/NAME (letters, digits, '-', '_' and '.')") from None
+    api = HfApi(endpoint=endpoint, token=token)
+    secret = token or get_token()
+    what = f"{release.name} {release.version} to {repo_id} at {api.endpoint}"
+    if constants.HF_HUB_OFFLINE:
+        raise PublishError(f"cannot publish {what}: HF_HUB_OFFLINE is set, so the Hub is not contacted",
+                           hint="Unset HF_HUB_OFFLINE (or set it to 0) and publish again")
+    created = False
+    commit_oid: str | None = None
+    removed: list[str] = []
+    with _hub_settings(api.endpoint):
+        try:
+            if not api.repo_exists(repo_id, repo_type="dataset"):
+                created = _create_repo(api, repo_id)
+            refs = api.list_repo_refs(repo_id, repo_type="dataset")
+            if release.version in {t.name for t in refs.tags}:
+                raise PublishError(
+                    f"{repo_id} already has a tag {release.version}; a published version is never overwritten",
+                    hint="Bump the builder's version and publish that",
+                )
+            head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+            operations, removed = _mirror_operations(api, repo_id, head, release.path)
+            commit_oid = api.create_commit(
+                repo_id, operations, repo_type="dataset", parent_commit=head,
+                commit_message=f"{release.name} {release.version}",
+            ).oid
+            api.create_tag(repo_id, tag=release.version, repo_type="dataset", revision=commit_oid,
+                           tag_message=f"{release.name} {release.version}")
+        except BaseException as exc:
+            undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, secret=secret)
+            if isinstance(exc, PublishError):
+                if not created:
+                    raise
+                raise PublishError(f"{exc.message}; {undone}", hint=exc.hint) from None
+            if not isinstance(exc, Exception):  # KeyboardInterrupt and the like: cleaned up, re-raised
+                raise
+            logger.debug("publishing to the Hub failed", exc_info=True)
+            problem, hint = _explain(exc, api.endpoint)
+            raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
+                               hint=_redact(hint, secret)) from None
+    return {"published": f"{repo_id}@{release.version}", "commit": commit_oid, "tag": release.version,
+            "name": release.name, "version": release.version, "repo_created": created, "removed": removed}
+
+
+@contextmanager
+def _hub_settings(endpoint: str) -> Iterator[None]:
+    """For one publish: xet off for a Hub without xet (unless ``HF_HUB_DISABLE_XET`` is set),
+    huggingface_hub's progress bars off when benchsmith's are (``--quiet``, not a terminal)."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    xet_before = constants.HF_HUB_DISABLE_XET
+    host = urlsplit(endpoint).hostname or ""
+    if "HF_HUB_DISABLE_XET" not in os.environ and not any(host == h or host.endswith("." + h) for h in _XET_HOSTS):
+        constants.HF_HUB_DISABLE_XET = True
+    bars_off = not progress.enabled() and not are_progress_bars_disabled()
+    if bars_off:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        constants.HF_HUB_DISABLE_XET = xet_before
+        if bars_off:
+            enable_progress_bars()
+
+
+def _create_repo(api: Any, repo_id: str) -> bool:
+    """Create the dataset repo; False when it appeared meanwhile (someone else created it)."""
     from huggingface_hub.errors import HfHubHTTPError
 
-    api = api or HfApi(endpoint=endpoint, token=token)
     try:
-        api.create_repo(repo_id, repo_type="dataset", exist_ok=True)
-        tags = {t.name for t in api.list_repo_refs(repo_id, repo_type="dataset").tags}
-        if release.version in tags:
-            raise PublishError(
-                f"{repo_id} already has a tag {release.version}; a published version is never overwritten",
-                hint="Bump the builder's version and publish that",
-            )
-        commit = api.upload_folder(
-            repo_id=repo_id,
-            repo_type="dataset",
-            folder_path=str(release.path),
-            commit_message=f"{release.name} {release.version}",
-        )
-        api.create_tag(repo_id, tag=release.version, repo_type="dataset", revision=commit.oid,
-                       tag_message=f"{release.name} {release.version}")
+        api.create_repo(repo_id, repo_type="dataset", exist_ok=False)
     except HfHubHTTPError as exc:
-        raise PublishError(
-            f"the Hub refused {repo_id}: {exc}",
-            hint="Check the token (HF_TOKEN), the repo name and --endpoint",
-        ) from None
-    return {"published": f"{repo_id}@{release.version}", "commit": commit.oid, "tag": release.version,
-            "name": release.name, "version": release.version}
+        if exc.response is not None and exc.response.status_code == 409:
+            return False
+        raise
+    return True
+
+
+def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path) -> tuple[list[Any], list[str]]:
+    """The commit operations that make ``main`` hold exactly the folder's files (and
+    ``.gitattributes``); also the paths it deletes."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    local = {
+        p.relative_to(folder).as_posix(): p
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    }
+    remote = set(api.list_repo_files(repo_id, repo_type="dataset", revision=head)) if head else set()
+    removed = sorted(remote - set(local) - {".gitattributes"})
+    return ([CommitOperationDelete(path_in_repo=p) for p in removed]
+            + [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(path)) for rel, path in local.items()],
+            removed)
+
+
+def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, secret: str | None) -> str:
+    """Undo what a failed publish did to the Hub; says what state it left (for the message)."""
+    if created:
+        try:
+            api.delete_repo(repo_id, repo_type="dataset", missing_ok=True)
+        except Exception as exc:  # noqa: BLE001 - the Hub went away meanwhile: said, first error kept
+            return _redact(f"the repo {repo_id} it created could not be deleted ({_brief(exc)}): "
+                           "delete it by hand", secret)
+        return f"the repo {repo_id} it created was deleted again"
+    if commit_oid is not None:
+        return (f"commit {commit_oid[:12]} is on main of {repo_id} but has no tag: "
+                "publish the same release again to tag it")
+    return f"{repo_id} was left as it was"
+
+
+def _explain(exc: Exception, endpoint: str) -> tuple[str, str]:
+    """(what went wrong, what to do) for an exception from huggingface_hub."""
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    if isinstance(exc, OfflineModeIsEnabled):
+        return "HF_HUB_OFFLINE is set", "Unset HF_HUB_OFFLINE (or set it to 0) and publish again"
+    if isinstance(exc, HfHubHTTPError):
+        status = exc.response.status_code if exc.response is not None else None
+        said = _brief(exc, exc.server_message or str(exc))
+        if status == 401:
+            return (f"the Hub refused the token (401: {said})",
+                    "Check the token (HF_TOKEN, or `hf auth login`) and that it may write to the organisation")
+        if status == 403:
+            return f"the token may not write there (403: {said})", "Use a token with write access to the repo"
+        if status in (409, 412):
+            return (f"the repo changed while publishing ({status}: {said})",
+                    "Someone else pushed or tagged meanwhile: check the repo, then publish again")
+        if status is not None and status >= 500:
+            return f"the Hub failed ({status}: {said})", "Publish again later"
+        return f"the Hub answered {status}: {said}", "Check the repo name and --endpoint, then publish again"
+    if any("xet" in frame.name for frame in traceback.extract_tb(exc.__traceback__)):
+        return (f"the xet upload failed ({_brief(exc)})",
+                "A Hub other than huggingface.co may not serve xet: set HF_HUB_DISABLE_XET=1 and publish again")
+    if isinstance(exc, ConnectionError | TimeoutError) or type(exc).__module__.split(".")[0] in (
+        "httpx", "httpx2", "httpcore", "httpcore2"
+    ):
+        return (f"cannot reach the Hub ({_brief(exc)})",
+                f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then publish again")
+    return f"publishing failed ({_brief(exc)})", "Run with -v for the details, then publish again"
+
+
+def _brief(exc: BaseException, detail: str | None = None) -> str:
+    """One line: the exception's type and the first line of its message, or ``detail`` alone
+    (what a Hub said about an HTTP error)."""
+    text = (detail or str(exc) or "").strip().splitlines()
+    line = " ".join(text[0].split()) if text else ""
+    if len(line) > 240:
+        line = line[:237] + "..."
+    if detail:
+        return line
+    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
+
+
+def _redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from conftest import run_cli
+from hub_server import LocalHub, go_online
 from toy_builder import FIXTURES, ToyBuilder
 
 from benchsmith.builder import register, unregister
@@ -91,54 +90,54 @@ def test_edited_release_fails_the_gate(built, capsys):
         publish_local(Release(built.path), built.path.parent.parent)
 
 
-class FakeHub:
-    """The four Hub calls publish makes, recorded against an in-memory repo (no network)."""
-
-    def __init__(self, tags: tuple[str, ...] = ()):
-        self.tags = list(tags)
-        self.uploaded: list[str] = []
-        self.calls: list[str] = []
-
-    def create_repo(self, repo_id, repo_type=None, exist_ok=False):
-        self.calls.append(f"create_repo {repo_id} {repo_type} {exist_ok}")
-
-    def list_repo_refs(self, repo_id, repo_type=None):
-        self.calls.append("list_repo_refs")
-        return SimpleNamespace(tags=[SimpleNamespace(name=t) for t in self.tags])
-
-    def upload_folder(self, repo_id, repo_type, folder_path, commit_message):
-        self.calls.append(f"upload_folder {commit_message}")
-        self.uploaded = sorted(p.relative_to(folder_path).as_posix() for p in Path(folder_path).rglob("*") if p.is_file())
-        return SimpleNamespace(oid="c0ffee")
-
-    def create_tag(self, repo_id, tag, repo_type=None, revision=None, tag_message=None):
-        self.calls.append(f"create_tag {tag} {revision}")
-        self.tags.append(tag)
+@pytest.fixture
+def local_hub(monkeypatch):
+    """A local in-memory Hub (tests/hub_server.py) that huggingface_hub may talk to."""
+    go_online(monkeypatch)
+    with LocalHub() as hub:
+        yield hub
 
 
-def test_hub_upload_then_tag(built, capsys):
+def test_hub_commit_then_tag(built, capsys, local_hub):
     validate(capsys, built)
-    hub = FakeHub()
-    out = publish_hub(built, "org/toy", api=hub)
-    assert out == {"published": "org/toy@1.1.0", "commit": "c0ffee", "tag": "1.1.0", "name": "toy", "version": "1.1.0"}
-    assert hub.calls == ["create_repo org/toy dataset True", "list_repo_refs", "upload_folder toy 1.1.0",
-                         "create_tag 1.1.0 c0ffee"]
-    assert {"README.md", "release.json", "reports/validation.json"} <= set(hub.uploaded)
+    out = publish_hub(built, "org/toy", endpoint=local_hub.url)
+    repo = local_hub.repo("org/toy")
+    assert out == {"published": "org/toy@1.1.0", "commit": repo.branches["main"], "tag": "1.1.0", "name": "toy",
+                   "version": "1.1.0", "repo_created": True, "removed": []}
+    assert repo.tags == {"1.1.0": out["commit"]}
+    assert {"README.md", "release.json", "reports/validation.json"} <= set(repo.files("1.1.0"))
+    calls = [" ".join(r.split()[:2]) for r in local_hub.requests]
+    assert calls[:3] == ["GET /api/datasets/org/toy", "POST /api/repos/create", "GET /api/datasets/org/toy/refs"]
+    assert [c for c in calls if "/commit/" in c or "/tag/" in c] == [
+        "POST /api/datasets/org/toy/commit/main", f"POST /api/datasets/org/toy/tag/{out['commit']}"]
 
 
-def test_hub_existing_tag_is_never_overwritten(built, capsys):
+def test_hub_existing_tag_is_never_overwritten(built, capsys, local_hub):
     validate(capsys, built)
-    hub = FakeHub(tags=("1.1.0",))
+    publish_hub(built, "org/toy", endpoint=local_hub.url)
+    repo = local_hub.repo("org/toy")
+    commits, seen = dict(repo.commits), len(local_hub.requests)
     with pytest.raises(PublishError, match="already has a tag 1.1.0"):
-        publish_hub(built, "org/toy", api=hub)
-    assert hub.uploaded == [] and not any(c.startswith("create_tag") for c in hub.calls)
+        publish_hub(built, "org/toy", endpoint=local_hub.url)
+    assert repo.commits == commits and repo.tags == {"1.1.0": repo.branches["main"]}
+    assert not any("/commit/" in r or "/tag/" in r for r in local_hub.requests[seen:])
 
 
-def test_hub_refuses_unvalidated(built):
-    hub = FakeHub()
+def test_hub_refuses_unvalidated(built, local_hub):
     with pytest.raises(GateError):
-        publish_hub(built, "org/toy", api=hub)
-    assert hub.calls == []
+        publish_hub(built, "org/toy", endpoint=local_hub.url)
+    assert local_hub.requests == []
+
+
+def test_hub_token_argument_is_sent_and_never_shown(built, capsys, monkeypatch):
+    validate(capsys, built)
+    go_online(monkeypatch)  # HF_TOKEN holds another (fake) token: the argument wins
+    with LocalHub(token="hf_right0123456789") as hub:
+        with pytest.raises(PublishError) as info:
+            publish_hub(built, "org/toy", endpoint=hub.url, token="hf_wrong0123456789")
+        assert "refused the token" in str(info.value) and "hf_wrong0123456789" not in str(info.value)
+        assert hub.repos == {}
+        assert publish_hub(built, "org/toy", endpoint=hub.url, token="hf_right0123456789")["tag"] == "1.1.0"
 
 
 def test_audit_leaves_a_published_version_alone(toy, tmp_path, capsys):

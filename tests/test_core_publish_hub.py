@@ -1,0 +1,273 @@
+"""publish --hub through the CLI against a local in-memory Hub (tests/hub_server.py), then
+``datasets.load_dataset`` reads the published tag back through ``HF_ENDPOINT``.
+
+The toy releases (1.1.0 with both configs, 1.0.0 with ``short`` only) are built and
+validated once for the module; publishing never writes into a release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+from conftest import one_json, run_cli
+from hub_server import GITATTRIBUTES, LocalHub, closed_port, go_online
+from toy_builder import FIXTURES, ToyBuilder
+
+from benchsmith import progress
+from benchsmith.builder import register, unregister
+from benchsmith.cli import main
+from benchsmith.release import Release
+
+TOKEN = "hf_localTestToken0123456789"
+REPO = "org/toy"
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory) -> dict[str, Release]:
+    reg = tmp_path_factory.mktemp("hubreg")
+    register(ToyBuilder)
+    progress.set_enabled(False)
+    try:
+        with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):
+            mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+            for extra in ([], ["--version", "1.0.0", "--config", "short"]):
+                assert main(["-q", "build", "toy", *extra, "--sources", str(FIXTURES), "--registry", str(reg)]) == 0
+            for version in ("1.1.0", "1.0.0"):
+                # the toy's "sentence number 2" / "... 22" pairs are near duplicates at the default 0.8
+                assert main(["-q", "validate", str(reg / "toy" / version), "--near-dup-threshold", "0.95",
+                             "--baselines", "none", "--json"]) == 0
+        yield {v: Release(reg / "toy" / v) for v in ("1.1.0", "1.0.0")}
+    finally:
+        unregister("toy")
+        progress.set_enabled(None)
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """huggingface_hub may make HTTP calls, with our test token (never a real one)."""
+    go_online(monkeypatch)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+
+
+@pytest.fixture
+def hub(online):
+    with LocalHub(token=TOKEN) as h:
+        yield h
+
+
+def publish(capsys, release: Release, endpoint: str, *extra: str) -> tuple[int, str, str]:
+    return run_cli(capsys, "publish", str(release.path), "--hub", REPO, "--endpoint", endpoint, *extra)
+
+
+def files_of(release: Release) -> dict[str, bytes]:
+    return {p.relative_to(release.path).as_posix(): p.read_bytes()
+            for p in release.path.rglob("*") if p.is_file()}
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+def snapshot(hub: LocalHub) -> dict:
+    return {rid: (dict(r.branches), dict(r.tags), len(r.commits)) for rid, r in hub.repos.items()}
+
+
+# ------------------------------------------------------------------------ round trip
+
+LOAD = """
+import json, sys
+import datasets
+out = {}
+for config, revision in json.loads(sys.argv[1]):
+    d = datasets.load_dataset(sys.argv[2], config, revision=revision)
+    out[config] = {"features": d[next(iter(d))].features.to_dict(), "splits": {s: d[s].to_list() for s in d}}
+print(json.dumps(out))
+"""
+
+
+def load_from_hub(hub: LocalHub, tmp: Path, wanted: list[tuple[str, str]]) -> dict:
+    """``datasets.load_dataset(REPO, config, revision=...)`` in a fresh interpreter whose only
+    Hub is the local one (huggingface_hub and datasets read these variables at import)."""
+    env = {
+        "PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "HF_ENDPOINT": hub.url,
+        "HF_HOME": str(tmp / "hf"), "HF_DATASETS_CACHE": str(tmp / "hf" / "datasets"),
+        "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0", "HF_HUB_DISABLE_TELEMETRY": "1",
+        "HF_HUB_DISABLE_PROGRESS_BARS": "1", "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    }
+    proc = subprocess.run([sys.executable, "-c", LOAD, json.dumps(wanted), REPO], env=env, cwd=tmp, check=False,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_publish_then_load_dataset_from_the_tag(releases, hub, capsys, tmp_path):
+    release = releases["1.1.0"]
+    code, out, err = publish(capsys, release, hub.url, "--json")
+    assert code == 0, err
+    result = one_json(out)
+    assert result["published"] == f"{REPO}@1.1.0" and result["tag"] == "1.1.0"
+    assert result["repo_created"] is True and result["removed"] == []
+    assert TOKEN not in out + err
+    repo = hub.repo(REPO)
+    assert repo.tags == {"1.1.0": result["commit"]} and repo.branches["main"] == result["commit"]
+    assert repo.files("1.1.0") == {**files_of(release), ".gitattributes": GITATTRIBUTES}
+    assert hub.unknown == []
+
+    loaded = load_from_hub(hub, tmp_path, [(c, "1.1.0") for c in release.configs()])
+    for config in release.configs():
+        assert datasets.Features.from_dict(loaded[config]["features"]) == release.features(config)
+        assert sorted(loaded[config]["splits"]) == sorted(release.splits(config))
+        for split in release.splits(config):
+            assert loaded[config]["splits"][split] == release.table(config, split).to_pylist()
+    assert hub.unknown == [], "load_dataset called an endpoint the test Hub does not serve"
+
+
+def test_an_existing_tag_is_never_moved(releases, hub, capsys):
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    before, seen = snapshot(hub), len(hub.requests)
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert f"{REPO} already has a tag 1.1.0" in line and "never overwritten" in line and "Bump" in line
+    assert snapshot(hub) == before
+    assert not any("/preupload/" in r or "/commit/" in r or "/tag/" in r for r in hub.requests[seen:])
+
+
+def test_each_tag_holds_exactly_its_own_files(releases, hub, capsys):
+    new, old = releases["1.1.0"], releases["1.0.0"]  # 1.0.0 was built with --config short only
+    assert publish(capsys, new, hub.url)[0] == 0
+    code, out, err = publish(capsys, old, hub.url, "--allow-partial", "--json")
+    assert code == 0, err
+    removed = one_json(out)["removed"]
+    assert removed == sorted(set(files_of(new)) - set(files_of(old)))
+    assert removed and all(p.startswith("data/plain/") for p in removed)
+    repo = hub.repo(REPO)
+    assert repo.files("1.0.0") == {**files_of(old), ".gitattributes": GITATTRIBUTES}
+    assert repo.files("1.1.0") == {**files_of(new), ".gitattributes": GITATTRIBUTES}
+    assert repo.tags["1.0.0"] == repo.branches["main"] != repo.tags["1.1.0"]
+
+
+# ------------------------------------------------------------------------ failures: one line, exit 2
+
+
+def test_offline_is_one_line(releases, capsys, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # as a user's HF_HUB_OFFLINE=1 sets it
+    with LocalHub() as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert "HF_HUB_OFFLINE is set" in line and REPO in line and "Unset HF_HUB_OFFLINE" in line
+    assert hub.requests == []
+
+
+def test_connection_refused_is_one_line(releases, online, capsys):
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    code, out, err = publish(capsys, releases["1.1.0"], endpoint, "--json")
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert "cannot reach the Hub" in line and "ConnectError" in line and endpoint in line and REPO in line
+    assert "--endpoint" in line and TOKEN not in err
+
+
+def test_a_failed_commit_deletes_the_repo_it_created(releases, online, capsys):
+    with LocalHub(token=TOKEN, fail={"commit": 500}) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+        assert code == 2 and out == ""
+        line = one_line(err)
+        assert "500" in line and f"the repo {REPO} it created was deleted again" in line
+        assert hub.repos == {}, "an empty repo was left behind"
+        assert any(r.startswith("DELETE /api/repos/delete 200") for r in hub.requests)
+
+
+def test_a_failed_commit_leaves_an_existing_repo_as_it_was(releases, hub, capsys):
+    assert publish(capsys, releases["1.0.0"], hub.url, "--allow-partial")[0] == 0
+    before, files = snapshot(hub), hub.repo(REPO).files("main")
+    hub.fail["commit"] = 500
+    code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+    assert code == 2
+    assert f"{REPO} was left as it was" in one_line(err)
+    assert snapshot(hub) == before and hub.repo(REPO).files("main") == files
+
+
+def test_a_failed_tag_says_to_publish_again_and_that_tags_it(releases, hub, capsys):
+    assert publish(capsys, releases["1.0.0"], hub.url, "--allow-partial")[0] == 0
+    hub.fail["tag"] = 500
+    code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+    assert code == 2
+    assert "has no tag" in one_line(err) and "publish the same release again" in err
+    repo = hub.repo(REPO)
+    head, commits = repo.branches["main"], len(repo.commits)
+    assert "1.1.0" not in repo.tags
+    del hub.fail["tag"]
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+    assert code == 0, err
+    assert one_json(out)["commit"] == head == repo.tags["1.1.0"] and len(repo.commits) == commits
+
+
+def test_the_token_is_never_printed(releases, online, capsys, monkeypatch):
+    wrong = "hf_wrongSecretToken987654321"
+    monkeypatch.setenv("HF_TOKEN", wrong)
+    with LocalHub(token=TOKEN) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+        assert code == 2 and out == ""
+        assert "refused the token (401" in one_line(err) and "HF_TOKEN" in err and wrong not in err
+        assert hub.repos == {}
+    # a Hub (or a proxy) that puts the Authorization header into its error: redacted
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with LocalHub(token=TOKEN, fail={"commit": 500}, echo_auth=True) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+        assert code == 2 and out == ""
+        assert "Bearer ***" in one_line(err) and TOKEN not in err
+
+
+# ------------------------------------------------------------------------ xet
+
+
+@pytest.fixture
+def xet_env_unset(monkeypatch):
+    """The user's shell: HF_HUB_DISABLE_XET not exported (tests/conftest.py exports it)."""
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_DISABLE_XET", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", False)
+    return constants
+
+
+@pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")  # huggingface_hub's LFS PUT
+def test_xet_is_off_for_a_hub_without_it(releases, online, xet_env_unset, capsys):
+    pytest.importorskip("hf_xet")
+    with LocalHub(token=TOKEN, lfs_suffixes=(".parquet",)) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 0, err
+        assert any("/info/lfs/objects/batch" in r for r in hub.requests)
+        assert not any("xet" in r for r in hub.requests)
+        repo = hub.repo(REPO)
+        lfs = {p for p, f in repo.commits[repo.tags["1.1.0"]].items() if f.lfs}
+        assert lfs == {p for p in files_of(releases["1.1.0"]) if p.endswith(".parquet")}
+    assert xet_env_unset.HF_HUB_DISABLE_XET is False, "the library setting must be restored"
+
+
+def test_an_explicit_xet_choice_is_kept_and_its_failure_is_one_line(releases, online, xet_env_unset, capsys,
+                                                                     monkeypatch):
+    pytest.importorskip("hf_xet")
+    monkeypatch.setenv("HF_HUB_DISABLE_XET", "0")
+    with LocalHub(token=TOKEN, lfs_suffixes=(".parquet",)) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 2 and out == ""
+        line = one_line(err)
+        assert "the xet upload failed" in line and "HF_HUB_DISABLE_XET=1" in line
+        assert f"the repo {REPO} it created was deleted again" in line
+        assert any("xet-write-token" in r for r in hub.requests)
+        assert hub.repos == {}
