@@ -79,6 +79,8 @@ class Builder:
     description: ClassVar[str] = ""
     #: every releasable version with its release notes; the last one is the default.
     release_notes: ClassVar[dict[str, str]] = {}
+    #: version -> ISO date the version was first released (Croissant's datePublished); optional
+    release_dates: ClassVar[dict[str, str]] = {}
     citation: ClassVar[str] = ""
     license: ClassVar[str] = ""
     homepage: ClassVar[str] = ""

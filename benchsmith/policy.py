@@ -39,6 +39,8 @@ class Policy:
         dedup_fields: the content that defines a duplicate (default: ``text_fields``).
         partial_input: classification: the fields a partial-input baseline sees alone.
         allow_empty: text fields that may be empty.
+        prompt: the question a model is asked (multiple choice), for the shipped lm-eval
+            task configs; None: the config's description.
 
     Thresholds (defaults are the generic checks' own):
         partial_input_max_gain: partial-input accuracy above chance that fails the gate
@@ -62,6 +64,7 @@ class Policy:
     dedup_fields: tuple[str, ...] = ()
     partial_input: tuple[str, ...] = ()
     allow_empty: tuple[str, ...] = ()
+    prompt: str | None = None
     partial_input_max_gain: float | None = None
     balanced_labels: bool = False
     label_balance_alpha: float = 0.01

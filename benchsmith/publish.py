@@ -145,7 +145,8 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
                     hint="Bump the builder's version and publish that",
                 )
             head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
-            operations, removed = _mirror_operations(api, repo_id, head, release.path)
+            operations, removed = _mirror_operations(api, repo_id, head, release.path,
+                                                     _hub_rendered(release, repo_id))
             commit_oid = api.create_commit(
                 repo_id, operations, repo_type="dataset", parent_commit=head,
                 commit_message=f"{release.name} {release.version}",
@@ -203,10 +204,23 @@ def _create_repo(api: Any, repo_id: str) -> bool:
     return True
 
 
-def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path) -> tuple[list[Any], list[str]]:
+def _hub_rendered(release: Release, repo_id: str) -> dict[str, str]:
+    """The card, Croissant and lm_eval/ files rendered for the Hub copy (loading snippet with
+    the repo and revision, lm-eval configs pointing at it); the local release stays as it is."""
+    from benchsmith.cards.card import render_files
+    from benchsmith.validation.runner import find_builder
+
+    return render_files(release, find_builder(release)[0], hub={"repo": repo_id, "revision": release.version})
+
+
+def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path,
+                       rendered: dict[str, str] | None = None) -> tuple[list[Any], list[str]]:
     """The commit operations that make ``main`` hold exactly the folder's files (and
-    ``.gitattributes``); also the paths it deletes."""
+    ``.gitattributes``), with ``rendered`` texts in place of the local copies of those paths;
+    also the paths it deletes."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    rendered = rendered or {}
 
     local = {
         p.relative_to(folder).as_posix(): p
@@ -215,9 +229,11 @@ def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path) -
     }
     remote = set(api.list_repo_files(repo_id, repo_type="dataset", revision=head)) if head else set()
     removed = sorted(remote - set(local) - {".gitattributes"})
-    return ([CommitOperationDelete(path_in_repo=p) for p in removed]
-            + [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(path)) for rel, path in local.items()],
-            removed)
+    adds = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=rendered[rel].encode("utf-8") if rel in rendered
+                               else str(path)) for rel, path in local.items()]
+    adds += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=text.encode("utf-8"))
+             for rel, text in rendered.items() if rel not in local]
+    return [CommitOperationDelete(path_in_repo=p) for p in removed] + adds, removed
 
 
 def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, secret: str | None) -> str:

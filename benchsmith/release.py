@@ -364,7 +364,8 @@ class ReleaseWriter:
             sink.discard()
             if not self.skip_missing:
                 raise
-            return SkippedSplit(str(exc))
+            # the reason without the build machine's absolute path (release.json is published)
+            return SkippedSplit(exc.message if isinstance(exc, MissingSourceError) else str(exc))
         finally:
             pool.shutdown(wait=True)
             sink.close()
@@ -404,6 +405,7 @@ class ReleaseWriter:
             "source_datasets": list(b.source_datasets),
             "paperswithcode_id": b.paperswithcode_id,
             "release_notes": b.release_notes.get(b.version, ""),
+            "release_date": b.release_dates.get(b.version),
             "builder": f"{type(b).__module__}.{type(b).__qualname__}",
             "sources": self.sources.manifest(),
             "configs": configs,

@@ -1,1 +1,1 @@
-"""Dataset cards (YAML front matter + Markdown) and Croissant metadata."""
+"""Dataset cards (YAML front matter + Markdown), Croissant metadata and lm-eval task configs."""

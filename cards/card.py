@@ -1,28 +1,67 @@
-"""Render a release's dataset card and Croissant metadata from its manifest.
+"""Render a release's dataset card, Croissant metadata and lm-eval tasks from its manifest.
 
-No number is typed by hand: split sizes, features, errata, sources and the
-validation summary all come from ``release.json`` and ``reports/validation.json``.
-The YAML front matter is built with huggingface_hub's ``DatasetCardData`` and
-holds what ``datasets.load_dataset`` needs to load the release offline:
-``configs`` (``data_files`` per split) and ``dataset_info`` (features with
-ClassLabel names, ``num_bytes`` and ``num_examples`` per split).
+No number is typed by hand: split sizes, features, errata, sources and the validation
+summary all come from ``release.json`` and ``reports/validation.json``. The YAML front matter
+is built with huggingface_hub's ``DatasetCardData`` and holds what ``datasets.load_dataset``
+needs to load the release offline: ``configs`` (``data_files`` per split) and
+``dataset_info`` (features with ClassLabel names, ``num_bytes`` and ``num_examples`` per
+split), plus the Hub discovery metadata the builder declares (``task_categories``,
+``task_ids``, ``multilinguality``, ``source_datasets``, ``paperswithcode_id``; a key the
+builder leaves empty is left out, never guessed).
 
 A builder may add prose sections through ``Builder.card_sections(release)``.
+
+Decisions:
+
+* **Loading snippet**: it must run as written. A release is a folder ``<name>/<version>``
+  inside a registry, so the snippet is ``load_dataset("./<name>/<version>", "<config>")`` to
+  be run from the registry folder (the ``./`` makes it a local path, never a Hub id), and
+  says so. Once published, ``publish`` re-renders with ``hub={"repo": "ORG/NAME",
+  "revision": "<tag>"}`` (:func:`render_files` / :func:`write_card_files`) and the snippet
+  becomes ``load_dataset("ORG/NAME", "<config>", revision="<tag>")``. The card never holds the
+  registry's own location, so two builds of the same sources into different registries write
+  the same card.
+* **Per-split files**: readers without the card (pandas, polars, DuckDB) see only
+  ``data/<config>/``, which holds every split; the card gives the per-split pattern
+  ``data/<config>/<split>-*.parquet``.
+* **No local paths**: every string taken from the manifest, the report or a builder section
+  passes through :func:`benchsmith.cards.paths.scrub` (the Jinja ``finalize``), so the build
+  machine's paths (e.g. a skipped split's reason, which starts with the missing file's full
+  path) never reach the card.
+* **Validation**: statuses and counts are rendered from the report's results, never fixed
+  text, and prose and tables use the same numbers. Up to :data:`FULL_TABLE_MAX` results are
+  listed one per row; beyond that the card shows the counts per check and status and lists
+  the failures and warnings only (XCOPA has 360 results): every result stays in
+  ``reports/validation.html``/``.json``.
+* **Fields**: configs with identical features share one field table.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import datasets
 import jinja2
+from benchsmith.cards.croissant import croissant
+from benchsmith.cards.lm_eval import FOLDER as LM_EVAL_FOLDER
+from benchsmith.cards.lm_eval import lm_eval_files, task_name, tasks
+from benchsmith.cards.paths import reason, scrub, scrub_tree
 from huggingface_hub import DatasetCardData
 
 from benchsmith.registry import CARD, write_text_atomic
 
+__all__ = ["card_data", "croissant", "render_card", "render_files", "write_card_files"]
+
 TEMPLATES = Path(__file__).parent / "templates"
+CROISSANT = "croissant.json"
+#: a validation report of at most this many results is listed in full in the card
+FULL_TABLE_MAX = 30
+#: split order in tables: the usual ones first, then the others as the configs declare them
+SPLIT_ORDER = ("train", "validation", "test")
+STATUSES = ("fail", "warn", "pass", "stat", "skip")
 
 
 def _size_category(n: int) -> str:
@@ -74,8 +113,12 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
     return DatasetCardData(
         language=languages or None,
         license=(manifest.get("license") or "other").lower(),
-        pretty_name=manifest.get("pretty_name"),
-        task_categories=manifest.get("task_categories") or None,
+        pretty_name=scrub(manifest.get("pretty_name")),
+        task_categories=list(manifest.get("task_categories") or []) or None,
+        task_ids=list(manifest.get("task_ids") or []) or None,
+        multilinguality=list(manifest.get("multilinguality") or []) or None,
+        source_datasets=list(manifest.get("source_datasets") or []) or None,
+        paperswithcode_id=manifest.get("paperswithcode_id") or None,
         size_categories=[_size_category(total)],
         configs=configs,
         dataset_info=infos,
@@ -83,125 +126,155 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
     )
 
 
+def _type_name(f: Any) -> str:
+    """A feature's type in words: ``string``, ``ClassLabel(0=a, 1=b)``, ``list of string``,
+    ``list of {role: string, text: string}``."""
+    if isinstance(f, datasets.ClassLabel):
+        return "ClassLabel(" + ", ".join(f"{i}={n}" for i, n in enumerate(f.names)) + ")"
+    if isinstance(f, datasets.Value):
+        return f.dtype
+    if isinstance(f, (datasets.List, datasets.LargeList, datasets.Sequence)):
+        return "list of " + _type_name(f.feature)
+    if isinstance(f, list) and f:
+        return "list of " + _type_name(f[0])
+    if isinstance(f, dict):
+        return "{" + ", ".join(f"{k}: {_type_name(v)}" for k, v in f.items()) + "}"
+    return type(f).__name__
+
+
 def _feature_rows(features_dict: dict[str, Any]) -> list[dict[str, str]]:
     feats = datasets.Features.from_dict(features_dict)
-    rows = []
-    for name, f in feats.items():
-        if isinstance(f, datasets.ClassLabel):
-            typ = "ClassLabel(" + ", ".join(f"{i}={n}" for i, n in enumerate(f.names)) + ")"
-        elif isinstance(f, datasets.Value):
-            typ = f.dtype
-        else:
-            typ = type(f).__name__ + (f"({getattr(f, 'feature', '')!s})" if hasattr(f, "feature") else "")
-        rows.append({"name": name, "type": typ.replace("|", "/")})
-    return rows
+    return [{"name": name, "type": _type_name(f).replace("|", "/")} for name, f in feats.items()]
 
 
-def render_card(release: Any, builder: Any | None = None) -> str:
-    """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`."""
+def _feature_groups(m: dict[str, Any]) -> list[dict[str, Any]]:
+    """Configs grouped by identical features, in manifest order."""
+    groups: dict[str, dict[str, Any]] = {}
+    for c, info in m["configs"].items():
+        key = json.dumps(info["features"], sort_keys=True)
+        groups.setdefault(key, {"configs": [], "rows": _feature_rows(info["features"])})["configs"].append(c)
+    return list(groups.values())
+
+
+def _split_names(m: dict[str, Any]) -> list[str]:
+    seen: list[str] = []
+    for cfg in m["configs"].values():
+        for s in cfg["splits"]:
+            if s not in seen:
+                seen.append(s)
+    return [s for s in SPLIT_ORDER if s in seen] + [s for s in seen if s not in SPLIT_ORDER]
+
+
+def _validation(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the card says about a report: counts and lists computed once from its results."""
+    if report is None:
+        return None
+    results = report.get("results") or []
+    counts = Counter(r.get("status") for r in results)
+    statuses = [s for s in STATUSES if counts.get(s)] + sorted(s for s in counts if s not in STATUSES)
+    by_check: dict[str, dict[str, Any]] = {}
+    for r in results:
+        row = by_check.setdefault(r["check"], {"check": r["check"], "family": r.get("family") or "",
+                                               "counts": Counter()})
+        row["counts"][r.get("status")] += 1
+    listed = []
+    for status, heading in (("fail", "Failures"), ("warn", "Warnings")):
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in results:
+            if r.get("status") == status:
+                row = rows.setdefault((r["check"], r.get("summary") or ""), {
+                    "check": r["check"], "summary": r.get("summary") or "", "status": status, "configs": []})
+                row["configs"].append(r.get("config") or "—")
+        listed.append((heading, list(rows.values())))
+    return {
+        "passed": bool(report.get("passed", counts.get("fail", 0) == 0)),
+        "total": len(results),
+        "counts": counts,
+        "statuses": statuses or ["pass"],
+        "counts_text": ", ".join(f"{counts[s]:,} {s}" for s in statuses) or "none",
+        "by_check": list(by_check.values()),
+        "listed": listed,
+        "results": results,
+        "full": len(results) <= FULL_TABLE_MAX,
+        "notes": list(report.get("notes") or []),
+        "baselines": report.get("baselines") if isinstance(report.get("baselines"), str) else None,
+    }
+
+
+def _source_status(m: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for n, s in (m.get("sources") or {}).items():
+        statuses = Counter(f["status"] for f in s["files"].values())
+        out[n] = ", ".join(f"{k} {v}" if len(statuses) > 1 else k for k, v in sorted(statuses.items())) or "no files"
+    return out
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=scrub,  # no local path of the build machine reaches the card
+    )
+
+
+def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> str:
+    """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
+
+    ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
+    """
     m = release.manifest
     report = None
     rpath = release.reports_dir / "validation.json"
     if rpath.is_file():
         report = json.loads(rpath.read_text(encoding="utf-8"))
-    split_names: list[str] = []
-    for cfg in m["configs"].values():
-        for s in cfg["splits"]:
-            if s not in split_names:
-                split_names.append(s)
-    source_status = {}
-    for n, s in m["sources"].items():
-        statuses = {f["status"] for f in s["files"].values()}
-        source_status[n] = ", ".join(sorted(statuses)) or "no files"
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True, undefined=jinja2.StrictUndefined
-    )
     sections = dict(builder.card_sections(release)) if builder is not None else {}
-    body = env.get_template("dataset_card.md.j2").render(
+    first = next(iter(m["configs"]))
+    skipped = {c: {s: reason(why) for s, why in info["skipped_splits"].items()}
+               for c, info in m["configs"].items() if info.get("skipped_splits")}
+    lm_tasks = [t["name"] for t in tasks(m)]
+    body = _environment().get_template("dataset_card.md.j2").render(
         m=m,
-        first_config=next(iter(m["configs"])),
-        split_names=split_names,
-        features={c: _feature_rows(info["features"]) for c, info in m["configs"].items()},
+        hub=hub,
+        local_path=f"{m['name']}/{m['version']}",
+        first_config=first,
+        first_splits=[s for s in _split_names(m) if s in m["configs"][first]["splits"]],
+        split_names=_split_names(m),
+        feature_groups=_feature_groups(m),
         sections=sections,
-        report=report,
-        source_status=source_status,
+        v=_validation(report),
+        skipped=skipped,
+        source_status=_source_status(m),
+        lm_eval_tasks=lm_tasks,
+        lm_eval_group=task_name(m["name"]),
     )
     return f"---\n{card_data(m).to_yaml()}\n---\n\n{body}"
 
 
-def croissant(release: Any) -> dict[str, Any]:
-    """Croissant 1.0 JSON-LD: one FileSet and one RecordSet per config and split."""
-    m = release.manifest
-    dist, record_sets = [], []
-    for cname, cfg in m["configs"].items():
-        feats = datasets.Features.from_dict(cfg["features"])
-        for split in cfg["splits"]:
-            fs_id = f"{cname}/{split}"
-            dist.append(
-                {
-                    "@type": "cr:FileSet",
-                    "@id": fs_id,
-                    "name": fs_id,
-                    "encodingFormat": "application/x-parquet",
-                    "includes": f"data/{cname}/{split}-*.parquet",
-                }
-            )
-            fields = []
-            for fname, f in feats.items():
-                dtype = "sc:Text"
-                if isinstance(f, datasets.ClassLabel) or (
-                    isinstance(f, datasets.Value) and f.dtype.startswith(("int", "uint"))
-                ):
-                    dtype = "sc:Integer"
-                elif isinstance(f, datasets.Value) and f.dtype.startswith("float"):
-                    dtype = "sc:Float"
-                elif isinstance(f, datasets.Value) and f.dtype == "bool":
-                    dtype = "sc:Boolean"
-                field = {
-                    "@type": "cr:Field",
-                    "@id": f"{fs_id}/{fname}",
-                    "name": fname,
-                    "dataType": dtype,
-                    "source": {"fileSet": {"@id": fs_id}, "extract": {"column": fname}},
-                }
-                if not isinstance(f, (datasets.Value, datasets.ClassLabel)):
-                    field["repeated"] = True
-                fields.append(field)
-            record_sets.append({"@type": "cr:RecordSet", "@id": f"{fs_id}/records", "name": f"{fs_id}/records", "field": fields})
-    return {
-        "@context": {
-            "@language": "en",
-            "@vocab": "https://schema.org/",
-            "cr": "http://mlcommons.org/croissant/",
-            "sc": "https://schema.org/",
-            "dct": "http://purl.org/dc/terms/",
-            "citeAs": "cr:citeAs",
-            "column": "cr:column",
-            "conformsTo": "dct:conformsTo",
-            "data": {"@id": "cr:data", "@type": "@json"},
-            "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-            "extract": "cr:extract",
-            "field": "cr:field",
-            "fileSet": "cr:fileSet",
-            "includes": "cr:includes",
-            "recordSet": "cr:recordSet",
-            "repeated": "cr:repeated",
-            "source": "cr:source",
-        },
-        "@type": "sc:Dataset",
-        "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": m["name"],
-        "description": m.get("description") or m.get("pretty_name", m["name"]),
-        "version": m["version"],
-        "license": m.get("license", ""),
-        "url": m.get("homepage", ""),
-        "citeAs": m.get("citation", ""),
-        "distribution": dist,
-        "recordSet": record_sets,
+def render_files(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:
+    """Every rendered file of a release, ``{path relative to the release: text}``: README.md,
+    croissant.json and the lm_eval/ folder. ``publish --hub`` can commit these (rendered with
+    ``hub=``) in place of the local ones without touching the release folder."""
+    files = {
+        CARD: render_card(release, builder, hub=hub),
+        CROISSANT: json.dumps(scrub_tree(croissant(release, hub=hub)), indent=2, ensure_ascii=False) + "\n",
     }
+    files.update(lm_eval_files(release, hub=hub))
+    return files
 
 
-def write_card_files(release: Any, builder: Any | None = None) -> None:
-    """(Re)write README.md and croissant.json inside a release directory."""
-    write_text_atomic(release.path / CARD, render_card(release, builder))
-    write_text_atomic(release.path / "croissant.json", json.dumps(croissant(release), indent=2, ensure_ascii=False) + "\n")
+def write_card_files(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> None:
+    """(Re)write README.md, croissant.json and lm_eval/ inside a release directory; files of
+    an earlier rendering that this one does not produce are removed from lm_eval/."""
+    files = render_files(release, builder, hub=hub)
+    root = Path(release.path)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(root / rel, text)
+    folder = root / LM_EVAL_FOLDER
+    if folder.is_dir():
+        for stale in sorted(folder.iterdir()):
+            if stale.is_file() and f"{LM_EVAL_FOLDER}/{stale.name}" not in files:
+                stale.unlink()
+        if not any(folder.iterdir()):
+            folder.rmdir()

@@ -67,9 +67,16 @@ def publish(capsys, release: Release, endpoint: str, *extra: str) -> tuple[int, 
     return run_cli(capsys, "publish", str(release.path), "--hub", REPO, "--endpoint", endpoint, *extra)
 
 
-def files_of(release: Release) -> dict[str, bytes]:
-    return {p.relative_to(release.path).as_posix(): p.read_bytes()
-            for p in release.path.rglob("*") if p.is_file()}
+def files_of(release: Release, repo: str = REPO) -> dict[str, bytes]:
+    """The files a Hub tag of ``release`` must hold: the release's own, with the card, Croissant
+    and lm_eval/ rendered for the Hub copy (snippet and configs naming the repo and revision)."""
+    from benchsmith.cards.card import render_files
+
+    out = {p.relative_to(release.path).as_posix(): p.read_bytes()
+           for p in release.path.rglob("*") if p.is_file()}
+    rendered = render_files(release, ToyBuilder(release.version), hub={"repo": repo, "revision": release.version})
+    out.update({rel: text.encode("utf-8") for rel, text in rendered.items()})
+    return out
 
 
 def one_line(err: str) -> str:
@@ -121,6 +128,9 @@ def test_publish_then_load_dataset_from_the_tag(releases, hub, capsys, tmp_path)
     repo = hub.repo(REPO)
     assert repo.tags == {"1.1.0": result["commit"]} and repo.branches["main"] == result["commit"]
     assert repo.files("1.1.0") == {**files_of(release), ".gitattributes": GITATTRIBUTES}
+    card = repo.files("1.1.0")["README.md"].decode()
+    assert f'load_dataset("{REPO}"' in card and 'revision="1.1.0"' in card  # the Hub copy's snippet
+    assert (release.path / "README.md").read_text() != card  # the local release is left as it was
     assert hub.unknown == []
 
     loaded = load_from_hub(hub, tmp_path, [(c, "1.1.0") for c in release.configs()])

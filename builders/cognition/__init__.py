@@ -89,6 +89,8 @@ class CognitionBuilder(Builder):
     license = "unknown"
     homepage = "https://github.com/yafuly/CoGnition"
     task_categories = ("translation",)
+    multilinguality = ("translation",)
+    source_datasets = ("original",)
     sources = (COGNITION_SOURCE,)
 
     def configs(self) -> list[Config]:

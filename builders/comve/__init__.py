@@ -158,6 +158,10 @@ class ComVE(Builder):
     license = "CC-BY-SA-4.0"
     homepage = "https://github.com/wangcunxiang/SemEval2020-Task4-Commonsense-Validation-and-Explanation"
     task_categories = ("text-classification", "multiple-choice", "text-generation")
+    # Hub discovery metadata (card YAML); values from the Hub's vocabularies shipped with `datasets`
+    task_ids = ("multiple-choice-qa",)
+    multilinguality = ("monolingual",)
+    source_datasets = ("original",)
     sources = (
         Source(
             SOURCE,
@@ -190,7 +194,8 @@ class ComVE(Builder):
                 "Validation: which of two statements does not make sense (label = its index).",
                 FEATURES["subtask_a"],
                 splits=SPLITS,
-                policy=Policy(**common, task="multiple_choice", choices=("sent0", "sent1"), label="label"),
+                policy=Policy(**common, task="multiple_choice", choices=("sent0", "sent1"), label="label",
+                              prompt="Which statement is against common sense?"),
                 metadata={**facts, "metric": "accuracy"},
             ),
             Config(
@@ -199,6 +204,7 @@ class ComVE(Builder):
                 FEATURES["subtask_b"],
                 splits=SPLITS,
                 policy=Policy(**common, task="multiple_choice", choices=("option_a", "option_b", "option_c"),
+                              prompt="Why is this statement against common sense?",
                               context=("false_sent",), label="label",
                               # Options-only logistic regression reaches 0.427 above chance: the known
                               # negation cue of the correct reasons (see README, negation baseline). The
