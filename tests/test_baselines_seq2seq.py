@@ -1,0 +1,336 @@
+"""The generic seq2seq baselines on CPU with tiny models built here (nothing is downloaded).
+
+* seq2seq.py: a tiny Transformer trains on hand-written English-Chinese pairs, its loss
+  falls, beam and greedy decoding give one output per input, cached beam search equals the
+  uncached reference, a seeded rerun is identical, save/load round-trips;
+* subword.py: target BPE round-trips exactly and learns exactly the merges asked for;
+* lm_scoring.py: a tiny random Marian model scores the MuCoW fixture suite into a file the
+  ``--scores`` reader (and ``benchsmith evaluate mucow``) accepts;
+* generation.py: a tiny GPT-2 and a tiny Marian model are fine-tuned and emit one output
+  per source.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("tokenizers")
+
+from benchsmith.validation.baselines import seq2seq
+from benchsmith.validation.baselines.subword import PREFIX, TargetBPE
+
+from benchsmith.errors import ConfigError
+
+FIX = Path(__file__).parent / "fixtures" / "mucow"
+
+# (English, Chinese): subject verb object, Chinese unsegmented as in CG-test references.
+NOUNS = [("the dog", "狗"), ("the cat", "猫"), ("the girl", "女孩"), ("the doctor", "医生"), ("the farmer", "农民"),
+         ("my friend", "我的朋友")]
+VERBS = [("saw", "看见了"), ("liked", "喜欢"), ("found", "找到了"), ("visited", "拜访了"), ("helped", "帮助了")]
+PAIRS = [(f"{s} {v} {o} .", f"{zs}{zv}{zo}。")
+         for (s, zs), (v, zv), (o, zo) in itertools.product(NOUNS, VERBS, NOUNS) if s != o][::4][:34]
+TRAIN, VALID = PAIRS[:-4], PAIRS[-4:]
+TINY = {"encoder_layers": 1, "decoder_layers": 1, "d_model": 32, "heads": 2, "ffn": 64, "dropout": 0.0,
+        "max_tokens": 96, "warmup": 8, "lr": 5e-3, "max_steps": 40, "eval_every": 20, "log_every": 10, "bpe_merges": 8}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models gain nothing from threads, and on a busy machine OpenMP's spinning costs seconds."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return seq2seq.train(TRAIN, VALID, "small", seed=3, device="cpu", **TINY)
+
+
+# ----------------------------------------------------------------------------- seq2seq
+
+
+def test_training_loss_falls_and_record_is_complete(trained):
+    losses = [h["train_loss"] for h in trained.history]
+    assert len(losses) == 4 and losses[-1] < 0.6 * losses[0]
+    assert [h["step"] for h in trained.history if "valid_nll" in h] == [20, 40]
+    rec = trained.record
+    assert rec.steps == 40 and rec.device == "cpu" and rec.dtype == "float32"
+    assert rec.tokens_per_s > 0 and rec.examples_per_s > 0 and rec.wall_time_s > 0
+    assert len(rec.model_sha256) == 64
+    hp = rec.hyperparameters
+    assert hp["d_model"] == 32 and hp["parameters"] > 0 and hp["best_step"] in (20, 40)
+    assert hp["bpe_merges_learned"] == 8 and hp["stopped_by"] == "max_steps"
+    assert json.loads(json.dumps(rec.to_dict()))["baseline"] == "seq2seq-transformer"
+
+
+def test_tied_target_embeddings(trained):
+    net = trained.model
+    assert net.output.weight is net.tgt_embed.weight
+
+
+def test_beam_and_greedy_give_one_output_per_input(trained):
+    sources = [en for en, _ in PAIRS]
+    for beam in (1, 3):
+        out = seq2seq.translate(trained, sources, beam=beam, batch_size=8)
+        assert len(out) == len(sources) and all(isinstance(t, str) for t in out)
+        assert sum(bool(t) for t in out) >= len(out) - 2
+        assert not any(" " in t for t in out)  # plain Chinese: segmentation undone
+    words = seq2seq.translate(trained, sources[:3], beam=2, output="words")
+    pieces = seq2seq.translate(trained, sources[:3], beam=2, output="bpe")
+    assert [w.replace(" ", "") for w in words] == seq2seq.translate(trained, sources[:3], beam=2)
+    assert all(p.replace(" " + PREFIX, "") == w for p, w in zip(pieces, words))
+
+
+def test_cached_beam_search_equals_uncached(trained):
+    sources = [en for en, _ in PAIRS]
+    for beam in (1, 4):
+        fast = seq2seq.translate(trained, sources, beam=beam, batch_size=16, output="bpe")
+        slow = seq2seq.translate(trained, sources, beam=beam, batch_size=16, output="bpe", use_cache=False)
+        assert fast == slow
+    # step-by-step logits with the cache equal the teacher-forced ones
+    net = trained.model
+    src = seq2seq._pad([[4, 5, 6, 2], [7, 8, 2]])
+    tgt = torch.tensor([[1, 9, 10, 11], [1, 12, 13, 14]])
+    with torch.inference_mode():
+        memory, pad = net.encode(src)
+        full = net.decode(tgt, net.start(memory, pad, cache=False))
+        state = net.start(memory, pad)
+        steps = torch.stack([net.step(tgt[:, t : t + 1], state) for t in range(tgt.size(1))], dim=1)
+    torch.testing.assert_close(steps, full, atol=1e-5, rtol=1e-4)
+
+
+def test_seeded_rerun_is_identical(trained):
+    again = seq2seq.train(TRAIN, VALID, "small", seed=3, device="cpu", **TINY)
+    def untimed(history):
+        return [{k: v for k, v in h.items() if k != "elapsed_s"} for h in history]
+
+    assert untimed(again.history) == untimed(trained.history)
+    assert again.record.model_sha256 == trained.record.model_sha256
+    sources = [en for en, _ in VALID]
+    assert seq2seq.translate(again, sources, beam=3) == seq2seq.translate(trained, sources, beam=3)
+
+
+def test_save_and_load_round_trip(trained, tmp_path):
+    trained.save(tmp_path / "m")
+    loaded = seq2seq.TrainedModel.load(tmp_path / "m", device="cpu")
+    sources = [en for en, _ in VALID]
+    assert seq2seq.translate(loaded, sources, beam=2) == seq2seq.translate(trained, sources, beam=2)
+    assert loaded.hp == trained.hp and loaded.best_step == trained.best_step
+    assert seq2seq.weights_sha256(loaded.model) == trained.record.model_sha256
+    with pytest.raises(ConfigError, match="not a seq2seq model folder"):
+        seq2seq.TrainedModel.load(tmp_path / "nothing")
+
+
+def test_max_time_stops_training():
+    m = seq2seq.train(TRAIN, [], "small", seed=1, device="cpu", **{**TINY, "max_steps": 10_000, "max_time_s": 0.5})
+    assert m.record.hyperparameters["stopped_by"] == "max_time_s" and m.record.steps < 10_000
+
+
+def test_checkpoint_selection_by_validation_bleu():
+    m = seq2seq.train(TRAIN, VALID, "small", seed=3, device="cpu", **{**TINY, "select_by": "bleu"})
+    evaluated = [h for h in m.history if "valid_nll" in h]
+    assert len(evaluated) == 2 and all(0 <= h["valid_bleu"] <= 100 for h in evaluated)
+    best = max(evaluated, key=lambda h: h["valid_bleu"])
+    assert m.best_step == best["step"] and m.record.hyperparameters["best_valid"] == -best["valid_bleu"]
+
+
+def test_token_batches_respect_max_tokens():
+    src = [[4] * n for n in (3, 9, 1, 5, 5, 2, 30)]
+    tgt = [[4] * n for n in (4, 2, 2, 6, 1, 3, 2)]
+    batches = seq2seq.token_batches(src, tgt, max_tokens=16, seed=0)
+    assert sorted(i for b in batches for i in b) == list(range(7))
+    for b in batches:
+        longest = max(max(len(src[i]), len(tgt[i])) + 1 for i in b)
+        assert len(b) == 1 or longest * len(b) <= 16
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"preset": "smal"}, "did you mean 'small'"),
+    ({"d_modle": 64}, "did you mean 'd_model'"),
+    ({"d_model": 30, "heads": 4}, "not divisible"),
+    ({"select_by": "acc"}, "select_by='acc'"),
+    ({"max_steps": 0}, "positive int"),
+])
+def test_bad_options_are_config_errors(kwargs, words):
+    with pytest.raises(ConfigError, match=f"(?i){words}"):
+        seq2seq.train(TRAIN, VALID, **kwargs)
+
+
+def test_bad_pairs_are_config_errors():
+    with pytest.raises(ConfigError, match="pair 1"):
+        seq2seq.train([("a .", "甲。"), ("b .", "")], [])
+
+
+# ----------------------------------------------------------------------------- BPE
+
+
+def test_bpe_round_trips_and_learns_the_merges_asked_for(tmp_path):
+    lines = [seq2seq.target_words(zh) for _, zh in PAIRS] + ["凝视着 窗外 。", "他 凝视着 她 。"]
+    bpe = TargetBPE.train(lines, merges=10)
+    assert bpe.num_merges == 10
+    ids = bpe.encode_batch(lines)
+    assert [bpe.decode(i) for i in ids] == lines
+    assert any(p.startswith(PREFIX) for i in ids for p in bpe.pieces(i))  # some words are split
+    assert TargetBPE.train(lines, merges=None, vocab_size=bpe.vocab_size).vocab_size == bpe.vocab_size
+    bpe.save(tmp_path / "bpe.json")
+    again = TargetBPE.load(tmp_path / "bpe.json")
+    assert again.encode_batch(lines) == ids and TargetBPE.from_json(bpe.to_json()).encode(lines[0]) == ids[0]
+    assert bpe.decode(bpe.encode("狗 看见 了 鲸鱼")).startswith("狗 看见 了 <unk>")  # unseen characters
+    with pytest.raises(ConfigError, match="subword marker"):
+        bpe.encode("狗 ##看见")
+    with pytest.raises(ConfigError, match="exactly one"):
+        TargetBPE.train(lines, merges=5, vocab_size=50)
+
+
+# ----------------------------------------------------------------------------- tiny HF models
+
+
+def _word_tokenizer(texts, eos_after: bool):
+    """A whitespace word-level tokenizer over ``texts``, wrapped for transformers."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "</s>", "<unk>", "<s>"]
+    words = sorted({w for t in texts for w in t.split()} - set(specials))
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(specials + words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    if eos_after:
+        tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                                   bos_token="<s>")
+
+
+def _mucow_items():
+    from benchsmith.loaders.mucow_json import read_mucow_json
+
+    return read_mucow_json(FIX / "mucow" / "WMT2019" / "scoring test suite" / "json" / "cs-en.mucow.scoring.json")
+
+
+def _tiny_marian(path: Path, texts) -> Path:
+    from transformers import MarianConfig, MarianMTModel
+
+    tok = _word_tokenizer(texts, eos_after=True)
+    torch.manual_seed(0)
+    cfg = MarianConfig(vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                       decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=128,
+                       pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, forced_eos_token_id=1)
+    MarianMTModel(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def marian(tmp_path_factory):
+    texts = [t for it in _mucow_items() for t in (it.source, it.reference, *(e.contrastive for e in it.errors))]
+    texts += [s for p in COMVE for s in p]
+    return _tiny_marian(tmp_path_factory.mktemp("marian"), texts)
+
+
+def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, capsys):
+    from benchsmith.builders.mucow.metric import MucowScoringAccuracy, read_scores
+    from benchsmith.validation.baselines.lm_scoring import score_suite
+
+    items = _mucow_items()
+    rows = [{"source": it.source, "reference": it.reference, "ambiguous_word": it.ambiguous_word, "sense": it.sense,
+             "corpus": it.corpus, "contrastive_translations": [e.contrastive for e in it.errors]} for it in items]
+    out = tmp_path / "scores.txt"
+    rec = score_suite(marian, rows, out, batch_size=2, device="cpu")
+    metric = MucowScoringAccuracy()
+    values = read_scores(out, metric.expected_lines(rows))  # the reader of --scores
+    assert len(values) == 6 and all(v > 0 for v in values)  # negative log-probabilities
+    assert metric.score(rows, values)["total"] == 3
+    assert rec.hyperparameters["sentences"] == 6 and rec.tokens_per_s > 0 and len(rec.model_sha256) == 64
+    # loader records give the same file; log_probs=True flips the sign
+    score_suite(marian, items, tmp_path / "same.txt", batch_size=4, device="cpu")
+    assert read_scores(tmp_path / "same.txt", 6) == pytest.approx(values, rel=1e-5)
+    score_suite(marian, items, tmp_path / "lp.txt", device="cpu", log_probs=True)
+    assert read_scores(tmp_path / "lp.txt", 6) == pytest.approx([-v for v in values], rel=1e-5)
+    # and `benchsmith evaluate mucow --scores` takes it
+    from benchsmith.builder import get_builder
+    from benchsmith.cli import main
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import resolve_sources
+
+    b = get_builder("mucow")
+    release = ReleaseWriter(b, tmp_path / "reg", resolve_sources(b.sources, {}, FIX, allow_missing=True),
+                            skip_missing=True).write()
+    code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores", str(out),
+                 "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert code == 0 and res["total"] == 3
+
+
+def test_sum_of_log_probs_matches_the_model_loss(marian):
+    from benchsmith.validation.baselines.lm_scoring import sentence_log_probs
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(marian)
+    model = AutoModelForSeq2SeqLM.from_pretrained(marian)
+    pairs = [("Byl vzat do vazby.", "He was taken into custody."), ("Vazba mezi nimi je silná.", "The bond .")]
+    sums, n = sentence_log_probs(model, tok, pairs, batch_size=2)
+    for (s, t), value in zip(pairs, sums):  # one at a time: mean NLL * length
+        enc = tok([s], text_target=[t], return_tensors="pt")
+        with torch.inference_mode():
+            loss = model(**enc).loss
+        assert value == pytest.approx(-loss.item() * enc["labels"].size(1), rel=1e-4)
+    assert n == sum(len(tok(text_target=t)["input_ids"]) for _, t in pairs)
+
+
+COMVE = [
+    ("he put an elephant into the fridge", "an elephant is much bigger than a fridge"),
+    ("he put an elephant into the fridge", "a fridge is too small for an elephant"),
+    ("she drank a cup of rocks", "rocks are not a drink"),
+    ("the sun rises in the west", "the sun rises in the east"),
+    ("he ate a car for lunch", "a car is not food"),
+    ("fish can fly in the sky", "fish live in water"),
+]
+
+
+def test_generation_with_a_tiny_causal_lm(tmp_path):
+    from benchsmith.validation.baselines.generation import finetune_and_generate, pairs_from_references
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = _word_tokenizer([s for p in COMVE for s in p] + ["->"], eos_after=False)
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=64, n_embd=16, n_layer=1, n_head=2, bos_token_id=1,
+                     eos_token_id=1, pad_token_id=0)
+    GPT2LMHeadModel(cfg).save_pretrained(tmp_path / "gpt")
+    tok.save_pretrained(tmp_path / "gpt")
+    pairs = pairs_from_references([(COMVE[0][0], [COMVE[0][1], COMVE[1][1], ""])] + [(s, [r]) for s, r in COMVE[2:]])
+    assert len(pairs) == 6
+    sources = sorted({s for s, _ in COMVE})
+    outputs, rec = finetune_and_generate(tmp_path / "gpt", pairs, sources, epochs=3, batch_size=4, lr=1e-2, beam=2,
+                                         max_new_tokens=8, device="cpu", log_every=2)
+    assert len(outputs) == len(sources) and all(isinstance(o, str) for o in outputs)
+    assert rec.baseline == "generation-causal" and rec.steps == 6 and rec.tokens_per_s > 0
+    losses = [h["loss"] for h in rec.hyperparameters["train_loss"]]
+    assert losses[-1] < losses[0]
+
+
+def test_generation_with_a_tiny_seq2seq(marian):
+    from benchsmith.validation.baselines.generation import finetune_and_generate
+
+    sources = [s for s, _ in COMVE]
+    outputs, rec = finetune_and_generate(marian, COMVE, sources, max_steps=3, batch_size=4, beam=1,
+                                         max_new_tokens=6, device="cpu")
+    assert len(outputs) == len(sources) and all(isinstance(o, str) for o in outputs)
+    assert rec.baseline == "generation-seq2seq" and rec.steps == 3 and rec.hyperparameters["stopped_by"] == "max_steps"
+
+
+def test_bad_model_paths_are_config_errors(tmp_path):
+    from benchsmith.validation.baselines.generation import finetune_and_generate
+    from benchsmith.validation.baselines.lm_scoring import score_suite
+
+    with pytest.raises(ConfigError, match="no config.json"):
+        finetune_and_generate(tmp_path / "missing", COMVE, ["x"], device="cpu")
+    with pytest.raises(ConfigError, match="no config.json"):
+        score_suite(tmp_path, _mucow_items(), tmp_path / "s.txt", device="cpu")
+    with pytest.raises(ConfigError, match="model kind"):
+        finetune_and_generate(tmp_path, COMVE, ["x"], kind="encoder")
