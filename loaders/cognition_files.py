@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchsmith.loaders.moses import read_lines
+from benchsmith.loaders.rawfile import short
 
 from benchsmith.errors import ParseError
 
@@ -49,23 +50,28 @@ def read_cg_test(en: str | Path, zh: str | Path, compound: str | Path) -> list[C
     """Read a CG-test triple and check its 5-context blocks.
 
     Raises:
-        ParseError: line counts differ (all three files and counts named), a line is
-            empty, a block of 5 lines does not share one compound, or the compound
-            does not occur (as whole words) in its English sentence.
+        ParseError: the files are empty, line counts differ (all three files and
+            counts named), a line is empty, a block of 5 lines does not share one
+            compound, or the compound does not occur (as whole words) in its English
+            sentence; invalid UTF-8 or a NUL byte.
+        SourceError: a path cannot be read (missing, a directory).
     """
     files = {"en": Path(en), "zh": Path(zh), "compound": Path(compound)}
     lines = {k: read_lines(p) for k, p in files.items()}
     counts = {k: len(v) for k, v in lines.items()}
     if len(set(counts.values())) != 1:
         desc = ", ".join(f"{files[k]} has {n}" for k, n in counts.items())
-        short = min(counts, key=counts.get)
+        shortest = min(counts, key=counts.get)
         raise ParseError(
             f"CG-test files are not line-aligned: {desc} lines",
-            path=files[short],
-            line=counts[short] + 1,
+            path=files[shortest],
+            line=counts[shortest] + 1,
             hint="Use the three files of one release (cg-test.en / .zh / .compound) unmodified",
         )
     n = counts["en"]
+    if n == 0:
+        raise ParseError("CG-test files are empty; expected 5 lines per compound", path=files["en"], line=1,
+                         hint="Use the three files of one release (cg-test.en / .zh / .compound) unmodified")
     if n % CONTEXTS_PER_COMPOUND:
         raise ParseError(
             f"{n} lines is not a multiple of {CONTEXTS_PER_COMPOUND} (each compound has 5 contexts)",
@@ -84,7 +90,7 @@ def read_cg_test(en: str | Path, zh: str | Path, compound: str | Path) -> list[C
         head = lines["compound"][i - i % CONTEXTS_PER_COMPOUND].strip()
         if c != head:
             raise ParseError(
-                f"compound {c!r} breaks the block of 5 contexts of {head!r} "
+                f"compound {short(c)} breaks the block of 5 contexts of {short(head)} "
                 f"(lines {i - i % 5 + 1}-{i - i % 5 + 5})",
                 path=files["compound"],
                 line=lineno,
@@ -92,7 +98,7 @@ def read_cg_test(en: str | Path, zh: str | Path, compound: str | Path) -> list[C
             )
         if f" {c} " not in f" {e} ":
             raise ParseError(
-                f"compound {c!r} does not occur in its sentence {e!r}",
+                f"compound {short(c)} does not occur in its sentence {short(e)}",
                 path=files["en"],
                 line=lineno,
                 hint="The .en and .compound files are misaligned",
@@ -105,7 +111,10 @@ def read_lexicon(path: str | Path) -> dict[str, LexiconEntry]:
     """Read ``eval/lexicon`` into ``{atom: LexiconEntry}``.
 
     Raises:
-        ParseError: a line without exactly one tab, or an empty key.
+        ParseError: a line without exactly one tab, an empty key, no entry at all
+            (an empty lexicon would score every translation as wrong), invalid UTF-8
+            or a NUL byte.
+        SourceError: the path cannot be read (missing, a directory).
     """
     path = Path(path)
     out: dict[str, LexiconEntry] = {}
@@ -115,7 +124,7 @@ def read_lexicon(path: str | Path) -> dict[str, LexiconEntry]:
         parts = text.split("\t")
         if len(parts) != 2 or not parts[0].strip():
             raise ParseError(
-                f"lexicon line {text!r} is not `atom<TAB>zh1/zh2/...`",
+                f"lexicon line {short(text)} is not `atom<TAB>zh1/zh2/...`",
                 path=path,
                 line=lineno,
                 hint="Separate the atom from its slash-separated translations with one tab",
@@ -130,4 +139,7 @@ def read_lexicon(path: str | Path) -> dict[str, LexiconEntry]:
             optional = optional or prev.optional
             lineno = prev.line
         out[key] = LexiconEntry(key, trans, optional, lineno)
+    if not out:
+        raise ParseError("lexicon has no entries; expected `atom<TAB>zh1/zh2/...` lines", path=path, line=1,
+                         hint="Use eval/lexicon of the CoGnition release unmodified")
     return out

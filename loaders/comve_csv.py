@@ -14,7 +14,7 @@ id) are not read here: the builder declares them as optional sources only, and t
 findings about them are re-derived by ``tests/test_comve_real.py``.
 
 Every reader decodes strictly (invalid UTF-8 is an error, not a replacement
-character), uses ``csv`` in strict mode, checks the header (an empty file has
+character; a NUL byte, which ``csv`` would keep inside a cell, is an error too), uses ``csv`` in strict mode, checks the header (an empty file has
 none) and the number of columns of every row, and rejects empty or duplicate
 ids. Errors are :class:`~benchsmith.errors.ParseError` naming the file and the
 1-based line of the offending row. :func:`load_instances` joins the six files of a split by id,
@@ -29,6 +29,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from benchsmith.loaders.rawfile import check_no_nul, read_bytes
 
 from benchsmith.errors import ParseError
 
@@ -64,12 +66,13 @@ def read_rows(
         header: whether the first record is a header that must equal ``columns``.
 
     Raises:
-        ParseError: invalid encoding, an unterminated quoted field (a truncated
-            file), a header other than ``columns`` (or none: an empty file) or a
-            record with another number of columns; each names the file and line.
+        ParseError: invalid encoding, a NUL byte, an unterminated quoted field (a
+            truncated file), a header other than ``columns`` (or none: an empty file)
+            or a record with another number of columns; each names the file and line.
+        SourceError: the path cannot be read (missing, a directory).
     """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -81,6 +84,7 @@ def read_rows(
             line=line,
             hint="Re-encode the file as UTF-8, or re-download it from upstream",
         ) from None
+    check_no_nul(text, path)
     text = text.removeprefix("\ufeff")  # a BOM is an editor artefact, not part of the first id
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     expected = tuple(columns)

@@ -12,9 +12,13 @@ Upstream layout (Roemmele et al. 2011, ``COPA-resources.tgz``)::
 
 Ids run 1-500 in the dev file and 501-1000 in the test file. The reader is a SAX
 parser so every record carries the line of its ``<item>`` tag and every error names
-``file:line``. The ``<!DOCTYPE ... SYSTEM "copa.dtd">`` is never fetched (external
-entities are off): the DTD is not shipped in every copy and we check the structure
-ourselves.
+``file:line``. The ``<!DOCTYPE ... SYSTEM "copa.dtd">`` is accepted and never fetched
+(external entities are off): the DTD is not shipped in every copy and we check the
+structure ourselves. The parser is defusedxml's SAX parser: an entity declaration
+in a DTD (``<!DOCTYPE x [<!ENTITY e "...">]>``, the door to "billion laughs" and
+external-entity attacks) is a :class:`~benchsmith.errors.ParseError`, and so is a
+reference to an entity nobody declared (expat would skip it silently, dropping text
+when the document names an external DTD). Upstream uses neither.
 """
 
 from __future__ import annotations
@@ -24,7 +28,11 @@ import xml.sax.handler
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.errors import ParseError
+import defusedxml.sax
+from benchsmith.loaders.rawfile import unreadable
+from defusedxml import DefusedXmlException, EntitiesForbidden
+
+from benchsmith.errors import BenchsmithError, ParseError
 
 ASKS_FOR = ("cause", "effect")
 _HINT = "Restore the file from COPA-resources.tgz (datasets/copa-*.xml)"
@@ -85,6 +93,10 @@ class _Handler(xml.sax.handler.ContentHandler):
             return
         self._fail(f"unexpected element <{name}>; expected <item>, <p>, <a1> or <a2>")
 
+    def skippedEntity(self, name: str) -> None:
+        self._fail(f"reference to undeclared entity &{name}; (expat would drop it); expected plain text "
+                   "or a predefined entity (&amp; &lt; &gt; &quot; &apos;)")
+
     def characters(self, content: str) -> None:
         if self._field is not None:
             self._text.append(content)
@@ -123,22 +135,46 @@ def read_copa_xml(path: str | Path) -> list[CopaItem]:
     """Parse one COPA XML file into items in file order.
 
     Raises:
-        ParseError: malformed XML, an unknown element, a bad or repeated id, an
+        ParseError: malformed XML, an encoding the XML parser cannot read (an unknown
+            or multi-byte one in the declaration), a DTD entity declaration or an
+            undeclared entity, an unknown element, a bad or repeated id, an
             ``asks-for`` other than cause/effect, a label other than 1/2, or a
             missing/empty premise or alternative (``path`` and ``line`` set).
+        SourceError: the path cannot be read (missing, a directory).
     """
     path = Path(path)
     handler = _Handler(path)
-    parser = xml.sax.make_parser()
+    parser = defusedxml.sax.make_parser()
+    # The external DTD subset (copa.dtd) is reported to the external-entity handler; with
+    # external general entities off the stock handler accepts it without fetching anything,
+    # where defusedxml's would reject upstream's own DOCTYPE. Entity declarations stay forbidden,
+    # so no external entity can be declared, let alone fetched.
+    parser.forbid_external = False
     parser.setFeature(xml.sax.handler.feature_external_ges, False)  # never fetch copa.dtd
     parser.setFeature(xml.sax.handler.feature_external_pes, False)
     parser.setContentHandler(handler)
     try:
         with open(path, "rb") as fh:
             parser.parse(fh)
+    except BenchsmithError:
+        raise
     except xml.sax.SAXParseException as exc:
         raise ParseError(
             f"malformed XML: {exc.getMessage()}", path=path, line=exc.getLineNumber(), hint=_HINT
+        ) from None
+    except EntitiesForbidden as exc:
+        raise ParseError(
+            f"DTD declares entity {exc.name!r}; expected no entity declarations (they can expand "
+            "without bound or pull in outside files)", path=path, line=handler.lineno, hint=_HINT
+        ) from None
+    except DefusedXmlException as exc:  # pragma: no cover - forbid_dtd and forbid_external are off
+        raise ParseError(f"forbidden XML construct: {exc}", path=path, line=handler.lineno, hint=_HINT) from None
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    except (LookupError, ValueError) as exc:  # encoding="bogus"; multi-byte encodings (utf-32, shift_jis)
+        raise ParseError(
+            f"cannot read the XML declaration's encoding ({exc}); expected UTF-8",
+            path=path, line=handler.lineno or 1, hint=_HINT,
         ) from None
     if not handler.items:
         raise ParseError("no <item> found; expected COPA items", path=path, hint=_HINT)

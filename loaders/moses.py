@@ -14,6 +14,8 @@ Errors are :class:`~benchsmith.errors.ParseError`\\ s that name the file and the
 1-based line: invalid UTF-8, a NUL byte (a binary or truncated file), a corrupt
 gzip stream, and two files with different line counts (both files and both
 counts are named; the error points at the first line the shorter file lacks).
+A path that cannot be read (missing, a directory) is a
+:class:`~benchsmith.errors.SourceError`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 from typing import BinaryIO
+
+from benchsmith.loaders.rawfile import unreadable
 
 from benchsmith.errors import ParseError
 
@@ -82,6 +86,8 @@ def _raw_lines(path: Path) -> Iterator[bytes]:
                 yield raw
     except GZIP_ERRORS as exc:
         raise gzip_error(path, exc, lineno + 1) from None
+    except OSError as exc:
+        raise unreadable(path, exc) from None
 
 
 def iter_lines(path: str | Path) -> Iterator[str]:
@@ -111,6 +117,8 @@ def count_lines(path: str | Path) -> int:
                 last = block[-1:]
     except GZIP_ERRORS as exc:
         raise gzip_error(path, exc, n + 1) from None
+    except OSError as exc:
+        raise unreadable(path, exc) from None
     return n + (last != b"\n")
 
 

@@ -19,10 +19,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsmith.loaders.rawfile import bad_string, decode_utf8, json_error, read_bytes, short
+
 from benchsmith.errors import ParseError
 
 REQUIRED = ("source", "reference", "ambig word", "original translation", "sense", "origin", "errors")
 ERROR_REQUIRED = ("contrastive", "replacement")
+#: ``id`` (the OPUS sentence id) is written as an Arrow int64
+_ID_RANGE = range(-(2**63), 2**63)
 
 
 @dataclass(frozen=True)
@@ -56,16 +60,15 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
     """Read a MuCoW JSON suite.
 
     Raises:
-        ParseError: invalid UTF-8 or JSON, not an array of objects, a missing or
-            non-string field, or a malformed ``errors`` entry (file and line named).
+        ParseError: invalid UTF-8, a NUL, invalid JSON (including integers over
+            Python's 4,300-digit limit and nesting too deep to read), not an array of
+            objects, a missing or non-string field, a string with a NUL or lone
+            surrogate, an ``id`` that is not an int64, or a malformed ``errors``
+            entry (file and line named).
+        SourceError: the path cannot be read (missing, a directory).
     """
     path = Path(path)
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"invalid UTF-8 at byte {exc.start}", path=path, line=data.count(b"\n", 0, exc.start) + 1,
-                         hint="Re-download the file") from None
+    text = decode_utf8(read_bytes(path), path, hint="Re-download the file")
     dec = json.JSONDecoder()
     pos = _skip_ws(text, 0)
     if pos >= len(text) or text[pos] != "[":
@@ -84,6 +87,12 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno,
                              hint="The file is truncated or edited; re-download it") from None
+        except (ValueError, RecursionError) as exc:  # a 4,300+ digit integer, nesting too deep
+            what = json_error(exc)
+            if what is None:
+                raise
+            raise ParseError(f"item #{len(items)}: {what}", path=path, line=line,
+                             hint="The file is corrupt or not a MuCoW suite; re-download it") from None
         items.append(_item(obj, len(items), line, path))
         pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
@@ -103,25 +112,34 @@ def _skip_ws(text: str, pos: int) -> int:
 
 
 def _item(obj: object, index: int, line: int, path: Path) -> MucowItem:
+    def fail(message: str, hint: str | None = None) -> ParseError:
+        return ParseError(f"item #{index} {message}", path=path, line=line, hint=hint)
+
     if not isinstance(obj, dict):
-        raise ParseError(f"item #{index} is a {type(obj).__name__}; expected an object", path=path, line=line)
+        raise fail(f"is a {type(obj).__name__}; expected an object")
     missing = [k for k in REQUIRED if k not in obj]
     if missing:
-        raise ParseError(f"item #{index} lacks field(s) {missing}; expected {list(REQUIRED)}", path=path, line=line,
-                         hint="Re-download the file; MuCoW items carry all of these fields")
+        raise fail(f"lacks field(s) {missing}; expected {list(REQUIRED)}",
+                   "Re-download the file; MuCoW items carry all of these fields")
     for k in REQUIRED[:-1]:
         if not isinstance(obj[k], str):
-            raise ParseError(f"item #{index} field {k!r} is {obj[k]!r}; expected a string", path=path, line=line)
+            raise fail(f"field {k!r} is {short(obj[k])}; expected a string")
+        if why := bad_string(obj[k]):
+            raise fail(f"field {k!r} {why}; expected plain text")
     if not isinstance(obj["errors"], list):
-        raise ParseError(f"item #{index} field 'errors' is not a list", path=path, line=line)
+        raise fail("field 'errors' is not a list")
     errors = []
     for j, e in enumerate(obj["errors"]):
-        if not isinstance(e, dict) or any(not isinstance(e.get(k), str) for k in ERROR_REQUIRED):
-            raise ParseError(f"item #{index} errors[{j}] is {e!r}; expected an object with string "
-                             f"'contrastive' and 'replacement'", path=path, line=line)
-        errors.append(Contrast(e["contrastive"], e["replacement"], str(e.get("type", "word_sense"))))
+        if not isinstance(e, dict) or any(not isinstance(e.get(k), str) for k in ERROR_REQUIRED) \
+                or not isinstance(e.get("type", ""), str):
+            raise fail(f"errors[{j}] is {short(e)}; expected an object with string "
+                       f"'contrastive' and 'replacement' (and 'type', if any)")
+        for k in (*ERROR_REQUIRED, "type"):
+            if k in e and (why := bad_string(e[k])):
+                raise fail(f"errors[{j}] field {k!r} {why}; expected plain text")
+        errors.append(Contrast(e["contrastive"], e["replacement"], e.get("type", "word_sense")))
     sid = obj.get("id")
-    if sid is not None and (isinstance(sid, bool) or not isinstance(sid, int)):
-        raise ParseError(f"item #{index} id is {sid!r}; expected an integer", path=path, line=line)
+    if sid is not None and (isinstance(sid, bool) or not isinstance(sid, int) or sid not in _ID_RANGE):
+        raise fail(f"id is {short(sid)}; expected an integer that fits in 64 bits")
     return MucowItem(index, line, obj["source"], obj["reference"], obj["ambig word"], obj["original translation"],
                      obj["sense"], obj["origin"], tuple(errors), sid)

@@ -13,14 +13,17 @@ must find its sense in ``domain.txt``. Errors name the file and the line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchsmith.loaders.moses import line_count_error, read_lines
+from benchsmith.loaders.rawfile import short
 
 from benchsmith.errors import ParseError
 
 DOMAINS = ("in", "out")
+_INT = re.compile(r"-?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -72,10 +75,11 @@ def _words(value: str, path: Path, lineno: int, column: str) -> tuple[str, ...]:
 
 
 def _int(value: str, path: Path, lineno: int, column: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError(f"{column} is {value!r}; expected an integer", path=path, line=lineno) from None
+    """An integer written in ASCII digits that fits in 64 bits (ids and counts are Arrow int64)."""
+    if _INT.fullmatch(value) and len(value) <= 20 and -(2**63) <= (number := int(value)) < 2**63:
+        return number
+    raise ParseError(f"{column} is {short(value)}; expected an integer (ASCII digits, 64 bits)",
+                     path=path, line=lineno)
 
 
 def read_key(path: str | Path) -> list[KeyRow]:
@@ -99,10 +103,10 @@ def read_domain(path: str | Path) -> dict[tuple[str, tuple[str, ...]], DomainRow
             continue
         word, good, dom, n_other, n_subs = _fields(line, 5, path, lineno, "word, correct, in|out, n_other, n_subs")
         if dom not in DOMAINS:
-            raise ParseError(f"domain is {dom!r}; expected 'in' or 'out'", path=path, line=lineno)
+            raise ParseError(f"domain is {short(dom)}; expected 'in' or 'out'", path=path, line=lineno)
         key = (word, _words(good, path, lineno, "correct"))
         if key in out:
-            raise ParseError(f"sense {word!r} / {good!r} repeated (first on line {out[key].line})",
+            raise ParseError(f"sense {short(word)} / {short(good)} repeated (first on line {out[key].line})",
                              path=path, line=lineno)
         out[key] = DomainRow(lineno, word, key[1], dom, _int(n_other, path, lineno, "n_other"),
                              _int(n_subs, path, lineno, "n_subtitles"))

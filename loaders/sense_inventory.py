@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchsmith.loaders.moses import iter_lines
+from benchsmith.loaders.rawfile import short, unreadable
 
 from benchsmith.errors import ConfigError, ParseError
 from benchsmith.nlp.tokenize import iso3
@@ -99,7 +100,7 @@ def _iso3(lang: str, path: Path, line: int) -> str:
     try:
         return iso3(lang)
     except ConfigError:
-        raise ParseError(f"language is {lang!r}; expected an ISO 639-1 or 639-3 code", path=path,
+        raise ParseError(f"language is {short(lang)}; expected an ISO 639-1 or 639-3 code", path=path,
                          line=line) from None
 
 
@@ -114,7 +115,8 @@ def iter_omw_tab(path: str | Path) -> Iterator[SenseEntry]:
         if typ != "lemma":
             continue
         if not OMW_SYNSET.match(syn):
-            raise ParseError(f"synset id {syn!r}; expected 8 digits, '-', and one of n v a s r", path=path, line=lineno)
+            raise ParseError(f"synset id {short(syn)}; expected 8 digits, '-', and one of n v a s r", path=path,
+                             line=lineno)
         if not lemma.strip():
             # upstream OMW-Wiktionary has a few empty lemma rows (57 in the 2023 files):
             # nothing to look up, so they are skipped (counted by load_inventory)
@@ -137,21 +139,25 @@ def iter_babelnet_tsv(path: str | Path) -> Iterator[SenseEntry]:
             raise ParseError("empty synset or lemma", path=path, line=lineno)
         p = POS_NAMES.get(pos.lower())
         if p is None:
-            raise ParseError(f"pos is {pos!r}; expected one of n v a r / NOUN VERB ADJ ADV", path=path, line=lineno)
+            raise ParseError(f"pos is {short(pos)}; expected one of n v a r / NOUN VERB ADJ ADV", path=path,
+                             line=lineno)
         yield SenseEntry(syn, _iso3(lang, path, lineno), lemma.replace("_", " "), p)
 
 
 def _tab_language(path: Path) -> tuple[str, int] | None:
     """The language of an OMW tab file and the line it was read from (its header or first lemma row)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.rstrip("\r\n").split("\t")
-            if line.startswith("#"):
-                if len(parts) >= 2 and parts[1].strip():
-                    return parts[1].strip(), lineno
-                continue
-            if len(parts) >= 2 and ":" in parts[1]:
-                return parts[1].split(":")[0], lineno
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                parts = line.rstrip("\r\n").split("\t")
+                if line.startswith("#"):
+                    if len(parts) >= 2 and parts[1].strip():
+                        return parts[1].strip(), lineno
+                    continue
+                if len(parts) >= 2 and ":" in parts[1]:
+                    return parts[1].split(":")[0], lineno
+    except OSError as exc:
+        raise unreadable(path, exc) from None
     return None
 
 
@@ -159,7 +165,7 @@ def inventory_files(directory: str | Path, languages: Iterable[str]) -> list[Pat
     """The OMW ``*.tab`` files for ``languages`` plus every BabelNet ``*.tsv`` in ``directory``."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise ConfigError(f"sense inventory folder {directory} does not exist",
+        raise ConfigError("sense inventory folder does not exist", path=directory,
                           hint="Pass --inventory DIR with OMW *.tab files or BabelNet *.tsv exports")
     wanted = {iso3(lang) for lang in languages}
     out = []
@@ -178,7 +184,8 @@ def load_inventory(directory: str | Path, languages: Iterable[str]) -> Inventory
 
     Raises:
         ConfigError: the folder is missing, or it has no entries for one of the languages.
-        ParseError: a malformed row (file and line named).
+        ParseError: a malformed row, invalid UTF-8 or a NUL byte (file and line named).
+        SourceError: a file cannot be read (e.g. a folder named ``*.tab``).
     """
     languages = [iso3(lang) for lang in languages]
     inv = Inventory(name=Path(directory).name)
@@ -193,7 +200,7 @@ def load_inventory(directory: str | Path, languages: Iterable[str]) -> Inventory
     for lang in languages:
         if not inv.synsets_of.get(lang):
             raise ConfigError(
-                f"sense inventory {directory} has no entries for language {lang!r}",
+                f"sense inventory has no entries for language {lang!r}", path=directory,
                 hint="Add wikt-<lang>.tab / wn-data-<lang>.tab (OMW) or BabelNet TSV rows for it",
             )
     return inv

@@ -6,8 +6,11 @@ language (``xml:lang``, or ``lang`` in TMX 1.1). Inline markup inside a segment
 its content is dropped while the text around it is kept; ``<hi>``/``<sub>`` keep
 their text. Parsing is incremental (``xml.parsers.expat``), so memory stays flat
 whatever the file size. Errors are :class:`~benchsmith.errors.ParseError` naming
-the file and line: malformed XML, a ``<tuv>`` without a language, a unit with two
-segments in one language.
+the file and line: malformed XML, an encoding the parser cannot read, a DTD entity
+declaration or an undeclared entity (as defusedxml forbids them: they can expand
+without bound or pull in outside files; OPUS uses none), a ``<tuv>`` without a
+language, a ``<seg>`` outside a ``<tuv>``, a unit with two segments in one language.
+An unreadable path is a :class:`~benchsmith.errors.SourceError`.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchsmith.loaders.moses import GZIP_ERRORS, gzip_error, open_binary
+from benchsmith.loaders.rawfile import short, unreadable
 
-from benchsmith.errors import ParseError
+from benchsmith.errors import BenchsmithError, ParseError
 from benchsmith.nlp.tokenize import same_language
 
 #: inline elements whose content is markup code, not text
@@ -60,6 +64,9 @@ def iter_tmx(path: str | Path, chunk: int = 1 << 20) -> Iterator[TmxUnit]:
                                  hint="Every TMX variant must name its language")
             state["lang"], state["tuv_line"] = lang, line
         elif name == "seg":
+            if state["lang"] is None:
+                raise ParseError("<seg> outside a <tuv>; expected <tu><tuv xml:lang=...><seg>", path=path,
+                                 line=line, hint="The file is not TMX; re-download it")
             state["seg"] = []
         elif state["seg"] is not None and name in CODE_ELEMENTS:
             state["code_depth"] += 1
@@ -71,11 +78,14 @@ def iter_tmx(path: str | Path, chunk: int = 1 << 20) -> Iterator[TmxUnit]:
                 raise ParseError("<seg> outside a <tu>", path=path, line=parser.CurrentLineNumber)
             lang = state["lang"]
             if lang in tu[1]:
-                raise ParseError(f"two segments in language {lang!r} in one unit", path=path, line=state["tuv_line"])
+                raise ParseError(f"two segments in language {short(lang)} in one unit", path=path,
+                                 line=state["tuv_line"])
             tu[1][lang] = " ".join("".join(state["seg"]).split())
             state["seg"] = None
         elif name in CODE_ELEMENTS and state["seg"] is not None:
             state["code_depth"] -= 1
+        elif name == "tuv":
+            state["lang"] = None
         elif name == "tu" and state["tu"] is not None:
             done.append(TmxUnit(state["tu"][0], state["tu"][1]))
             state["tu"] = None
@@ -84,20 +94,44 @@ def iter_tmx(path: str | Path, chunk: int = 1 << 20) -> Iterator[TmxUnit]:
         if state["seg"] is not None and state["code_depth"] == 0:
             state["seg"].append(data)
 
+    def entity_decl(name: str, *_: object) -> None:
+        raise ParseError(f"DTD declares entity {short(name)}; expected no entity declarations (they can "
+                         "expand without bound or pull in outside files)", path=path,
+                         line=parser.CurrentLineNumber, hint="The file is not an OPUS TMX; re-download it")
+
+    def skipped_entity(name: str, is_parameter_entity: bool) -> None:
+        raise ParseError(f"reference to undeclared entity &{name}; (expat would drop it)", path=path,
+                         line=parser.CurrentLineNumber, hint="The file is not an OPUS TMX; re-download it")
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = text
-    with open_binary(path) as fh:
+    parser.EntityDeclHandler = entity_decl
+    parser.UnparsedEntityDeclHandler = entity_decl
+    parser.SkippedEntityHandler = skipped_entity
+    try:
+        fh = open_binary(path)
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    with fh:
         while True:
             try:
                 block = fh.read(chunk)
             except GZIP_ERRORS as exc:
                 raise gzip_error(path, exc, parser.CurrentLineNumber) from None
+            except OSError as exc:
+                raise unreadable(path, exc) from None
             try:
                 parser.Parse(block, not block)
+            except BenchsmithError:
+                raise
             except xml.parsers.expat.ExpatError as exc:
                 raise ParseError(f"malformed XML: {xml.parsers.expat.errors.messages[exc.code]}", path=path,
                                  line=exc.lineno, hint="The file is truncated or not TMX; re-download it") from None
+            except (LookupError, ValueError) as exc:  # encoding="bogus"; multi-byte encodings (utf-32)
+                raise ParseError(f"cannot read the XML declaration's encoding ({exc}); expected UTF-8",
+                                 path=path, line=parser.CurrentLineNumber,
+                                 hint="Re-download the file; OPUS ships TMX as UTF-8") from None
             yield from done
             done.clear()
             if not block:

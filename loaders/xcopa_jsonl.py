@@ -14,9 +14,10 @@ normalisation): version 1.0.0 of the release reproduces these values.
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchsmith.loaders.rawfile import bad_string, loads_json, read_text, short
 
 from benchsmith.errors import BenchsmithError, ParseError, did_you_mean
 
@@ -37,6 +38,8 @@ FIELDS = {
     "changed": bool,
 }
 _HINT = "Restore the file from github.com/cambridgeltl/xcopa"
+#: ``idx`` is written as an Arrow int64
+_MAX_IDX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -100,26 +103,23 @@ def language_of(path: Path) -> str:
 
 
 def read_utf8(path: Path, error: type[BenchsmithError] = ParseError, hint: str = _HINT) -> str:
-    """The whole text of a UTF-8 file; invalid UTF-8 is ``error`` naming the file and line."""
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(
-            f"invalid UTF-8 byte {data[exc.start:exc.start + 1]!r} ({exc.reason}); expected UTF-8 text",
-            path=path,
-            line=data.count(b"\n", 0, exc.start) + 1,
-            hint=hint,
-        ) from None
+    """The whole text of a UTF-8 file; invalid UTF-8 or a NUL is ``error`` naming the file and line.
+
+    An unreadable path (missing, a directory) is a :class:`~benchsmith.errors.SourceError`.
+    """
+    return read_text(Path(path), error=error, hint=hint)
 
 
 def read_xcopa_jsonl(path: str | Path) -> list[XcopaRecord]:
     """Parse one XCOPA jsonl file, validating every field of every line.
 
     Raises:
-        ParseError: unknown language in the file name, invalid UTF-8 or JSON, a
-            missing or extra field, a wrong type, a question other than cause/effect,
-            a label other than 0/1, a negative or repeated idx (``path`` and ``line`` set).
+        ParseError: unknown language in the file name, invalid UTF-8, a NUL, invalid
+            JSON (including integers over Python's 4,300-digit limit and nesting too
+            deep to read), a missing or extra field, a wrong type, a string with a NUL
+            or lone surrogate, a question other than cause/effect, a label other than
+            0/1, an idx that is negative, repeated or over int64 (``path`` and ``line`` set).
+        SourceError: the path cannot be read (missing, a directory).
     """
     path = Path(path)
     language_of(path)
@@ -137,29 +137,28 @@ def _parse_line(path: Path, lineno: int, text: str, seen: dict[int, int]) -> Xco
     def fail(message: str) -> ParseError:
         return ParseError(message, path=path, line=lineno, hint=_HINT)
 
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    obj = loads_json(text, path, lineno, hint=_HINT)
     if not isinstance(obj, dict):
         raise fail(f"line is a JSON {type(obj).__name__}; expected an object")
     missing = [f for f in FIELDS if f not in obj]
     extra = sorted(set(obj) - set(FIELDS))
     if missing or extra:
-        raise fail(f"missing fields {missing} and extra fields {extra}; expected exactly {list(FIELDS)}")
+        raise fail(f"missing fields {missing} and extra fields {short(extra)}; expected exactly {list(FIELDS)}")
     for name, typ in FIELDS.items():
         value = obj[name]
         # bool is an int in Python: reject it where an int is meant and vice versa
         ok = isinstance(value, typ) and (typ is bool or not isinstance(value, bool))
         if not ok:
-            raise fail(f"field {name!r} is {value!r}; expected a JSON {typ.__name__}")
+            raise fail(f"field {name!r} is {short(value)}; expected a JSON {typ.__name__}")
+        if typ is str and (why := bad_string(value)):
+            raise fail(f"field {name!r} {why}; expected plain text")
     if obj["question"] not in QUESTIONS:
-        raise fail(f"question is {obj['question']!r}; expected one of {list(QUESTIONS)}")
+        raise fail(f"question is {short(obj['question'])}; expected one of {list(QUESTIONS)}")
     if obj["label"] not in (0, 1):
-        raise fail(f"label is {obj['label']!r}; expected 0 (choice1) or 1 (choice2)")
+        raise fail(f"label is {short(obj['label'])}; expected 0 (choice1) or 1 (choice2)")
     idx = obj["idx"]
-    if idx < 0:
-        raise fail(f"idx is {idx}; expected a non-negative integer")
+    if not 0 <= idx <= _MAX_IDX:
+        raise fail(f"idx is {short(idx)}; expected a non-negative integer below 2**63")
     if idx in seen:
         raise fail(f"idx {idx} repeats line {seen[idx]}")
     seen[idx] = lineno

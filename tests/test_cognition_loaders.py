@@ -120,3 +120,37 @@ def test_rocstories_bad_bytes_and_bad_csv_name_the_line(tmp_path):
 def test_rocstories_bad_row(fixtures):
     with pytest.raises(ParseError, match=r"bad_fields\.csv:3: 5 fields, expected 7"):
         read_rocstories(fixtures / "rocstories" / "rocstories" / "bad_fields.csv")
+
+
+# ----------------------------------------------------------------------------- issue 12: no bad input crashes
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "  \n"])
+def test_empty_lexicon_is_a_parse_error(tmp_path, text):
+    (tmp_path / "lexicon").write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError, match=r"lexicon:1: lexicon has no entries"):  # was {} (a 0-row config)
+        read_lexicon(tmp_path / "lexicon")
+
+
+def test_empty_cg_test_is_a_parse_error(tmp_path):
+    for k in ("en", "zh", "compound"):
+        (tmp_path / f"cg-test.{k}").write_bytes(b"")
+    with pytest.raises(ParseError, match=r"cg-test\.en:1: CG-test files are empty"):  # was [] (a 0-row config)
+        read_cg_test(tmp_path / "cg-test.en", tmp_path / "cg-test.zh", tmp_path / "cg-test.compound")
+
+
+def test_rocstories_nul_byte_names_the_line(tmp_path):
+    header = "storyid,storytitle,sentence1,sentence2,sentence3,sentence4,sentence5\n"
+    (tmp_path / "s.csv").write_bytes((header + "s1,t,a,b,c,d,e\ns2,t,a,b\x00,c,d,e\n").encode())
+    with pytest.raises(ParseError, match=r"s\.csv:3: NUL byte"):  # was kept inside the sentence
+        read_rocstories(tmp_path / "s.csv")
+
+
+@pytest.mark.parametrize("read", [read_lines, read_lexicon, read_rocstories,
+                                  lambda p: read_parallel(p, p), lambda p: read_cg_test(p, p, p)])
+def test_directory_instead_of_a_file_is_a_source_error(tmp_path, read):
+    from benchsmith.errors import SourceError
+
+    with pytest.raises(SourceError, match="is a directory; expected a file") as ei:  # was IsADirectoryError
+        read(tmp_path)
+    assert ei.value.path == tmp_path

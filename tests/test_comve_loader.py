@@ -82,6 +82,22 @@ def test_empty_data_file_is_an_error_not_an_empty_split(tmp_path: Path):
     assert list(read_rows(p, ("id", "answer"), header=False)) == []  # a headerless file may be empty
 
 
+def test_nul_byte_is_a_parse_error_naming_the_line(tmp_path: Path):
+    p = tmp_path / "subtaskA_dev_data.csv"
+    p.write_bytes(b"id,sent0,sent1\n1,x,y\n2,he\x00llo,z\n")  # was kept inside the statement
+    with pytest.raises(ParseError, match="NUL byte") as exc:
+        comve_csv.read_subtask_a(p)
+    assert exc.value.line == 3 and str(exc.value).startswith(f"{p}:3: ")
+
+
+def test_directory_instead_of_a_file_is_a_source_error(tmp_path: Path):
+    from benchsmith.errors import SourceError
+
+    with pytest.raises(SourceError, match="is a directory") as exc:  # was IsADirectoryError
+        comve_csv.read_subtask_a(tmp_path)
+    assert exc.value.path == tmp_path
+
+
 def test_fixture_release_builds_and_loads(tmp_path: Path):
     release = build(GOOD, tmp_path / "reg")
     assert release.num_examples("subtask_a", "train") == 4

@@ -10,7 +10,7 @@ from benchsmith.loaders.copa_xml import read_copa_xml
 from benchsmith.loaders.xcopa_jsonl import read_xcopa_jsonl, xcopa_relpath
 from xcopa_helpers import COPA_FIX, XCOPA_FIX
 
-from benchsmith.errors import ParseError
+from benchsmith.errors import ParseError, SourceError
 
 MALFORMED_JSONL = XCOPA_FIX / "_malformed"
 MALFORMED_XML = COPA_FIX / "_malformed"
@@ -113,3 +113,87 @@ def test_xcopa_jsonl_file_in_wrong_folder(tmp_path):
     shutil.copyfile(XCOPA_FIX / "data/et/val.et.jsonl", wrong)
     with pytest.raises(ParseError, match="sits in folder 'th'"):
         read_xcopa_jsonl(wrong)
+
+
+# --------------------------------------------------------------------------- issue 12: no bad input crashes
+
+_GOOD_LINE = ('{"premise": "p", "choice1": "a", "choice2": "b", "question": "cause", "label": 0, "idx": %s, '
+              '"changed": false}\n')
+
+
+def _jsonl(tmp_path, *lines: str):
+    target = tmp_path / "data" / "et" / "val.et.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+@pytest.mark.parametrize(
+    "second_line, fragment",
+    [
+        (_GOOD_LINE % ("1" * 4301), "JSON integer with more than 4300 digits"),  # was a raw ValueError
+        ("[" * 100_000 + "\n", "JSON nested too deeply"),  # was a raw RecursionError
+        (_GOOD_LINE % (2**63), "expected a non-negative integer below 2**63"),  # was accepted: Arrow int64 overflow
+        (_GOOD_LINE.replace('"p"', '"\\ud800"') % 1, "field 'premise' holds a lone surrogate U+D800"),  # accepted
+        (_GOOD_LINE.replace('"p"', '"a\\u0000b"') % 1, "field 'premise' holds a NUL character"),  # accepted
+        (_GOOD_LINE.replace('"p"', '"a\x00b"') % 1, "NUL byte"),
+    ],
+)
+def test_xcopa_jsonl_json_python_cannot_hold_is_a_parse_error(tmp_path, second_line, fragment):
+    path = _jsonl(tmp_path, _GOOD_LINE % 0, second_line)
+    with pytest.raises(ParseError) as err:
+        read_xcopa_jsonl(path)
+    assert fragment in str(err.value)
+    assert str(err.value).startswith(f"{path}:2: ") and "\n" not in str(err.value)
+
+
+def test_xcopa_jsonl_directory_is_a_source_error(tmp_path):
+    target = tmp_path / "data" / "et" / "val.et.jsonl"
+    target.mkdir(parents=True)
+    with pytest.raises(SourceError, match="is a directory; expected a file") as err:  # was IsADirectoryError
+        read_xcopa_jsonl(target)
+    assert err.value.path == target
+
+
+_COPA_BODY = ('<copa-corpus version="1.0">\n<item id="1" asks-for="cause" most-plausible-alternative="1">\n'
+              "<p>{p}</p><a1>a</a1><a2>b</a2>\n</item>\n</copa-corpus>\n")
+
+
+@pytest.mark.parametrize(
+    "head, premise, line, fragment",
+    [
+        # an encoding expat cannot use: a raw LookupError / ValueError before
+        ('<?xml version="1.0" encoding="bogus"?>\n', "p", 1, "unknown encoding: bogus"),
+        ('<?xml version="1.0" encoding="utf-32"?>\n', "p", 1, "multi-byte encodings are not supported"),
+        ('<?xml version="1.0" encoding="shift_jis"?>\n', "p", 1, "multi-byte encodings are not supported"),
+        # an entity declared in the DTD: expanded silently before (billion laughs, external entities)
+        ('<!DOCTYPE copa-corpus [<!ENTITY e "text">]>\n', "a &e; b", 1, "DTD declares entity 'e'"),
+        ('<!DOCTYPE copa-corpus SYSTEM "copa.dtd" [<!ENTITY e "text">]>\n', "a &e; b", 1, "DTD declares entity"),
+        ('<!DOCTYPE copa-corpus [<!ENTITY x SYSTEM "file:///etc/hostname">]>\n', "&x;", 1, "DTD declares entity"),
+        ('<!DOCTYPE copa-corpus [<!ENTITY a "aa"><!ENTITY b "&a;&a;">]>\n', "&b;", 1, "DTD declares entity 'a'"),
+        # with the external DTD named, expat skipped an undeclared entity: the text lost a word silently
+        ('<!DOCTYPE copa-corpus SYSTEM "copa.dtd">\n', "a &foo; b", 4, "undeclared entity &foo;"),
+    ],
+)
+def test_copa_xml_encodings_and_dtd_entities_are_parse_errors(tmp_path, head, premise, line, fragment):
+    path = tmp_path / "copa-dev.xml"
+    path.write_text(head + _COPA_BODY.format(p=premise), encoding="utf-8")
+    with pytest.raises(ParseError) as err:
+        read_copa_xml(path)
+    assert fragment in str(err.value)
+    assert str(err.value).startswith(f"{path}:{line}: ") and "\n" not in str(err.value)
+
+
+def test_copa_xml_external_dtd_stays_accepted_and_unfetched(tmp_path):
+    path = tmp_path / "copa-dev.xml"
+    path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE copa-corpus SYSTEM "copa.dtd">\n'
+                    + _COPA_BODY.format(p="a &amp; b &#65;"), encoding="utf-8")
+    (tmp_path / "copa.dtd").write_text('<!ENTITY amp "FETCHED">', encoding="utf-8")  # would show if fetched
+    [item] = read_copa_xml(path)
+    assert item.premise == "a & b A" and item.line == 4
+
+
+def test_copa_xml_directory_is_a_source_error(tmp_path):
+    with pytest.raises(SourceError, match="is a directory") as err:  # was IsADirectoryError
+        read_copa_xml(tmp_path)
+    assert err.value.path == tmp_path
