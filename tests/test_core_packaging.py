@@ -38,18 +38,27 @@ def test_wheel_installs_mapped_packages(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = expected_data_files() - names
     assert not missing, f"data files missing from the wheel: {sorted(missing)}"
-    assert "benchsmith/cards/templates/dataset_card.md.j2" in names
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, cwd=tmp_path)
-    # Run from an unrelated folder so ./benchsmith of the checkout cannot be found.
+    # Run from an unrelated folder so ./benchsmith of the checkout cannot be found; print where each
+    # mapped package and the data files the builders read at run time were found.
     code = (
-        "import benchsmith, benchsmith.builders, benchsmith.loaders, benchsmith.validation, benchsmith.cards, "
-        "benchsmith.validation.check, pathlib;"
-        "print(pathlib.Path(benchsmith.builders.__file__).parent.parent.name);"
-        "print((pathlib.Path(benchsmith.cards.__file__).parent / 'templates' / 'dataset_card.md.j2').is_file())"
+        "import benchsmith, benchsmith.builders, benchsmith.loaders, benchsmith.validation, benchsmith.cards, pathlib\n"
+        "for m in (benchsmith, benchsmith.builders, benchsmith.loaders, benchsmith.validation, benchsmith.cards):\n"
+        "    print(pathlib.Path(m.__file__).resolve())\n"
+        "b = pathlib.Path(benchsmith.builders.__file__).parent\n"
+        "for rel in ('xcopa/published.yaml', 'xcopa/errata.tsv', 'comve/errata.tsv', 'cognition/checksums.tsv'):\n"
+        "    print((b / rel).resolve())\n"
+        "print((pathlib.Path(benchsmith.cards.__file__).parent / 'templates' / 'dataset_card.md.j2').resolve())\n"
     )
     out = subprocess.run([str(py), "-c", code], check=True, cwd=tmp_path, capture_output=True, text=True).stdout
-    assert out.split() == ["benchsmith", "True"]
-    assert str(ROOT) not in out
+    paths = [Path(line) for line in out.split()]
+    assert len(paths) == 10
+    site = next(env_dir.glob("lib/python*/site-packages")).resolve()
+    for p in paths:
+        assert p.is_relative_to(site), f"{p} was not imported from the installed wheel"
+        assert not p.is_relative_to(ROOT), p
+        assert p.is_file(), p
+    assert [p.parent.name for p in paths[:5]] == ["benchsmith", "builders", "loaders", "validation", "cards"]

@@ -14,6 +14,7 @@ import json
 import pyarrow as pa
 import pytest
 import typer
+from benchsmith.builders.xcopa import Xcopa
 from benchsmith.builders.xcopa.agreement import fleiss, fleiss_by_language
 from benchsmith.builders.xcopa.alignment import (
     RawData,
@@ -21,6 +22,7 @@ from benchsmith.builders.xcopa.alignment import (
     question_errata_rows,
     question_errata_up_to_date,
 )
+from benchsmith.builders.xcopa.audit import text_lengths
 from benchsmith.builders.xcopa.baseline import FeatureBaseline, apply_variant, evaluate, features
 from benchsmith.builders.xcopa.checks import (
     XcopaAgreement,
@@ -31,6 +33,8 @@ from benchsmith.builders.xcopa.checks import (
 )
 from benchsmith.builders.xcopa.metric import XcopaAccuracy, score
 from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
+from conftest import one_json, run_cli
 from typer.testing import CliRunner
 from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
 
@@ -38,6 +42,7 @@ import benchsmith
 from benchsmith.commands import evaluate_app
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ConfigError, ParseError, PredictionError
+from benchsmith.expectation import read_published_yaml
 
 
 @pytest.fixture(scope="module")
@@ -75,24 +80,22 @@ def _copa_label(item_id: int) -> int:
 
 
 def test_version_1_0_0_reproduces_upstream(releases):
+    """Every field as upstream wrote it, ``question`` included (a string, as in the jsonl)."""
     r = releases["1.0.0"]
-    q = r.features("th")["question"]
     for config, folder in (("th", "data"), ("translation-th", "data-gmt"), ("et", "data")):
         lang = config.split("-")[-1]
         for split, stem in (("validation", "val"), ("test", "test")):
             upstream = [json.loads(x) for x in (XCOPA_FIX / folder / lang / f"{stem}.{lang}.jsonl").read_text("utf-8").splitlines()]
-            built = [{**row, "question": q.int2str(row["question"])} for row in _rows(r, config, split)]
-            assert built == upstream
+            assert _rows(r, config, split) == upstream
     assert r.manifest["errata_applied"] == []
     assert [e["id"] for e in r.manifest["errata_pending"]] == ["xcopa-th-question"]
 
 
 def test_version_1_1_0_fixes_thai_questions_only(releases):
     old, new = releases["1.0.0"], releases["1.1.0"]
-    q = new.features("th")["question"]
-    assert [q.int2str(x["question"]) for x in _rows(new, "th", "validation")] == ["effect", "effect", "cause"]
-    assert [q.int2str(x["question"]) for x in _rows(new, "th", "test")] == ["cause", "effect", "effect"]
-    assert [q.int2str(x["question"]) for x in _rows(new, "translation-th", "test")] == ["cause", "effect", "effect"]
+    assert [x["question"] for x in _rows(new, "th", "validation")] == ["effect", "effect", "cause"]
+    assert [x["question"] for x in _rows(new, "th", "test")] == ["cause", "effect", "effect"]
+    assert [x["question"] for x in _rows(new, "translation-th", "test")] == ["cause", "effect", "effect"]
     (erratum,) = new.manifest["errata_applied"]
     assert erratum["id"] == "xcopa-th-question"
     assert sorted(erratum["items"]) == sorted(
@@ -351,6 +354,24 @@ def test_evaluate_command_prints_one_json_object(releases, tmp_path):
     assert result["split"] == "validation" and result["version"] == "1.1.0"
 
 
+def test_evaluate_warns_about_missing_languages(releases, tmp_path, capsys):
+    """A file with 1 of the 11 XCOPA languages scores (exit 0) and says on stderr which are missing."""
+    r = releases["1.1.0"]
+    rows = [{"lang": "et", "idx": x["idx"], "label": x["label"]} for x in _rows(r, "et", "test")]
+    path = _write_jsonl(tmp_path / "p.jsonl", rows)
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(r.path), "--json")
+    assert code == 0, err
+    result = one_json(out)  # stdout stays one JSON object
+    assert result["complete"] is False and result["average_over"] == ["et"]
+    assert result["missing"] == ["ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh"]
+    (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert "covers 1 of 11 XCOPA languages; missing: ht, id, it, qu, sw, ta, th, tr, vi, zh" in warning
+    every = [{"lang": c, "idx": x["idx"], "label": x["label"]} for c in ("et", "th") for x in _rows(r, c, "test")]
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(_write_jsonl(tmp_path / "q.jsonl", every)),
+                             "--release", str(r.path))
+    assert code == 0 and "missing: ht, id, it, qu, sw, ta, tr, vi, zh" in err  # th is there now
+
+
 # ------------------------------------------------------------------ agreement and baselines
 
 
@@ -377,9 +398,6 @@ def test_agreement_from_annotations_and_changed_counts(releases, tmp_path):
     assert fleiss_by_language(ann) == {"et": {"kappa": pytest.approx(0.3333, abs=1e-4), "items": 4, "annotators": 3}}
     (res,) = XcopaAgreement(ann).run(releases["1.1.0"])
     assert res.status == Status.WARN and "et 0.333" in res.summary
-    (res,) = XcopaAgreement(None).run(releases["1.1.0"])
-    assert res.status == Status.STAT  # counts, not a verdict
-    assert res.metrics["changed"] == {"et": {"validation": 1, "test": 0}, "th": {"validation": 0, "test": 1}}
     agree = tmp_path / "agree.tsv"
     rows = "".join(f"et\ttest\t{i}\t{a}\t{i % 2}\n" for i in range(4) for a in "ABC")
     agree.write_text("lang\tsplit\tidx\tannotator\tlabel\n" + rows, encoding="utf-8")
@@ -394,6 +412,64 @@ def test_agreement_from_annotations_and_changed_counts(releases, tmp_path):
     uneven.write_text("lang\tsplit\tidx\tannotator\tlabel\net\ttest\t0\tA\t0\net\ttest\t0\tB\t0\net\ttest\t1\tA\t1\n")
     with pytest.raises(ParseError, match="same number"):
         fleiss_by_language(uneven)
+
+
+def test_agreement_over_translators_warns_then_passes(releases):
+    """Without annotations the check recovers each translator's label from label and changed."""
+    results = {r.config: r for r in XcopaAgreement(None).run(releases["1.1.0"])}
+    assert set(results) == {"*/validation", "*/test"}
+    val = results["*/validation"]
+    assert val.metrics["changed"] == {"et": 1, "th": 0} and results["*/test"].metrics["changed"] == {"et": 0, "th": 1}
+    assert val.metrics["majority_agreement"] == {"et": 66.7, "th": 100.0}  # 1 of 3 et labels was overridden
+    # by hand: items (et, th) = (0,0), (1,1), (0,1) on labels 0, 1, 1 with et's idx 2 changed
+    assert val.metrics["kappa"] == pytest.approx(fleiss([[0, 0], [1, 1], [0, 1]]), abs=1e-4)
+    assert val.status == Status.WARN and "below 0.6" in val.summary
+    agree = _TableRelease({lang: {"validation": [{"idx": i, "label": i % 2, "changed": False} for i in range(4)]}
+                           for lang in ("et", "th")})
+    (res,) = XcopaAgreement(None).run(agree)
+    assert res.status == Status.PASS and res.metrics["kappa"] == 1.0
+    lone = _TableRelease({"et": {"validation": [{"idx": 0, "label": 0, "changed": False}]}})
+    assert XcopaAgreement(None).run(lone)[0].status == Status.SKIP
+
+
+def test_translator_labels_reproduce_table3_cells(releases):
+    """The published.yaml measures on the fixture: a Table 3 cell, Table 1's item; the figures about
+    all 11 translators cannot be measured on two languages (ConfigError: the fidelity check skips)."""
+    r = releases["1.1.0"]
+    fig = read_published_yaml(Xcopa.data_path("published.yaml"))
+    by_id = {f.id: f for f in fig}
+    measures = FixtureXcopa("1.1.0").measures()
+    assert measures["majority_agreement"](r, by_id["et/validation/majority_agreement"]) == pytest.approx(200 / 3, abs=1e-3)
+    with pytest.raises(ConfigError, match="11 translators"):
+        measures["translator_kappa"](r, by_id["translators/validation/fleiss_kappa"])
+    with pytest.raises(ConfigError):
+        measures["model_baseline"](r, by_id["table5/CO-ZS/USE"])
+    item = dataclasses.replace(by_id["th/validation/table1_example"], args={"idx": 2, "fields": ["question", "label"]})
+    assert measures["item"](r, item) == {"question": "cause", "label": "choice2"}  # by name, fixed from 1.1.0
+    # the fidelity check: a figure about a language the fixture lacks skips, never fails
+    results = {x.details["key"]: x for x in FidelityCheck(Xcopa("1.1.0").expectations()).run(r)}
+    assert results["et/validation/majority_agreement"].status == Status.FAIL  # the fixture is not the paper
+    assert results["qu/validation/majority_agreement"].status == Status.SKIP
+    assert results["translators/validation/fleiss_kappa"].status == Status.SKIP
+    assert results["table5/CO-ZS/USE"].status == Status.SKIP and "benchsmith baseline xcopa" in results[
+        "table5/CO-ZS/USE"].summary
+
+
+def test_lengths_are_characters_and_segmented_words():
+    """Thai and Chinese have no spaces between words: characters for all, words only with a segmenter."""
+    rows = {
+        "zh": [{"premise": "我想节约能源。", "choice1": "学生拼错了这个词。", "choice2": "我关了灯。"}],
+        "th": [{"premise": "ตาของฉันแดงและบวม", "choice1": "ฉันร้องไห้", "choice2": "ฉันหัวเราะ"}],
+        "en": [{"premise": "My eyes became red and puffy.", "choice1": "I was sobbing.", "choice2": "I was laughing."}],
+    }
+    lengths = text_lengths(_TableRelease({c: {"test": r} for c, r in rows.items()}))
+    assert lengths["th"] == {"premise_chars": 17, "choice_chars": 10.0, "premise_words": None, "choice_words": None,
+                             "words_by": None}
+    assert lengths["zh"]["words_by"] == "jieba" and lengths["zh"]["premise_words"] >= 3  # 我 / 想 / 节约 / 能源
+    assert lengths["zh"]["premise_chars"] == 7
+    assert lengths["en"] == {"premise_chars": 29, "choice_chars": 14.5, "premise_words": 6, "choice_words": 3,
+                             "words_by": "whitespace"}
+    assert len(["ตาของฉันแดงและบวม"]) == 1  # what a whitespace count would say
 
 
 def test_partial_input_variants_hide_what_they_say():
@@ -464,3 +540,15 @@ def test_diversity_is_a_stat(releases):
     assert res.metrics["languages"] == 2 and res.metrics["family"] == 1.0  # Uralic, Kra-Dai
     assert res.metrics["geography_bits"] == 0.0  # both Eurasia
     assert XcopaDiversity().run(_TableRelease({"en": {"test": []}}))[0].status == Status.SKIP
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ('{"lang": "et", "idx": ' + "9" * 5000 + ', "label": 0}\n', "more than 4300 digits"),
+    ("[" * 100_000 + "\n", "nested too deeply"),
+])
+def test_hostile_json_predictions_are_one_line_errors(releases, tmp_path, text, fragment):
+    path = tmp_path / "p.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PredictionError, match=fragment) as err:
+        score(releases["1.1.0"], path)
+    assert err.value.line == 1 and str(path) in str(err.value)

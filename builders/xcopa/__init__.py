@@ -3,7 +3,8 @@
 Configs:
 
 * ``et ht id it qu sw ta th tr vi zh``: the human translations, ``validation`` (100)
-  and ``test`` (500), with upstream's fields (``question`` and ``label`` as ClassLabels);
+  and ``test`` (500), with upstream's fields (``question`` the string ``cause``/``effect``
+  as upstream and the Hub have it, ``label`` a ClassLabel; see ``fields``);
 * ``translation-<lang>``: upstream's Google back-translations into English
   (``data-gmt``; none for Quechua), the "translate-test" inputs of the paper;
 * ``en``: English COPA split as the XCOPA paper trains on it: ``train`` = COPA dev
@@ -21,9 +22,14 @@ is not COPA's value (naming the errata.tsv line). The builder yields upstream's 
 (``xcopa-<lang>-question``, version 1.1.0, rows for the language config and its
 translation), so 1.0.0 reproduces upstream and 1.1.0 has COPA's ``asks-for``.
 
+``changed`` is upstream's marker of the items where that language's translator chose
+the other alternative and the majority label overrode it (not "adapted to the
+culture"): it reproduces the paper's Table 3, footnote 6 and Fleiss' kappas (see
+``agreement``).
+
 Data beside this module: ``checksums.tsv``, ``errata.tsv`` (derived, see
-``alignment``), ``published.yaml`` (the paper's counts and Table 2 indices;
-``measures()`` adds ``diversity_index``), ``languages.tsv`` (typology records).
+``alignment``), ``published.yaml`` (the paper's figures; ``measures()`` adds the
+measures of ``measures``), ``languages.tsv`` (the languages of Table 2's samples).
 """
 
 from __future__ import annotations
@@ -34,7 +40,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
-import datasets
 from benchsmith.loaders.copa_xml import CopaItem, read_copa_xml
 from benchsmith.loaders.xcopa_jsonl import (
     GMT_LANGUAGES,
@@ -51,26 +56,12 @@ from benchsmith.expectation import Measure
 from benchsmith.source import Source, Sources
 
 from .alignment import COPA_DEV, COPA_SPLITS, COPA_TEST, EN_TRAIN_LAST_ID, copa_item_for
-from .diversity import diversity_measure
+from .fields import EN_FEATURES, FEATURES
 
 LANGUAGE_NAMES = {
     "et": "Estonian", "ht": "Haitian Creole", "id": "Indonesian", "it": "Italian", "qu": "Quechua",
     "sw": "Swahili", "ta": "Tamil", "th": "Thai", "tr": "Turkish", "vi": "Vietnamese", "zh": "Mandarin Chinese",
 }
-QUESTION = datasets.ClassLabel(names=["cause", "effect"])
-LABEL = datasets.ClassLabel(names=["choice1", "choice2"])
-FEATURES = datasets.Features(
-    {
-        "premise": datasets.Value("string"),
-        "choice1": datasets.Value("string"),
-        "choice2": datasets.Value("string"),
-        "question": QUESTION,
-        "label": LABEL,
-        "idx": datasets.Value("int32"),
-        "changed": datasets.Value("bool"),
-    }
-)
-EN_FEATURES = datasets.Features({**FEATURES, "copa_id": datasets.Value("int32")})
 POLICY = Policy(
     task="multiple_choice", id_field="idx", label="label", choices=("choice1", "choice2"),
     context=("premise", "question"), text_fields=("premise", "choice1", "choice2"),
@@ -109,13 +100,18 @@ class Xcopa(Builder):
         "upstream's machine translations back into English."
     )
     release_notes: ClassVar[dict[str, str]] = {
-        "1.0.0": "Upstream XCOPA (and COPA) values as released, every item verified against English COPA.",
+        "1.0.0": "Upstream XCOPA (and COPA) values as released, every item verified against English COPA. "
+        "Rebuilt on 2026-11-22 with `question` stored as the string \"cause\"/\"effect\" (as upstream's jsonl "
+        "and the Hub's xcopa and super_glue/copa have it) instead of a ClassLabel: the values read the same, "
+        "the Arrow type and every split fingerprint change.",
         "1.1.0": "Fixes the `question` (cause/effect) of the items where upstream disagrees with English COPA "
         "(Thai, Turkish, Swahili, Indonesian, Italian); see Errata. Rebuilt on 2026-11-22 from the corrected "
         "copa-dev.xml (sha256 ee350172...): the earlier copy had the two alternatives and the answer of 55 of "
         "COPA dev items 401-500 exchanged, an error of that copy only. `en/validation` now has COPA's real choice "
         "order (labels: 55 choice1, 45 choice2); XCOPA's own configs are unchanged and agree with COPA on "
-        "every item.",
+        "every item. Rebuilt again on 2026-11-22 with `question` stored as the string \"cause\"/\"effect\" "
+        "(as upstream's jsonl and the Hub's xcopa and super_glue/copa) instead of a ClassLabel: the values "
+        "read the same, the Arrow type and every split fingerprint change.",
     }
     citation = """@inproceedings{ponti2020xcopa,
   title={{XCOPA}: A Multilingual Dataset for Causal Commonsense Reasoning},
@@ -133,6 +129,13 @@ class Xcopa(Builder):
     license = "CC-BY-4.0"
     homepage = "https://github.com/cambridgeltl/xcopa"
     task_categories = ("multiple-choice",)
+    # Hub discovery metadata, as the Hub's xcopa card has it as far as we know it (task_ids,
+    # multilinguality, source_datasets, paperswithcode_id). task_categories stays multiple-choice,
+    # the parent of multiple-choice-qa in the Hub's task taxonomy (that card lists question-answering).
+    task_ids = ("multiple-choice-qa",)
+    multilinguality = ("multilingual",)
+    source_datasets = ("extended|copa",)
+    paperswithcode_id = "xcopa"
     sources = (XCOPA_SOURCE, COPA_SOURCE)
     #: where errata.tsv lives (tests point it at a fixture table).
     tables_dir: ClassVar[Path | None] = None
@@ -163,8 +166,11 @@ class Xcopa(Builder):
         return out
 
     def measures(self) -> Mapping[str, Measure]:
-        """``diversity_index``: Table 2's typology / family / geography indices (see ``diversity``)."""
-        return {"diversity_index": diversity_measure}
+        """The measures of published.yaml's figures (``measures``): Table 2's indices, the
+        translators' agreement (Table 3, Section 2, footnote 6), Table 1's items, model baselines."""
+        from .measures import MEASURES
+
+        return MEASURES
 
     @classmethod
     def errata_path(cls) -> Path:

@@ -4,11 +4,20 @@ The English reference is the release's own ``en`` config: ``en/validation`` idx 
 is COPA dev item ``401+i`` and ``en/test`` idx ``i`` is COPA test item ``501+i``, the
 items XCOPA idx ``i`` translates. The choice order is measured independently of the
 labels, on the ``translation-<lang>`` configs (upstream's back-translations).
+
+**Lengths.** Thai and Chinese are written without spaces between words, so a
+whitespace count makes a Thai or Chinese sentence about one "word". Lengths here are
+in characters (Unicode code points, spaces included) for every language, which
+compares across scripts. Words are counted only with a segmenter fit for the script
+(:data:`WORD_SEGMENTERS`): whitespace for the languages written with spaces, jieba for
+Chinese (``benchsmith.nlp.segment``, the nlp extra), and none for Thai (no Thai
+segmenter is a dependency: its word counts are left out, its characters are reported).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from statistics import mean
 from typing import Any
 
@@ -17,6 +26,9 @@ from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from .alignment import order_margin
 
 SPLITS = ("validation", "test")
+#: how words are counted per config language; a language not listed is written with spaces
+#: (whitespace words); ``None``: no segmenter, characters only
+WORD_SEGMENTERS: dict[str, str | None] = {"zh": "jieba", "th": None}
 
 
 def _rows(release: Any, config: str, split: str) -> list[dict[str, Any]]:
@@ -83,15 +95,20 @@ def consistency(release: Any) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
+def _name(feature: Any, value: Any) -> Any:
+    """A value by name: ClassLabel ints as their names, strings (``question``) as they are."""
+    return feature.int2str(value) if hasattr(feature, "int2str") and isinstance(value, int) else value
+
+
 def balance(release: Any) -> dict[str, dict[str, dict[str, Any]]]:
-    """Label and question counts per config and split (ClassLabel names as keys)."""
+    """Label and question counts per config and split (label names and question strings as keys)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for config in release.configs():
         feats = release.features(config)
         for split in release.splits(config):
             table = release.table(config, split, ["label", "question"])
-            labels = Counter(feats["label"].int2str(v) for v in table.column("label").to_pylist())
-            questions = Counter(feats["question"].int2str(v) for v in table.column("question").to_pylist())
+            labels = Counter(_name(feats["label"], v) for v in table.column("label").to_pylist())
+            questions = Counter(_name(feats["question"], v) for v in table.column("question").to_pylist())
             out.setdefault(config, {})[split] = {
                 "label": dict(sorted(labels.items())), "question": dict(sorted(questions.items())),
             }
@@ -126,10 +143,88 @@ def length_ratios(release: Any) -> dict[str, dict[str, float]]:
     return out
 
 
+def word_counter(lang: str) -> tuple[str | None, Callable[[str], int] | None]:
+    """``(segmenter name, text -> words)`` for a language; ``(None, None)`` where none fits."""
+    how = WORD_SEGMENTERS.get(lang, "whitespace")
+    if how == "whitespace":
+        return how, lambda text: len(text.split())
+    if how == "jieba":
+        from benchsmith.errors import ConfigError
+        from benchsmith.nlp.segment import segment
+
+        try:
+            segment("")
+        except ConfigError:  # jieba not installed: characters only
+            return None, None
+        return how, lambda text: len([w for w in segment(text) if any(ch.isalnum() for ch in w)])
+    return None, None
+
+
+def text_lengths(release: Any) -> dict[str, dict[str, Any]]:
+    """Per XCOPA language and ``en`` (validation + test): mean premise and choice length in
+    characters, and in words where :func:`word_counter` has a segmenter for the language."""
+    out: dict[str, dict[str, Any]] = {}
+    for config in [*languages_in(release), "en"]:
+        splits = [s for s in SPLITS if _has(release, config, s)]
+        if not splits:
+            continue
+        rows = [r for s in splits for r in release.table(config, s, ["premise", "choice1", "choice2"]).to_pylist()]
+        premises = [r["premise"] for r in rows]
+        choices = [c for r in rows for c in (r["choice1"], r["choice2"])]
+        how, count = word_counter(config)
+        out[config] = {
+            "premise_chars": round(mean(len(t) for t in premises), 1),
+            "choice_chars": round(mean(len(t) for t in choices), 1),
+            "premise_words": round(mean(count(t) for t in premises), 1) if count else None,
+            "choice_words": round(mean(count(t) for t in choices), 1) if count else None,
+            "words_by": how,
+        }
+    return out
+
+
 def card_sections(release: Any) -> dict[str, str]:
+    """The card's XCOPA sections: fields, translator agreement, alignment with COPA, balance and lengths."""
+    from .agreement import changed_counts, fleiss, translator_matrix
+    from .fields import FIELD_DOCS, HUB_COMPARISON
+
+    fields = [name for c in release.configs() for name in release.features(c)]
+    out = {"Field meanings": "\n".join(
+        ["| field | meaning |", "|---|---|"]
+        + [f"| `{name}` | {doc} |" for name, doc in FIELD_DOCS.items() if name in fields]
+        + ["", HUB_COMPARISON]
+    )}
+    langs = languages_in(release)
+    if langs:
+        lines = [
+            ("`changed` marks the items where the language's translator labelled the other alternative and the "
+            "majority of the 11 translators overrode it. From it the release reproduces the paper's Table 3 "
+            "(% of the translator's labels that agree with the majority label), Section 2's averages and "
+            "footnote 6 (checked in Validation, figures `<lang>/<split>/majority_agreement`, `translators/...`)."),
+            "",
+            "| language | " + " | ".join(langs) + " |",
+            "|---|" + "---:|" * len(langs),
+        ]
+        for split in SPLITS:
+            cells = []
+            for lang in langs:
+                if not _has(release, lang, split):
+                    cells.append("-")
+                    continue
+                changed, n = changed_counts(release, lang, split)
+                cells.append(f"{100 * (1 - changed / n):.1f} ({changed})")
+            lines.append(f"| {split}: % agreeing (changed) | " + " | ".join(cells) + " |")
+        kappas = []
+        for split in SPLITS:
+            present = [lang for lang in langs if _has(release, lang, split)]
+            if len(present) >= 2:
+                kappas.append(f"{split} {fleiss(translator_matrix(release, split, present)):.3f}")
+        if kappas:
+            lines += ["", (f"Fleiss' kappa over the {len(langs)} translators' labels (recovered from `label` and "
+                          f"`changed`): {', '.join(kappas)}.")]
+        out["Translator agreement"] = "\n".join(lines)
     cons = consistency(release)
     if not cons:
-        return {}
+        return out
     lines = [
         (
             "Every item is joined to the English COPA item it translates (validation idx *i* = COPA dev "
@@ -151,17 +246,31 @@ def card_sections(release: Any) -> dict[str, str]:
                 f"\nChoice order ({split}, from upstream's back-translations in {order['languages']} languages): "
                 f"{order['items'] - len(order['reversed'])}/{order['items']} items in COPA's order."
             )
+    out["Alignment with English COPA"] = "\n".join(lines)
     ratios = length_ratios(release)
+    lengths = text_lengths(release)
     bal = balance(release)
     lines2 = [
-        "| language | premise chars / English | choice chars / English | test cause/effect | test choice1/choice2 |",
-        "|---|---:|---:|---:|---:|",
+        ("Lengths in characters (Unicode code points) compare across scripts; words are counted with a "
+        "segmenter fit for the script (whitespace; jieba for Chinese) and not at all for Thai, which is "
+        "written without spaces and has no segmenter here."),
+        "",
+        ("| language | premise chars (/ English) | choice chars (/ English) | premise words (by) | test cause/effect "
+        "| test choice1/choice2 |"),
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for lang, r in ratios.items():
         t = bal.get(lang, {}).get("test", {})
         q, lab = t.get("question", {}), t.get("label", {})
+        ln = lengths.get(lang, {})
+        words = f"{ln['premise_words']} ({ln['words_by']})" if ln.get("premise_words") is not None else "-"
         lines2.append(
-            f"| {lang} | {r['premise_ratio']} | {r['choice_ratio']} | {q.get('cause', 0)}/{q.get('effect', 0)} | "
-            f"{lab.get('choice1', 0)}/{lab.get('choice2', 0)} |"
+            f"| {lang} | {r['premise_chars']} ({r['premise_ratio']}) | {r['choice_chars']} ({r['choice_ratio']}) "
+            f"| {words} | {q.get('cause', 0)}/{q.get('effect', 0)} | {lab.get('choice1', 0)}/{lab.get('choice2', 0)} |"
         )
-    return {"Alignment with English COPA": "\n".join(lines), "Balance and lengths": "\n".join(lines2)}
+    en = lengths.get("en")
+    if en:
+        lines2.append(f"| en | {en['premise_chars']} (1.0) | {en['choice_chars']} (1.0) | {en['premise_words']} "
+                      f"(whitespace) | | |")
+    out["Balance and lengths"] = "\n".join(lines2)
+    return out

@@ -7,7 +7,8 @@
   list); warns on remaining question disagreements (version 1.0.0 reproduces them;
   1.1.0 fixes them).
 * ``xcopa_balance`` (distribution): label and question balance per split and
-  language, premise/choice length ratios to English; warns where a language's
+  language, premise/choice length ratios to English (characters) and words where a
+  segmenter fits the script (``audit.text_lengths``); warns where a language's
   cause/effect counts differ from English COPA's.
 * ``xcopa_partial_input`` (artifacts): full, NoP and NoQ inputs for the cheap
   baselines of ``baseline.py`` trained on ``en/train``; warns when a partial input
@@ -17,9 +18,11 @@
   not here: those values are figures of ``published.yaml`` (measure
   ``diversity_index``), checked by the generic fidelity check like every other
   published figure.
-* ``xcopa_agreement`` (integrity): Fleiss' kappa when per-annotator labels are
-  supplied (``BENCHSMITH_XCOPA_ANNOTATIONS``), warning below 0.6; without them, the
-  ``changed`` counts are reported as a *stat* (nothing there can fail or warn).
+* ``xcopa_agreement`` (integrity): Fleiss' kappa, warning below 0.6. With per-annotator
+  labels supplied (``BENCHSMITH_XCOPA_ANNOTATIONS``), per language over those
+  annotators; without them, per split over the translators, whose labels the release
+  holds (``label``, or the other choice where ``changed``; see ``agreement``), with
+  each language's Table 3 agreement with the majority label in the metrics.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from benchsmith.validation.check import Check, CheckResult, Status
 
 from benchsmith.errors import SourceError
 
-from .audit import SPLITS, balance, consistency, languages_in, length_ratios, text_order
+from .audit import SPLITS, balance, consistency, languages_in, length_ratios, text_lengths, text_order
 
 PARTIAL_INPUT_WARN = 0.60
 #: Fleiss' kappa below which agreement is worth a warning (the floor of Landis and Koch's "substantial")
@@ -94,6 +97,7 @@ class XcopaBalance(Check):
     def run(self, release: Any) -> list[CheckResult]:
         bal = balance(release)
         ratios = length_ratios(release)
+        lengths = text_lengths(release)
         en = bal.get("en")
         out = []
         for lang in languages_in(release):
@@ -104,12 +108,16 @@ class XcopaBalance(Check):
                     diffs[split] = {"here": b["question"], "english": ref["question"]}
             status = Status.WARN if diffs else Status.PASS
             r = ratios.get(lang, {})
+            ln = lengths.get(lang, {})
+            words = (f", {ln['premise_words']} words by {ln['words_by']}" if ln.get("premise_words") is not None
+                     else ", words not counted (no segmenter)") if ln else ""
             summary = (
                 "; ".join(f"{s}: question {b['question']}, label {b['label']}" for s, b in bal[lang].items())
-                + (f"; premise/choice length vs English {r.get('premise_ratio')}/{r.get('choice_ratio')}" if r else "")
+                + (f"; premise {r['premise_chars']} chars{words}; premise/choice characters vs English "
+                   f"{r.get('premise_ratio')}/{r.get('choice_ratio')}" if r else "")
                 + (f"; cause/effect counts differ from English COPA in {sorted(diffs)}" if diffs else "")
             )
-            out.append(self.result(status, summary, metrics={"balance": bal[lang], "length": r},
+            out.append(self.result(status, summary, metrics={"balance": bal[lang], "length": {**r, **ln}},
                                    details={"question_vs_english": diffs}, config=lang))
         return out or [self.result(Status.SKIP, "no XCOPA language config in this release")]
 
@@ -175,31 +183,48 @@ class XcopaAgreement(Check):
     name = "xcopa_agreement"
     family = "integrity"
 
-    def __init__(self, annotations: Path | None = None) -> None:
+    def __init__(self, annotations: Path | None = None, warn_below: float = KAPPA_WARN) -> None:
         self.annotations = annotations
+        self.warn_below = warn_below
 
     def run(self, release: Any) -> list[CheckResult]:
         if self.annotations is not None:
             from .agreement import fleiss_by_language
 
             kappas = fleiss_by_language(self.annotations)
-            low = {lang: k["kappa"] for lang, k in kappas.items() if k["kappa"] < KAPPA_WARN}
+            low = {lang: k["kappa"] for lang, k in kappas.items() if k["kappa"] < self.warn_below}
             return [self.result(
                 Status.WARN if low else Status.PASS,
                 "Fleiss' kappa: " + ", ".join(f"{lang} {k['kappa']:.3f}" for lang, k in kappas.items())
-                + (f"; below {KAPPA_WARN}: {sorted(low)}" if low else ""),
+                + (f"; below {self.warn_below}: {sorted(low)}" if low else ""),
                 metrics=kappas,
             )]
-        changed = {}
-        for lang in languages_in(release):
-            changed[lang] = {
-                s: sum(release.table(lang, s, ["changed"]).column("changed").to_pylist())
-                for s in release.splits(lang)
-            }
-        if not changed:
-            return [self.result(Status.SKIP, "no XCOPA language config in this release")]
-        return [self.stat(
-            "no per-annotator labels supplied (set BENCHSMITH_XCOPA_ANNOTATIONS); items changed by translators: "
-            + ", ".join(f"{lang} {sum(v.values())}" for lang, v in changed.items()),
-            metrics={"changed": changed},
-        )]
+        return self._translators(release)
+
+    def _translators(self, release: Any) -> list[CheckResult]:
+        """Fleiss' kappa over the languages' translators, per split, from ``label`` and ``changed``."""
+        from .agreement import changed_counts, fleiss, translator_matrix
+
+        langs = languages_in(release)
+        if len(langs) < 2:
+            return [self.result(Status.SKIP, "needs two XCOPA languages (translators) or per-annotator labels "
+                                             "(BENCHSMITH_XCOPA_ANNOTATIONS)")]
+        out = []
+        for split in SPLITS:
+            present = [lang for lang in langs if split in release.splits(lang)]
+            if len(present) < 2:
+                continue
+            kappa = fleiss(translator_matrix(release, split, present))
+            counts = {lang: changed_counts(release, lang, split) for lang in present}
+            agreement = {lang: round(100 * (1 - c / n), 1) for lang, (c, n) in counts.items()}
+            low = not kappa >= self.warn_below  # nan (every label the same) warns too
+            out.append(self.result(
+                Status.WARN if low else Status.PASS,
+                f"{split}: Fleiss' kappa {kappa:.3f} over {len(present)} translators (labels recovered from "
+                f"label and changed){f', below {self.warn_below}' if low else ''}; % of each translator's labels "
+                "agreeing with the majority label: " + ", ".join(f"{lang} {a}" for lang, a in agreement.items()),
+                metrics={"kappa": round(kappa, 4), "translators": len(present),
+                         "majority_agreement": agreement, "changed": {lang: c for lang, (c, _) in counts.items()}},
+                config=f"*/{split}",
+            ))
+        return out

@@ -13,6 +13,7 @@ from benchsmith.commands import (
     REGISTRY_OPTION,
     console,
     emit,
+    err_console,
     evaluate_app,
     resolve_release,
     stage_app,
@@ -31,10 +32,23 @@ def evaluate_xcopa(
     registry: Path | None = REGISTRY_OPTION,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Score XCOPA predictions: accuracy per language and the average over the XCOPA languages."""
+    """Score XCOPA predictions: accuracy per language and the average over the XCOPA languages.
+
+    A file without every XCOPA language still scores (exit 0: scoring a subset is a
+    legitimate use, e.g. the paper's "USE ∩ XCOPA" languages), but a warning on stderr
+    names the missing languages, since ``average`` is then not the paper's "All".
+    """
     from .metric import score
 
     result = score(resolve_release(release, registry), predictions, split)
+    if result["missing"]:
+        n = len(result["average_over"])
+        err_console.print(
+            f"warning: {predictions} covers {n} of {n + len(result['missing'])} XCOPA languages; missing: "
+            f"{', '.join(result['missing'])}. The average is over {n} language{'s' if n != 1 else ''}, "
+            "not the 11 of the paper's \"All\".",
+            markup=False, highlight=False,
+        )
 
     def human() -> None:
         rows = [(lang, f"{r['accuracy']:.4f}", f"{r['correct']}/{r['total']}") for lang, r in result["languages"].items()]
@@ -71,26 +85,47 @@ def stage_tables(
 
 @xcopa_stage.command("diversity")
 def stage_diversity(json_out: bool = JSON_OPTION) -> None:
-    """The language-sample indices of XCOPA's Table 2 (published.yaml) beside our measurement."""
+    """Table 2's six columns and Section 1's count (published.yaml) beside our measurement, and the
+    typology row with every lang2vec syntax feature set (which one matches the paper best)."""
     from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
-    from .diversity import beside_paper, diversity_indices
+    from .diversity import beside_paper, diversity_indices, typology_alternatives
 
     rows = beside_paper(LANGUAGES)
     indices = diversity_indices(LANGUAGES)
+    alternatives = typology_alternatives()
+    with_english = typology_alternatives(add=["en"])
 
     def human() -> None:
-        columns = ["figure", "unit", "measured", "paper", "difference"]
-        console.print(table("XCOPA language sample, Table 2", columns,
+        columns = ["figure", "unit", "measured", "paper", "difference", "languages"]
+        console.print(table("Table 2 and Section 1: the language samples", columns,
                             [(r["figure"], _unit(r["args"]), r["measured"], r["paper"],
-                              f"{r['difference']:+}" + ("" if r["agrees"] else " (beyond tolerance)"))
+                              f"{r['difference']:+}" + ("" if r["agrees"] else
+                                                         " (known discrepancy)" if r["discrepancy"] else
+                                                         " (beyond tolerance)"),
+                              " ".join(r["languages"]))
                              for r in rows]))
-        console.print(table("All indices", ["index", "value"], [(k, v) for k, v in indices.items()]))
+        typ = [k for k in next(iter(alternatives.values())) if k.startswith("table2/")]
+        for title, alts in (("Typology row by lang2vec feature set", alternatives),
+                            ("Typology row, English added to every sample", with_english)):
+            ranked = sorted(alts.items(), key=lambda kv: kv[1]["mean_abs_error"])
+            console.print(table(title, ["setting", *(_column(f) for f in typ), "mean |diff|", "max |diff|"],
+                                [(k, *(v[f] for f in typ), v["mean_abs_error"], v["max_abs_error"])
+                                 for k, v in ranked]))
+        console.print(table("XCOPA, all indices", ["index", "value"], [(k, v) for k, v in indices.items()]))
 
-    emit({"languages": list(LANGUAGES), "figures": rows, "indices": indices}, json_out, human)
+    emit({"languages": list(LANGUAGES), "figures": rows, "indices": indices,
+          "typology_alternatives": alternatives, "typology_alternatives_with_english": with_english},
+         json_out, human)
+
+
+def _column(figure_id: str) -> str:
+    """Table 2's column of a figure id: ``table2/typology`` -> xcopa, ``table2/tydiqa/typology`` -> tydiqa."""
+    parts = figure_id.split("/")
+    return parts[1] if len(parts) == 3 else "xcopa"
 
 
 def _unit(args: dict) -> str:
-    if args.get("index") == "family":
-        return "ratio"
+    if args.get("index") in ("family", "areas"):
+        return {"family": "ratio", "areas": "count"}[args["index"]]
     return {"e": "nats", 2: "bits"}.get(args.get("base", "e"), str(args.get("base")))

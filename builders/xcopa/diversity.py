@@ -2,37 +2,50 @@
 
 As Section 2 defines them:
 
-* **typology index**: for each of URIEL's 103 binary syntax features (lang2vec
-  ``syntax_knn``, the kNN-imputed set, so no value is missing) the entropy of its
-  0/1 distribution over the sample's languages, averaged over the features;
+* **typology index**: for each of URIEL's 103 binary syntax features the entropy of
+  its 0/1 distribution over the sample's languages, averaged over the features. We
+  use lang2vec ``syntax_knn`` (the kNN-imputed set, so no value is missing); the
+  other syntax sets can be measured (``feature_set``; a feature's missing values
+  are left out of its entropy);
 * **family index**: distinct language families / number of languages;
 * **geography index**: the entropy of the distribution of the languages over WALS
   macro-areas (footnote 4: Africa, Australia, Eurasia, North America, Papunesia,
-  South America).
+  South America; "the standard variety" where a language spans several).
 
-The paper's values (Table 2: typology 0.41, family 1, geography 1.67) are figures of
-``published.yaml``, measured by :func:`diversity_measure` (the builder's
-``diversity_index`` measure) with the unit each figure declares (``args.base``).
+Table 2 prints the three indices for six datasets (XCOPA, TyDiQA, XNLI, XQuAD, MLQA,
+PAWS-X). All 18 values are figures of ``published.yaml``, measured by
+:func:`diversity_measure` (the builder's ``diversity_index`` measure). A figure with
+``args.languages`` is about that language sample, whatever the release holds (the
+other datasets' columns); without it, about the release's XCOPA languages.
 
-**Units (measured, 2026-11-22).** Table 2's header gives the ranges as [0, 1] for
-typology and [0, ln 6] for geography, but neither printed value is in the unit its
-range implies:
+**Samples (measured).** Table 2's samples are each dataset's target languages,
+*without English*: the family column only matches that way (TyDiQA 9/10 = 0.9, not
+9/11; XNLI 7/14 = 0.5; XQuAD 6/10 = 0.6; MLQA 4/6 = 0.66(7); PAWS-X 4/6), and so does
+geography (TyDiQA 0.92 bits with 8 Eurasia / 1 / 1; with English 0.87).
 
-* geography 1.67 is the entropy *in bits* of XCOPA's macro-area counts (7 Eurasia,
-  1 each Africa, Papunesia, North America, South America: 1.673 bits, 1.160 nats). No
-  distribution over 5 areas reaches 1.67 nats (at most ln 5 = 1.609). The other
-  columns agree: TyDiQA 0.92 = 10 non-English languages as 8/1/1 (0.922 bits) and
-  XNLI 0.37 = 14 as 13/1 (0.371 bits);
-* typology 0.41 is in *nats* (0.399 with today's URIEL; in bits it would be 0.576,
-  and no syntax feature set of lang2vec gives 0.41 bits); the other columns agree
-  within 0.03 in nats (TyDiQA 0.434 vs 0.41, XNLI 0.386 vs 0.39).
+**Units (measured).** Table 2's header gives the ranges as [0, 1] for typology and
+[0, ln 6] for geography, but neither printed value is in the unit its range implies:
 
-So each figure declares its base; :func:`diversity_indices` (the ``xcopa_diversity``
-stat) reports both units and, for comparison, the entropy over the United Nations
-geoscheme sub-regions that XCOPA's README lists (not the paper's definition).
-Families follow XCOPA's README except Quechua, which the README (and Section 2 of the
-paper) lists as "Yuman–Cochimí" (an upstream slip: Quechua is Quechuan); the family
-index is the same either way (11 distinct families).
+* geography is in *bits*: XCOPA 1.67 (7 Eurasia, 1 each Africa, Papunesia, North
+  America, South America: 1.673 bits, 1.160 nats; no distribution over 5 areas reaches
+  1.67 nats, ln 5 = 1.609), TyDiQA 0.92 (8/1/1: 0.922 bits, 0.639 nats), XNLI 0.37
+  (13/1: 0.371 bits, 0.257 nats); XQuAD, MLQA and PAWS-X are all Eurasian (0 in any unit);
+* typology is in *nats*: in bits every column would be about 1.44 times larger (XCOPA
+  0.576), and no lang2vec syntax set gives Table 2's values in bits.
+
+So each figure declares its base. Which URIEL data the authors used is not said:
+lang2vec 1.1.2 (2019) predates the paper, so the difference is one of method (feature
+set, language codes, missing values), not of a later URIEL release. ``syntax_knn`` in
+nats is the best single setting over the six columns (:func:`typology_alternatives`
+measures the others); it leaves TyDiQA, MLQA and PAWS-X 0.021-0.024 above the paper,
+which published.yaml names as discrepancies.
+
+:func:`diversity_indices` (the ``xcopa_diversity`` stat) reports both units and, for
+comparison, the entropy over the United Nations geoscheme sub-regions (not the paper's
+definition). ``languages.tsv`` holds one row per language of any Table 2 sample, with
+its ``source``. Families follow the paper's Section 2 list for XCOPA except Quechua,
+which Section 2 gives as "Yuman–Cochimí" (an upstream slip: Quechua is Quechuan); the
+family index is the same either way (11 distinct families).
 """
 
 from __future__ import annotations
@@ -59,9 +72,13 @@ from .audit import languages_in
 
 LANGUAGES_TSV = Path(__file__).with_name("languages.tsv")
 PUBLISHED_YAML = Path(__file__).with_name("published.yaml")
+#: the feature set the paper's typology index is measured with (see the module docstring)
 URIEL_FEATURE_SET = "syntax_knn"
-INDICES = ("typology", "family", "geography")
+#: lang2vec's syntax feature sets (103 features each), for :func:`typology_alternatives`
+SYNTAX_SETS = ("syntax_knn", "syntax_wals", "syntax_sswl", "syntax_ethnologue", "syntax_average")
+INDICES = ("typology", "family", "geography", "areas")
 SCHEMES = ("wals_macroarea", "un_region")
+_ARGS = {"index", "scheme", "base", "languages", "feature_set"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +89,7 @@ class Language:
     family: str
     wals_macroarea: str
     un_region: str
+    source: str = ""
 
 
 @lru_cache(maxsize=4)
@@ -96,7 +114,7 @@ def entropy(counts: Iterable[int], base: float = math.e) -> float:
     """Shannon entropy of a distribution given as counts (nats by default; ``base=2``: bits)."""
     counts = [c for c in counts if c > 0]
     total = sum(counts)
-    return -sum(c / total * math.log(c / total, base) for c in counts) if total else 0.0
+    return 0.0 - sum(c / total * math.log(c / total, base) for c in counts) if total else 0.0  # 0.0, not -0.0
 
 
 def log_base(value: Any) -> float:
@@ -109,14 +127,20 @@ def log_base(value: Any) -> float:
                       hint="Use base: e (nats) or base: 2 (bits)")
 
 
-@lru_cache(maxsize=8)
-def uriel_syntax(iso_codes: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+@lru_cache(maxsize=32)
+def uriel_syntax(iso_codes: tuple[str, ...], feature_set: str = URIEL_FEATURE_SET
+                 ) -> dict[str, tuple[float | None, ...]]:
     """URIEL syntax vectors through lang2vec (bundled data, offline); cached per process.
+
+    ``syntax_knn`` must be complete for every language; in the other sets a missing
+    value (lang2vec's ``--``) is ``None``.
 
     Raises:
         SourceError: lang2vec is not installed, or has no vector for a language
             (the error names every language that failed).
     """
+    if feature_set not in SYNTAX_SETS:
+        raise ConfigError(f"unknown URIEL syntax feature set {feature_set!r}", hint=did_you_mean(feature_set, SYNTAX_SETS))
     try:
         l2v = _import_lang2vec()
     except ImportError as exc:
@@ -127,14 +151,14 @@ def uriel_syntax(iso_codes: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
     if missing:
         raise SourceError(f"lang2vec/URIEL has no entry for {missing}",
                           hint=f"Fix iso639_3 in {LANGUAGES_TSV} (URIEL uses ISO 639-3 codes)")
-    feats = l2v.get_features(list(iso_codes), URIEL_FEATURE_SET)
+    feats = l2v.get_features(list(iso_codes), feature_set)
     out = {}
     for c in iso_codes:
         vec = feats.get(c)
-        if vec is None or any(v == "--" for v in vec):
-            raise SourceError(f"lang2vec returned no complete {URIEL_FEATURE_SET} vector for {c!r}",
+        if vec is None or (feature_set == URIEL_FEATURE_SET and any(v == "--" for v in vec)):
+            raise SourceError(f"lang2vec returned no complete {feature_set} vector for {c!r}",
                               hint="Use another ISO 639-3 code for the language in languages.tsv")
-        out[c] = tuple(float(v) for v in vec)
+        out[c] = tuple(None if v == "--" else float(v) for v in vec)
     return out
 
 
@@ -158,14 +182,20 @@ def _import_lang2vec():
         sys.path[:] = saved
 
 
-def typology_index(vectors: Sequence[Sequence[float]], base: float = math.e) -> float:
-    """Mean over features of the entropy of each binary feature across languages."""
-    n_feat = len(vectors[0])
+def typology_index(vectors: Sequence[Sequence[float | None]], base: float = math.e) -> float:
+    """Mean over features of the entropy of each binary feature across languages.
+
+    A value is 1 at >= 0.5 (``syntax_average`` mixes sources); a missing value (None)
+    is left out of its feature's distribution, and a feature no language has is skipped.
+    """
     ents = []
-    for j in range(n_feat):
-        ones = sum(1 for v in vectors if v[j] >= 0.5)
-        ents.append(entropy([ones, len(vectors) - ones], base))
-    return sum(ents) / n_feat
+    for j in range(len(vectors[0])):
+        known = [v[j] for v in vectors if v[j] is not None]
+        if not known:
+            continue
+        ones = sum(1 for x in known if x >= 0.5)
+        ents.append(entropy([ones, len(known) - ones], base))
+    return sum(ents) / len(ents) if ents else 0.0
 
 
 def family_index(langs: Sequence[Language]) -> float:
@@ -173,43 +203,72 @@ def family_index(langs: Sequence[Language]) -> float:
 
 
 def geography_index(langs: Sequence[Language], scheme: str = "wals_macroarea", base: float = math.e) -> float:
+    return entropy(Counter(_areas(langs, scheme)).values(), base)
+
+
+def _areas(langs: Sequence[Language], scheme: str) -> list[str]:
     if scheme not in SCHEMES:
         raise ConfigError(f"unknown area scheme {scheme!r}", hint=did_you_mean(scheme, SCHEMES))
-    return entropy(Counter(getattr(lg, scheme) for lg in langs).values(), base)
+    return [getattr(lg, scheme) for lg in langs]
 
 
 def index_value(codes: Iterable[str], index: str, *, scheme: str = "wals_macroarea",
-                base: Any = "e") -> float:
-    """One index of a language sample (``et``, ``ht`` ... as in XCOPA)."""
+                base: Any = "e", feature_set: str = URIEL_FEATURE_SET) -> float:
+    """One index of a language sample (``et``, ``ht`` ... as in languages.tsv).
+
+    ``areas`` is the number of distinct areas (Section 1: "5 geographical macro-areas").
+    """
     langs = languages(codes)
     b = log_base(base)
     if index == "typology":
-        vectors = uriel_syntax(tuple(lg.iso639_3 for lg in langs))
+        vectors = uriel_syntax(tuple(lg.iso639_3 for lg in langs), feature_set)
         return typology_index([vectors[lg.iso639_3] for lg in langs], b)
     if index == "family":
         return family_index(langs)
     if index == "geography":
         return geography_index(langs, scheme, b)
+    if index == "areas":
+        return len(set(_areas(langs, scheme)))
     raise ConfigError(f"unknown diversity index {index!r}", hint=did_you_mean(index, INDICES))
 
 
+def figure_sample(figure: Figure, default: Iterable[str] = LANGUAGES) -> list[str]:
+    """The language sample a figure is about: ``args.languages``, else ``default``."""
+    sample = figure.args.get("languages")
+    if sample is None:
+        return list(default)
+    if not isinstance(sample, (list, tuple)) or not sample:
+        raise ConfigError(f"figure {figure.id!r}: args.languages must be a non-empty list of language codes")
+    return [str(c) for c in sample]
+
+
 def figure_value(codes: Iterable[str], figure: Figure) -> float:
-    """What ``figure`` (a ``diversity_index`` figure of published.yaml) measures on a sample."""
+    """What ``figure`` (a ``diversity_index`` figure of published.yaml) measures.
+
+    ``codes`` is the sample unless the figure names its own (``args.languages``).
+    """
     args = dict(figure.args)
     index = args.pop("index", None)
-    unknown = set(args) - {"scheme", "base"}
+    unknown = set(figure.args) - _ARGS
     if index is None or unknown:
-        raise ConfigError(f"figure {figure.id!r}: diversity_index takes args index, scheme, base; "
+        raise ConfigError(f"figure {figure.id!r}: diversity_index takes args {sorted(_ARGS)}; "
                           f"got {sorted(figure.args)}")
-    return round(index_value(codes, index, **args), 4)
+    sample = figure_sample(figure, codes)
+    args.pop("languages", None)
+    return round(index_value(sample, index, **args), 4)
 
 
 def diversity_measure(release: Any, figure: Figure) -> float:
-    """The ``diversity_index`` measure: the figure's index over the release's XCOPA languages.
+    """The ``diversity_index`` measure.
 
-    Table 2 describes the full 11-language sample; a release built with fewer language
-    configs cannot reproduce it (a ConfigError, which the fidelity check reports as a skip).
+    A figure with ``args.languages`` (another dataset's column of Table 2) is measured on
+    that sample and ignores the release. Otherwise it is about the release's XCOPA
+    languages: Table 2 describes the full 11-language sample, and a release built with
+    fewer language configs cannot reproduce it (a ConfigError, which the fidelity check
+    reports as a skip).
     """
+    if "languages" in figure.args:
+        return figure_value(figure_sample(figure), figure)
     langs = languages_in(release)
     if len(langs) != len(LANGUAGES):
         raise ConfigError(f"{figure.id} is a figure of XCOPA's {len(LANGUAGES)}-language sample; "
@@ -230,16 +289,17 @@ def diversity_indices(codes: Iterable[str]) -> dict[str, float]:
         "geography_bits": round(geography_index(langs, "wals_macroarea", 2.0), 4),
         "geography_nats": round(geography_index(langs, "wals_macroarea"), 4),
         "geography_un_region_nats": round(geography_index(langs, "un_region"), 4),
+        "macro_areas": len(set(_areas(langs, "wals_macroarea"))),
         "languages": len(langs),
     }
 
 
 def paper_figures(path: Path = PUBLISHED_YAML) -> list[Figure]:
-    """The ``diversity_index`` figures of published.yaml (Table 2's XCOPA column)."""
+    """The ``diversity_index`` figures of published.yaml (Table 2, Section 1)."""
     return [f for f in read_published_yaml(path) if f.measure == "diversity_index"]
 
 
-def beside_paper(codes: Iterable[str], figures: Sequence[Figure] | None = None) -> list[dict[str, Any]]:
+def beside_paper(codes: Iterable[str] = LANGUAGES, figures: Sequence[Figure] | None = None) -> list[dict[str, Any]]:
     """Rows ``figure, args, measured, paper, tolerance, difference, agrees`` for printing."""
     codes = list(codes)
     rows = []
@@ -247,9 +307,32 @@ def beside_paper(codes: Iterable[str], figures: Sequence[Figure] | None = None) 
         measured = figure_value(codes, f)
         difference = round(measured - f.value, 4)
         rows.append({
-            "figure": f.id, "args": dict(f.args), "measured": measured, "paper": f.value,
+            "figure": f.id, "args": {k: v for k, v in f.args.items() if k != "languages"},
+            "languages": figure_sample(f, codes), "measured": measured, "paper": f.value,
             "tolerance": f.tolerance, "difference": difference, "agrees": abs(difference) <= f.tolerance,
             "discrepancy": f.discrepancy,
         })
     return rows
 
+
+def typology_alternatives(figures: Sequence[Figure] | None = None, add: Sequence[str] = ()
+                          ) -> dict[str, dict[str, Any]]:
+    """Table 2's typology row measured with every lang2vec syntax set, in nats and bits.
+
+    ``{setting: {figure id: value, ..., "mean_abs_error": e, "max_abs_error": m}}`` over
+    the typology figures of published.yaml; ``add`` puts languages into every sample
+    (``["en"]``: the samples with English, which the family column rules out).
+    """
+    typ = [f for f in (paper_figures() if figures is None else figures) if f.args.get("index") == "typology"]
+    out: dict[str, dict[str, Any]] = {}
+    for feature_set in SYNTAX_SETS:
+        for unit, base in (("nats", "e"), ("bits", 2)):
+            row: dict[str, Any] = {}
+            for f in typ:
+                sample = [*figure_sample(f), *(c for c in add if c not in figure_sample(f))]
+                row[f.id] = round(index_value(sample, "typology", base=base, feature_set=feature_set), 4)
+            errors = [abs(row[f.id] - f.value) for f in typ]
+            row["mean_abs_error"] = round(sum(errors) / len(errors), 4) if errors else None
+            row["max_abs_error"] = round(max(errors), 4) if errors else None
+            out[f"{feature_set}/{unit}"] = row
+    return out

@@ -15,7 +15,9 @@ Prediction files (one prediction per item; the format is chosen by the suffix):
 ``choice1``/``choice2``. Every language present in the file is scored and must be
 complete (every idx of the split predicted exactly once). ``average`` is the mean
 accuracy over the XCOPA languages (the 11 human-translated configs) in the file,
-as in the paper's tables; ``complete`` says whether all 11 were there.
+as in the paper's tables; ``complete`` says whether all 11 were there and ``missing``
+lists the XCOPA languages the file lacks (``benchsmith evaluate xcopa`` also warns on
+stderr: an average over fewer languages is not the paper's "All").
 
 Files are UTF-8 (a leading BOM, as spreadsheet programs write it, is ignored).
 Every problem is a :class:`~benchsmith.errors.PredictionError` naming the file
@@ -28,11 +30,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from benchsmith.loaders.rawfile import loads_json
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES, read_utf8
 from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
@@ -55,10 +57,7 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for line, text in enumerate(fh, start=1):
             if not text.strip():
                 continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise PredictionError(f"invalid JSON ({exc.msg})", path=path, line=line, hint=_HINT) from None
+            obj = loads_json(text, path, line, error=PredictionError, hint=_HINT)
             if not isinstance(obj, dict):
                 raise PredictionError("line is not a JSON object", path=path, line=line, hint=_HINT)
             yield line, obj
@@ -165,6 +164,7 @@ class XcopaAccuracy(Metric):
             "average": average,
             "average_over": xcopa_langs,
             "complete": len(xcopa_langs) == len(LANGUAGES),
+            "missing": [lang for lang in LANGUAGES if lang not in per_lang],
             "signature": self.result_signature(dataset=f"{release.name}-{release.version}", split=split,
                                                languages=len(xcopa_langs)),
         }
