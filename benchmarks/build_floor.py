@@ -1,119 +1,149 @@
-"""How close is `benchsmith build` to the floor of writing parquet with pyarrow?
+"""How close is `benchsmith build` to writing parquet with pyarrow, and is its memory flat?
 
-Builds a synthetic dataset (default 1,000,000 rows, 3 text columns) through the
-real ReleaseWriter (encoding, id checks, fingerprinting, sharding, manifest, card,
-atomic rename) and times, side by side in the same process:
+For each ``--rows`` size, two fresh subprocesses stream the same synthetic rows
+(``id`` + 2 text columns, generated one at a time, never held in a list):
 
-* ``floor_write``: ``pq.write_table`` of the same, already built Arrow table with
-  the same parquet options (the pure writing floor);
-* ``floor_from_rows``: ``pa.Table.from_pylist(rows)`` + ``pq.write_table`` — what a
-  hand-written script that starts from the same Python dicts pays.
+* ``build``: through the real ``ReleaseWriter`` (encoding, id checks, fingerprinting,
+  sharding, manifest, card, atomic rename);
+* ``floor``: ``pa.RecordBatch.from_pylist`` of 65,536-row batches into one
+  ``pq.ParquetWriter`` with the same parquet options.
 
-The rows are generated once, before timing, so neither side pays for synthesis.
-Each measurement is the best of ``--repeat`` runs. Prints one JSON object.
+Each child reports its own wall time (imports excluded, row generation included on
+both sides) and its peak RSS is read with ``os.wait4`` (``ru_maxrss`` of that child
+alone). Figures of merit: ``ratio`` = build / floor time (min of ``--repeat``), and
+how the build's peak RSS grows with the rows against the floor's (flat: the same
+growth as pyarrow's own). ``--tree DIR`` runs the build children against another
+source tree (a before/after comparison; see ``benchmarks/validate_scaling.py``).
+Prints one JSON object.
 
-    python benchmarks/build_floor.py [--rows 1000000] [--repeat 3]
+    python benchmarks/build_floor.py [--rows 1000000 5000000] [--repeat 3] [--tree DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
-import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from benchsmith.builder import Builder, Config
-from benchsmith.release import DEFAULT_BATCH_ROWS, PARQUET_OPTIONS, ReleaseWriter
-from benchsmith.source import Sources
-
-WORDS = "the a cat dog sat on mat under tree river bank money water ran quickly slowly red blue".split()
+HERE = Path(__file__).resolve()
+WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "under", "tree", "river", "bank", "money", "water", "ran",
+         "quickly", "slowly", "red", "blue"]
+BATCH = 65_536
 
 
-def make_rows(n: int, seed: int = 0) -> list[dict]:
+def stream_rows(n: int, seed: int = 0):
     rng = random.Random(seed)
-    return [
-        {
-            "id": f"ex-{i:08d}",
-            "premise": " ".join(rng.choices(WORDS, k=rng.randint(5, 15))),
-            "hypothesis": " ".join(rng.choices(WORDS, k=rng.randint(3, 10))),
-        }
-        for i in range(n)
-    ]
+    choices, randint = rng.choices, rng.randint
+    for i in range(n):
+        yield {"id": f"ex-{i:08d}", "premise": " ".join(choices(WORDS, k=randint(5, 15))),
+               "hypothesis": " ".join(choices(WORDS, k=randint(3, 10)))}
 
 
-FEATURES = datasets.Features(
-    {"id": datasets.Value("string"), "premise": datasets.Value("string"), "hypothesis": datasets.Value("string")}
-)
+def child_build(n: int, out: Path) -> float:
+    import datasets
+
+    from benchsmith import progress
+    from benchsmith.builder import Builder, Config
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import Sources
+
+    progress.set_enabled(False)
+    features = datasets.Features({"id": datasets.Value("string"), "premise": datasets.Value("string"),
+                                  "hypothesis": datasets.Value("string")})
+
+    class Synthetic(Builder):
+        name = "synthetic"
+        release_notes = {"1.0.0": "synthetic benchmark data"}  # noqa: RUF012 - as the Builder base declares it
+
+        def configs(self):
+            return [Config("default", "synthetic rows", features, splits=("train",))]
+
+        def examples(self, config, split, sources):
+            yield from stream_rows(n)
+
+    t = time.perf_counter()
+    ReleaseWriter(Synthetic(), out, Sources({}), overwrite=True).write()
+    return time.perf_counter() - t
 
 
-class SyntheticBuilder(Builder):
-    name = "synthetic"
-    release_notes = {"1.0.0": "synthetic benchmark data"}
-    rows: list[dict] = []
+def child_floor(n: int, out: Path) -> float:
+    import itertools
 
-    def configs(self):
-        return [Config("default", "synthetic rows", FEATURES, splits=("train",))]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    def examples(self, config, split, sources):
-        yield from self.rows
+    from benchsmith.release import PARQUET_OPTIONS
+
+    schema = pa.schema([("id", pa.string()), ("premise", pa.string()), ("hypothesis", pa.string())])
+    t = time.perf_counter()
+    rows = stream_rows(n)
+    out.mkdir(parents=True, exist_ok=True)
+    with pq.ParquetWriter(out / "floor.parquet", schema, **PARQUET_OPTIONS) as writer:
+        while batch := list(itertools.islice(rows, BATCH)):
+            writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema), row_group_size=BATCH)
+    return time.perf_counter() - t
 
 
-def best_of(repeat: int, fn) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def run_child(args: list[str], tree: Path | None) -> tuple[float, float]:
+    """(seconds the child measured, its peak RSS in MB)."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, str(HERE), *args], stdout=subprocess.PIPE, env=env,
+                            cwd=tempfile.gettempdir())
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"child {args} failed")
+    return float(out.strip().splitlines()[-1]), usage.ru_maxrss / 1024
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 5_000_000])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tree", type=Path, help="run the build children against this source tree")
+    ap.add_argument("--child", choices=["build", "floor"], help=argparse.SUPPRESS)
+    ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
-
-    rows = make_rows(args.rows)
-    SyntheticBuilder.rows = rows
-    table = pa.Table.from_pylist(rows, schema=FEATURES.arrow_schema)
+    if args.child:
+        fn = child_build if args.child == "build" else child_floor
+        print(round(fn(args.n, args.out), 4))
+        return
     work = Path(tempfile.mkdtemp(prefix="build-floor-"))
+    rows = {}
     try:
-        def build() -> None:
-            ReleaseWriter(SyntheticBuilder(), work / "registry", Sources({}), overwrite=True).write()
-
-        def floor_write() -> None:
-            pq.write_table(table, work / "floor.parquet", row_group_size=DEFAULT_BATCH_ROWS, **PARQUET_OPTIONS)
-
-        def floor_from_rows() -> None:
-            t = pa.Table.from_pylist(rows, schema=FEATURES.arrow_schema)
-            pq.write_table(t, work / "floor2.parquet", row_group_size=DEFAULT_BATCH_ROWS, **PARQUET_OPTIONS)
-
-        t_build = best_of(args.repeat, build)
-        t_write = best_of(args.repeat, floor_write)
-        t_rows = best_of(args.repeat, floor_from_rows)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print(
-        json.dumps(
-            {
-                "rows": args.rows,
-                "columns": 3,
-                "build_s": round(t_build, 3),
-                "floor_write_s": round(t_write, 3),
-                "floor_from_rows_s": round(t_rows, 3),
-                "ratio_vs_from_rows": round(t_build / t_rows, 2),
-                "ratio_vs_write_only": round(t_build / t_write, 2),
-                "target": "ratio_vs_from_rows <= 1.5",
+        for n in args.rows:
+            got: dict[str, list[tuple[float, float]]] = {"build": [], "floor": []}
+            for _ in range(args.repeat):  # side by side: build, floor, build, floor ...
+                for kind in ("build", "floor"):
+                    tree = args.tree.resolve() if args.tree and kind == "build" else None
+                    got[kind].append(run_child(["--child", kind, "--n", str(n), "--out", str(work / kind)], tree))
+            rows[n] = {
+                **{f"{k}_s_min": round(min(t for t, _ in v), 3) for k, v in got.items()},
+                **{f"{k}_s_median": round(statistics.median(t for t, _ in v), 3) for k, v in got.items()},
+                **{f"{k}_peak_rss_mb": round(max(m for _, m in v), 1) for k, v in got.items()},
             }
-        )
-    )
+            rows[n]["ratio"] = round(rows[n]["build_s_min"] / rows[n]["floor_s_min"], 2)
+    finally:
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
+    sizes = sorted(rows)
+    growth = {}
+    if len(sizes) > 1:
+        lo, hi = sizes[0], sizes[-1]
+        growth = {k: round(rows[hi][f"{k}_peak_rss_mb"] - rows[lo][f"{k}_peak_rss_mb"], 1) for k in ("build", "floor")}
+    print(json.dumps({"rows": rows, "peak_rss_growth_mb": growth, "tree": str(args.tree) if args.tree else None,
+                      "target": "ratio <= 1.5; build RSS grows like the floor's"}, indent=1))
 
 
 if __name__ == "__main__":

@@ -29,22 +29,38 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import datasets
-
-from benchsmith.erratum import Erratum, read_errata_tsv
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
 from benchsmith.policy import Policy
 from benchsmith.semver import parse_version
-from benchsmith.source import Source, Sources, read_checksums
+
+if TYPE_CHECKING:  # imported where used: `benchsmith --help` / `list` must not pay for datasets
+    import datasets
+
+    from benchsmith.erratum import Erratum
+    from benchsmith.source import Source, Sources
 
 __all__ = [
     "Builder", "Config", "Erratum", "Expectation", "Policy", "builders", "get_builder", "parse_version", "register",
 ]
 
 Example = dict[str, Any]
+
+
+def __getattr__(name: str) -> Any:
+    """``Erratum`` (and ``Source``, ``Sources``) are re-exported lazily: ``benchsmith.erratum``
+    imports datasets, ``benchsmith.source`` the download stack."""
+    if name == "Erratum":
+        from benchsmith.erratum import Erratum
+
+        return Erratum
+    if name in ("Source", "Sources"):
+        import benchsmith.source
+
+        return getattr(benchsmith.source, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -129,6 +145,8 @@ class Builder:
 
     def errata(self) -> Sequence[Erratum]:
         """Every erratum of ``errata.tsv`` beside the builder (applied or not in this version)."""
+        from benchsmith.erratum import read_errata_tsv
+
         return read_errata_tsv(self.errata_path())
 
     @classmethod
@@ -142,6 +160,35 @@ class Builder:
     def card_sections(self, release: Any) -> Mapping[str, str]:
         """Extra Markdown sections for the card, ``{heading: body}``, computed from the release."""
         return {}
+
+    def baselines(self) -> Sequence[Any]:
+        """The model baselines this dataset declares (``BaselineSpec`` of
+        ``benchsmith.validation.baselines.spec``), in declaration order.
+
+        The default reads the module-level ``BASELINES`` list of ``baseline.py`` beside the
+        builder (``<builder package>.baseline``), so a dataset declares its baselines without
+        touching its ``__init__``; a subclass defined elsewhere (a test's fixture builder)
+        inherits its parent's. No ``baseline.py`` (or none with ``BASELINES``): ``()``.
+        """
+        import importlib
+
+        for klass in type(self).__mro__:
+            if klass in (Builder, object) or not isinstance(getattr(klass, "name", None), str):
+                continue
+            module = importlib.import_module(klass.__module__)
+            package = klass.__module__ if hasattr(module, "__path__") else klass.__module__.rpartition(".")[0]
+            if not package:
+                continue
+            try:
+                declared = importlib.import_module(f"{package}.baseline")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{package}.baseline":
+                    raise  # baseline.py exists but imports something missing: say so
+                continue
+            specs = getattr(declared, "BASELINES", None)
+            if specs is not None:
+                return tuple(specs)
+        return ()
 
     @classmethod
     def for_validation(cls, release: Any) -> Builder:
@@ -185,6 +232,8 @@ class Builder:
     @classmethod
     def checksums(cls) -> dict[tuple[str, str], tuple[int | None, str]]:
         """The registered ``checksums.tsv`` beside the builder (``{}`` when there is none yet)."""
+        from benchsmith.source import read_checksums
+
         return read_checksums(cls.data_path("checksums.tsv"))
 
 
@@ -238,9 +287,31 @@ def builders() -> dict[str, type[Builder]]:
     return dict(sorted(_REGISTRY.items()))
 
 
+def _import_one(name: str) -> None:
+    """Import ``benchsmith.builders.<name>`` alone when it exists (it registers itself), so
+    building or describing one dataset does not import every builder and its CLI."""
+    if _DISCOVERED or name in _REGISTRY or not name.isidentifier():
+        return
+    import importlib
+    import importlib.util
+
+    module = f"benchsmith.builders.{name}"
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        importlib.import_module(module)
+
+
 def get_builder(name: str, version: str | None = None) -> Builder:
-    """Instantiate a registered builder; unknown names get suggestions."""
-    known = builders()
+    """Instantiate a registered builder; unknown names get suggestions.
+
+    The package named like the dataset is imported first; only a name it does not
+    register (another module's builder, an entry point, a typo) discovers them all.
+    """
+    _import_one(name)
+    known = _REGISTRY if name in _REGISTRY else builders()
     if name not in known:
         raise ConfigError(f"unknown dataset {name!r}", hint=did_you_mean(name, known))
     return known[name](version)

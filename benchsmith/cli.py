@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - older typer raises click's
     from click import ClickException as _ClickException
 
 from benchsmith import commands, progress
-from benchsmith.builder import builders, discover, get_builder
+from benchsmith.builder import discover, get_builder
 from benchsmith.commands import (
     JSON_OPTION,
     REGISTRY_OPTION,
@@ -37,7 +37,6 @@ from benchsmith.commands import (
     table,
 )
 from benchsmith.errors import BenchsmithError, EnvironmentFault
-from benchsmith.source import checksum_lines, resolve_sources, verify_source
 
 app = typer.Typer(
     help="Build, audit and release NLP challenge sets.",
@@ -83,16 +82,9 @@ def _global(
 @app.command("list")
 def list_cmd(json_out: bool = JSON_OPTION) -> None:
     """Every dataset builder with its versions and configs."""
-    out = {}
-    for name, cls in builders().items():
-        b = cls()
-        out[name] = {
-            "pretty_name": cls.pretty_name or name,
-            "versions": cls.versions(),
-            "default_version": b.version,
-            "configs": [c.name for c in b.configs()],
-            "license": cls.license,
-        }
+    from benchsmith.builder_index import summaries
+
+    out = summaries()  # cached between runs: see benchsmith/builder_index.py
 
     def human() -> None:
         console.print(
@@ -119,6 +111,8 @@ def sources_cmd(
     json_out: bool = JSON_OPTION,
 ) -> None:
     """What a builder needs: each source, where it goes under --sources DIR, and its checksums."""
+    from benchsmith.source import checksum_lines, verify_source
+
     b = get_builder(name)
     known = b.checksums()
     if register is not None:
@@ -182,6 +176,7 @@ def build_cmd(
 ) -> None:
     """Build a release from raw sources into the registry."""
     from benchsmith.release import ReleaseWriter
+    from benchsmith.source import resolve_sources
 
     b = get_builder(name, version)
     for c in config or []:
@@ -252,6 +247,11 @@ def publish_cmd(
 
 
 _PLUGINS_LOADED = False
+#: plug-in modules whose ``root_command``s become top-level commands
+PLUGIN_MODULES = ("benchsmith.validation.cli", "benchsmith.validation.baselines.cli")
+#: commands that need no plug-in: they run without importing every builder, its CLI and the
+#: validation stack (``build``/``sources`` import the one builder they name)
+CORE_COMMANDS = ("list", "sources", "build", "show", "publish")
 
 
 def _load_plugins() -> None:
@@ -262,7 +262,7 @@ def _load_plugins() -> None:
     import importlib
 
     discover()
-    for module in ("benchsmith.validation.cli",):
+    for module in PLUGIN_MODULES:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -271,6 +271,65 @@ def _load_plugins() -> None:
     for name, func in root_commands().items():
         app.command(name)(func)
     _PLUGINS_LOADED = True
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The sub-command named on a (hoisted) command line, or None (help, --version)."""
+    for a in argv:
+        if a == "--":
+            return None
+        if not a.startswith("-"):
+            return a
+    return None
+
+
+def _plugin_help_stubs() -> list[tuple[str, str]]:
+    """(name, help) of the plug-in modules' ``@root_command``s, read from their source
+    without importing them (the validation stack imports datasets, pyarrow, numpy):
+    what the top-level help lists before any plug-in is loaded."""
+    import ast
+    import importlib.util
+
+    out = []
+    for module in PLUGIN_MODULES:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.origin:
+            continue
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for deco in node.decorator_list:
+                if (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "root_command" and deco.args
+                        and isinstance(deco.args[0], ast.Constant)):
+                    out.append((deco.args[0].value, ast.get_docstring(node) or ""))
+    return out
+
+
+def _root_group(argv: list[str]):
+    """The click group to run: plug-ins are mounted unless the command line needs none of
+    them (a core command, or the top-level help, which lists them from their source)."""
+    import typer.main
+
+    name = _command_name(argv)
+    if name is None or name not in CORE_COMMANDS:
+        if name is not None or _PLUGINS_LOADED:
+            _load_plugins()
+            return typer.main.get_command(app)
+        group = typer.main.get_command(app)
+        from typer.core import TyperCommand, TyperGroup
+
+        # as typer orders a mounted app: commands, then the plug-ins' root commands, then sub-apps
+        commands = dict(group.commands)
+        group.commands = {n: c for n, c in commands.items() if not isinstance(c, TyperGroup)}
+        for stub, doc in _plugin_help_stubs():
+            group.commands.setdefault(stub, TyperCommand(name=stub, help=doc, callback=None))
+        group.commands.update({n: c for n, c in commands.items() if isinstance(c, TyperGroup)})
+        return group
+    return typer.main.get_command(app)
 
 
 #: global flags accepted anywhere on the line (``benchsmith validate X --quiet``), as users type them
@@ -289,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the app and turns BenchsmithError into one line + exit status."""
     argv = hoist_global_flags(list(sys.argv[1:] if argv is None else argv))
     try:
-        _load_plugins()
-        app(args=argv, prog_name="benchsmith", standalone_mode=False)
+        group = _root_group(argv)
+        group(args=argv, prog_name="benchsmith", standalone_mode=False)
     except BenchsmithError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return exc.exit_code

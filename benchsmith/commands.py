@@ -29,7 +29,6 @@ from rich.table import Table
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.jsonable import to_jsonable
-from benchsmith.source import benchsmith_home
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -82,6 +81,9 @@ REGISTRY_OPTION = typer.Option(
 
 
 def default_registry() -> Path:
+    # imported here, not at import: the download stack is not needed for --help
+    from benchsmith.source import benchsmith_home
+
     return benchsmith_home() / "registry"
 
 
@@ -112,9 +114,8 @@ def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
 
 def resolve_release(arg: str, registry: Path | None = None) -> Release:
     """A release from a path, or from ``NAME`` / ``NAME/VERSION`` in the registry (newest version)."""
-    from benchsmith.release import Release, find_releases
-
     from benchsmith.registry import recover
+    from benchsmith.release import Release, find_releases
 
     p = Path(arg)
     if p.exists():

@@ -59,6 +59,10 @@ class Fingerprinter:
 
     def update(self, batch: pa.RecordBatch) -> None:
         batch = pa.RecordBatch.from_arrays(batch.columns, schema=self.schema)
+        if not self._pending and batch.num_rows == CANONICAL_BATCH_ROWS:
+            # the writer's own batch size: already a canonical batch (what _emit would cut)
+            self._writer.write_batch(_contiguous(batch))
+            return
         self._pending.append(batch)
         self._pending_rows += batch.num_rows
         while self._pending_rows >= CANONICAL_BATCH_ROWS:

@@ -201,6 +201,35 @@ def _validation(report: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def _baselines(report: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The baselines table from the report's results that carry ``details.table`` rows (the
+    gated and the recorded model baselines): one row per baseline, config, split and metric
+    (the first result wins when the report has the same row twice)."""
+    if report is None:
+        return None
+    rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    runs: set[str] = set()
+    not_comparable: list[str] = []
+    for r in report.get("results") or []:
+        table = (r.get("details") or {}).get("table") if r.get("family") == "baselines" else None
+        if not isinstance(table, list) or r.get("status") == "skip":
+            continue
+        for row in table:
+            key = (row["baseline"], row["config"], row["split"], row["metric"])
+            if key in rows:
+                continue
+            runs.add(row["baseline"])
+            value = row.get("value")
+            paper = "; ".join(f"{p['value']} ({p['id']})" for p in row.get("paper") or []) or "—"
+            rows[key] = {**row, "score": "—" if value is None else f"{value:g}" if isinstance(value, float)
+                         else str(value), "paper": paper}
+            if row.get("comparable") is False and row["baseline"] not in not_comparable:
+                not_comparable.append(row["baseline"])
+    if not rows:
+        return None
+    return {"rows": list(rows.values()), "runs": len(runs), "not_comparable": not_comparable}
+
+
 def _source_status(m: dict[str, Any]) -> dict[str, str]:
     out = {}
     for n, s in (m.get("sources") or {}).items():
@@ -243,6 +272,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
         feature_groups=_feature_groups(m),
         sections=sections,
         v=_validation(report),
+        baselines=_baselines(report),
         skipped=skipped,
         source_status=_source_status(m),
         lm_eval_tasks=lm_tasks,

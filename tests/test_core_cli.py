@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -158,3 +159,59 @@ def test_did_you_mean_ignores_case_and_hidden_folders(capsys, tmp_path):
     (tmp_path / "xcopa").mkdir()
     code, _, err = run_cli(capsys, "show", "nothing", "--registry", str(tmp_path))
     assert code == 2 and ".staging" not in err
+
+
+def _fresh(code: str, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True,
+                          env={**os.environ, "BENCHSMITH_HOME": str(home)}, cwd=str(home))
+
+
+HEAVY = ("datasets", "pyarrow", "pandas", "torch", "transformers", "sklearn", "benchsmith.validation.runner")
+
+
+_PROBE = ("import sys; from benchsmith.cli import main; code = main({argv!r}); "
+          "print([m for m in {heavy!r} if m in sys.modules]); sys.exit(code)")
+
+
+def test_help_starts_without_heavy_libraries(tmp_path):
+    """`--help` lists the plug-ins' commands from their source: no datasets, pyarrow, torch..."""
+    for argv in (["--help"], []):
+        proc = _fresh(_PROBE.format(argv=argv, heavy=HEAVY), tmp_path)
+        assert proc.stdout.strip().endswith("[]"), (argv, proc.stdout[-300:])
+        assert "validate" in proc.stdout + proc.stderr and "audit" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_list_reads_the_builder_index_without_heavy_libraries(tmp_path):
+    """The first `list` discovers every builder and writes the index; the next reads it."""
+    first = _fresh(_PROBE.format(argv=["list", "--json"], heavy=HEAVY), tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = _fresh(_PROBE.format(argv=["list", "--json"], heavy=HEAVY), tmp_path)
+    assert again.stdout.strip().endswith("[]"), again.stdout[-300:]
+    assert json.loads(again.stdout.splitlines()[0]) == json.loads(first.stdout.splitlines()[0])
+
+
+def test_top_level_help_is_the_same_before_and_after_plugins_load(tmp_path):
+    code = ("import io, contextlib; from benchsmith.cli import main, _load_plugins\n"
+            "def help_text():\n"
+            "    out = io.StringIO()\n"
+            "    with contextlib.redirect_stdout(out):\n"
+            "        main(['--help'])\n"
+            "    return out.getvalue()\n"
+            "before = help_text(); _load_plugins(); after = help_text()\n"
+            "assert before == after, (before, after); print('same')")
+    proc = _fresh(code, tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "same", proc.stderr[-2000:]
+
+
+def test_list_index_follows_the_builders_and_in_process_registrations(capsys, toy, tmp_path, monkeypatch):
+    from benchsmith import builder_index
+
+    (tmp_path / "pkg").mkdir()
+    monkeypatch.setattr(builder_index, "_package_dirs", lambda: [tmp_path / "pkg"])
+    before = builder_index.stamp()
+    assert builder_index.stamp() == before
+    (tmp_path / "pkg" / "new_builder.py").write_text("# a builder added\n")
+    assert builder_index.stamp() != before  # a new or edited builder file: the index is rebuilt
+    code, out, _ = run(capsys, "list", "--json")
+    assert code == 0 and "toy" in one_json(out)["builders"]  # registered in this process: always listed

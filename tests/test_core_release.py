@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import datasets
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from toy_builder import FIXTURES, ToyBuilder
@@ -178,6 +179,45 @@ def test_schema_errors_name_the_example_and_leave_nothing(tmp_path, cls, pattern
     assert leftovers(tmp_path) == []
 
 
+class _Repeats(ToyBuilder):
+    """``repeat[i] = j``: the example ``toy-i`` gets ``toy-j``'s id."""
+
+    repeat: dict[str, str] = {}  # noqa: RUF012 - set per test
+
+    def examples(self, config, split, sources):
+        for ex in super().examples(config, split, sources):
+            yield ex | {"id": self.repeat[ex["id"]]} if ex["id"] in self.repeat else ex
+
+
+@pytest.mark.parametrize("batch_rows", [3, 64])  # the earlier copy in another batch, or in the same one
+@pytest.mark.parametrize("collide", [False, True])  # every id hashing alike: the check stays exact
+def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_path, monkeypatch, batch_rows, collide):
+    plain = build(tmp_path / "plain", batch_rows=batch_rows)
+    if collide:
+        monkeypatch.setattr("benchsmith.release._id_hash", lambda v: 7)
+    unique = build(tmp_path / "unique", batch_rows=batch_rows)  # unique ids: no error, the same bytes
+    assert unique.fingerprints() == plain.fingerprints()
+    for f, g in zip(unique.files("plain", "train"), plain.files("plain", "train")):
+        assert f.read_bytes() == g.read_bytes()
+    # the first repeat in example order is named: toy-09 repeats toy-02, then toy-12 repeats toy-01
+    b = _Repeats()
+    b.repeat = {"toy-12": "toy-01", "toy-09": "toy-02"}
+    with pytest.raises(SchemaError, match=r"plain/train example #8 \(id 'toy-02'\): duplicate id 'toy-02'"):
+        build(tmp_path / "dup", b, batch_rows=batch_rows)
+    assert leftovers(tmp_path / "dup") == []
+
+
+def test_duplicate_id_check_keeps_8_bytes_an_id():
+    from benchsmith.release import _IdIndex
+
+    index = _IdIndex()
+    for lo in range(0, 200_000, 10_000):
+        index.add(np.arange(lo, lo + 10_000, dtype=np.int64))
+    assert len(index) == 200_000 and sum(r.nbytes for r in index.runs) == 8 * 200_000
+    assert len(index.runs) <= 5  # merged as they grow: a lookup is a few binary searches
+    assert index.seen(np.array([0, 199_999, 200_000, -1])).tolist() == [True, True, False, False]
+
+
 # ----------------------------------------------------------------------------- sources
 
 
@@ -284,3 +324,21 @@ def test_write_text_atomic_replaces_and_leaves_no_temporary(tmp_path):
     write_text_atomic(target, "new\n")
     assert target.read_text() == "new\n"
     assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
+
+
+def test_fingerprint_does_not_depend_on_how_rows_are_cut():
+    """Batches of exactly the canonical size take a shortcut; any cut gives the same hash."""
+    import pyarrow as pa
+
+    from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter
+
+    n = 2 * CANONICAL_BATCH_ROWS + 123
+    table = pa.table({"text": [f"row {i}" for i in range(n)], "tags": [[i % 7] * (i % 3) for i in range(n)]})
+    want = fingerprint_table(table)
+    for cuts in ([CANONICAL_BATCH_ROWS, CANONICAL_BATCH_ROWS, 123], [100, CANONICAL_BATCH_ROWS, CANONICAL_BATCH_ROWS, 23],
+                 [n], [CANONICAL_BATCH_ROWS - 1, 1, CANONICAL_BATCH_ROWS, 123]):
+        fp, at = Fingerprinter(table.schema), 0
+        for k in cuts:
+            fp.update(table.slice(at, k).combine_chunks().to_batches()[0])
+            at += k
+        assert fp.hexdigest() == want, cuts

@@ -177,3 +177,108 @@ def test_model_similarity_pairs_each_context_with_its_own_options(tmp_path, monk
     (r,) = model.ModelBaselines().run(rel)
     assert r.metrics["n"] == 30
     assert r.metrics["similarity_accuracy"] == 1.0
+
+
+# ----------------------------------------------------------------- scaling paths: same answers as the definitions
+
+
+def _in_memory_accuracy(view):
+    """The earlier partial-input baseline, kept as the reference: an exact CountVectorizer
+    vocabulary (min_df=2) and one in-memory SGD fit per fold."""
+    import numpy as np
+    from benchsmith.validation.baselines.partial_input import mc_examples, option_level_cv
+    from benchsmith.validation.dataview import tokens
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    options, labels, _ = mc_examples(view)
+    texts = [o for opts in options for o in opts]
+    vec = CountVectorizer(tokenizer=lambda t: [w.casefold() for w in tokens(t)], lowercase=False, token_pattern=None,
+                          ngram_range=(1, 2), binary=True, min_df=2 if len(texts) >= 50 else 1)
+    n_options = np.asarray([len(o) for o in options])
+    pred = option_level_cv(vec.fit_transform(texts).tocsr(), np.repeat(np.arange(len(options)), n_options), labels,
+                           n_options)
+    return float(np.mean(pred == labels))
+
+
+@pytest.mark.parametrize(("rows", "status"), [
+    ({"cue": "never"}, Status.FAIL), ({}, Status.PASS), ({"longer": True}, None), ({"cue": "often"}, Status.FAIL),
+])
+def test_partial_input_out_of_core_agrees_with_the_in_memory_fit(tmp_path, rows, status):
+    from benchsmith.validation.baselines.partial_input import agreement_tolerance
+    from benchsmith.validation.dataview import ConfigView
+
+    data = {"train": mc_rows(300, "t", 4, **rows), "test": mc_rows(100, "s", 9, **rows)}
+    rel = make_release(tmp_path, data, mc_features(), MC_META)
+    (r,) = PartialInputCheck().run(rel)
+    reference = _in_memory_accuracy(ConfigView(rel, "default"))
+    assert abs(r.metrics["accuracy"] - reference) <= agreement_tolerance(reference, r.metrics["n"])
+    if status is not None:
+        assert r.status is status
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_hypothesis_only_out_of_core_agrees_with_the_in_memory_fit(tmp_path, seed):
+    import numpy as np
+    from benchsmith.validation.baselines.partial_input import (
+        agreement_tolerance,
+        classification_cv,
+        partial_input_examples,
+    )
+    from benchsmith.validation.dataview import ConfigView, tokens
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    rows = balanced_text_rows(400, "h", seed)
+    for row in rows[:200]:  # half the examples carry a cue word
+        row["text"] += " nobody" if row["label"] else " somebody"
+    rel = make_release(tmp_path, {"train": rows}, text_features(), {"partial_input": ["text"]})
+    (r,) = PartialInputCheck().run(rel)
+    _, texts, labels = partial_input_examples(ConfigView(rel, "default"))
+    vec = CountVectorizer(tokenizer=lambda t: [w.casefold() for w in tokens(t)], lowercase=False, token_pattern=None,
+                          ngram_range=(1, 2), binary=True, min_df=2)
+    reference = float(np.mean(classification_cv(vec.fit_transform(texts).tocsr(), labels) == labels))
+    assert abs(r.metrics["accuracy"] - reference) <= agreement_tolerance(reference, len(labels))
+    assert r.status is Status.FAIL  # 0.70-0.80 against chance 0.5
+
+
+def test_distinct_examples_are_exact_under_forced_hash_collisions(tmp_path, monkeypatch):
+    import numpy as np
+    from benchsmith.validation.baselines.partial_input import distinct_mc_rows, mc_examples
+    from benchsmith.validation.dataview import ConfigView
+
+    train, test = mc_rows(60, "t", 1), mc_rows(30, "s", 2)
+    test[:5] = [{**r, "id": f"copy-{i}", "choice1": r["choice1"].upper() + "  "} for i, r in enumerate(train[:5])]
+    train[7]["label"] = -1  # unlabeled: left out
+    view = ConfigView(make_release(tmp_path, {"train": train, "test": test}, mc_features(), MC_META), "default")
+    options, labels, _ = mc_examples(view)
+    for collide in (False, True):
+        if collide:
+            monkeypatch.setattr("benchsmith.validation.baselines.partial_input._key_hash", lambda key: len(key[0]) % 2)
+        kept = distinct_mc_rows(view)
+        got = [view.options(s)[r] for s, rows in kept for r in rows.tolist()]
+        assert got == options and len(got) == 60 + 30 - 5 - 1
+        assert np.concatenate([view.label_array(s, "label")[r] for s, r in kept]).tolist() == labels.tolist()
+
+
+def test_cue_check_counts_on_token_columns_as_cue_table_does(tmp_path):
+    import random
+
+    from benchsmith.validation.checks.artifacts import cue_table, top_cues
+    from benchsmith.validation.dataview import ConfigView
+
+    rng = random.Random(2)
+    rows = mc_rows(400, "t", 3, cue="never")
+    for r in rows[::7]:
+        r["choice2"] = r["choice1"]  # a cue in every option is not applicable
+    rows[3]["label"] = -1
+    rel = make_release(tmp_path, {"train": rows, "test": mc_rows(80, "s", rng.randint(0, 99))}, mc_features(), MC_META)
+    (r,) = CueCheck().run(rel)
+    view = ConfigView(rel, "default")
+    for split in ("train", "test"):
+        n, table = cue_table(view.options(split), view.labeled(split, "label"))
+        expected = top_cues(table, max(3, int(0.01 * n)))
+        got = r.details["splits"][split]
+        assert got["n"] == n and got["cues"] == len(table)
+        assert [c["cue"] for c in got["top"]] == [c["cue"] for c in expected]
+        for c, e in zip(got["top"], expected):
+            assert c["applicability"] == e["applicability"] and c["productive"] == e["productive"]
+            assert c["productivity"] == round(e["productivity"], 4) and c["chance"] == round(e["chance"], 4)

@@ -235,8 +235,9 @@ def test_tokens_keep_combining_marks_and_split_cjk():
 
 
 def test_fidelity_passes_warns_on_a_named_discrepancy_fails_otherwise_and_skips_what_it_needs(tmp_path):
-    from benchsmith.expectation import Expectation
     from benchsmith.validation.fidelity import FidelityCheck
+
+    from benchsmith.expectation import Expectation
 
     release = make_release(tmp_path, {"train": balanced_text_rows(12, "tr")}, text_features())
 
@@ -254,3 +255,130 @@ def test_fidelity_passes_warns_on_a_named_discrepancy_fails_otherwise_and_skips_
     assert got["off"].status == Status.FAIL
     assert got["known"].status == Status.WARN and "trial items" in got["known"].summary
     assert got["absent"].status == Status.SKIP and "absent here" in got["absent"].summary
+
+
+# ----------------------------------------------------------------- scaling paths: same answers as the definitions
+
+
+def _random_texts(rng, n, words):
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(3, 12))) for _ in range(n)]
+
+
+def _near_dup_splits(seed: int = 0):
+    """Three splits of random sentences with planted near duplicates (Jaccard >= 0.9), pairs just
+    under the threshold, exact repeats, short and empty texts."""
+    import random
+
+    rng = random.Random(seed)
+    words = [f"{a}{b}" for a in "bcdfgk" for b in ("a", "e", "i", "ou")] + ["éé", "漢字", "🙂"]
+    texts = {s: _random_texts(rng, n, words) for s, n in (("train", 120), ("validation", 40), ("test", 60))}
+    for i in range(8):  # near duplicates of train in later splits, and of validation in test
+        texts["test"][i] = texts["train"][i] + " " + rng.choice(words)
+        texts["validation"][i] = texts["train"][20 + i] + "!"
+        texts["test"][10 + i] = texts["validation"][10 + i].upper()  # case-folded: an exact repeat
+    long_ = "ba be bi bou ca ce ci cou da de di dou"
+    texts["train"][50], texts["test"][30] = long_, " ".join(long_.split()[:9])  # Jaccard 0.706: under 0.8
+    texts["train"][51], texts["test"][31], texts["validation"][31] = "", "", "ab"  # empty and short
+    return {s: [{"id": f"{s}-{i}", "text": t, "label": i % 2} for i, t in enumerate(v)] for s, v in texts.items()}
+
+
+def _brute_force_pairs(splits, threshold, n=5):
+    from benchsmith.validation.checks.leakage import content, shingles
+
+    order = list(splits)
+    sets = {s: [shingles(t, n) for t in content(*splits[s])] for s in order}
+    out = set()
+    for a in range(len(order)):
+        for b in range(a + 1, len(order)):
+            for i, x in enumerate(sets[order[a]]):
+                for j, y in enumerate(sets[order[b]]):
+                    jac = len(x & y) / len(x | y)
+                    if jac >= threshold:
+                        out.add((order[a], i, order[b], j, jac))
+    return out
+
+
+@pytest.mark.parametrize("threshold", [0.8, 0.5])
+def test_near_duplicates_are_exactly_the_brute_force_all_pairs_jaccard(tmp_path, threshold):
+    from benchsmith.validation.dataview import ConfigView
+
+    rel = make_release(tmp_path, _near_dup_splits(), text_features())
+    view = ConfigView(rel, "default")
+    found = NearDuplicateCheck().pairs(view, threshold)
+    expected = _brute_force_pairs({s: (view, s) for s in view.splits}, threshold)
+    assert found == expected
+    assert len(expected) >= 24  # the planted pairs at least, and none under the threshold
+    assert any(p[:4] == ("train", 50, "test", 30) for p in found) == (threshold <= 0.706)
+    (r,) = NearDuplicateCheck(threshold=threshold).run(rel)
+    assert r.metrics["pairs"] == len(expected)
+    shown = sorted(expected, key=lambda p: (-round(p[4], 4), str([f"{p[0]}-{p[1]}", f"{p[2]}-{p[3]}"])))[:10]
+    assert [tuple(p["ids"]) for p in r.details["pairs"]] == [(f"{a}-{i}", f"{b}-{j}") for a, i, b, j, _ in shown]
+
+
+def test_minhash_signatures_are_datasketchs_over_the_documented_shingle_hash():
+    import random
+
+    from benchsmith.validation.checks.leakage import shingle_hash, shingles, signatures
+    from datasketch import MinHash
+
+    rng = random.Random(3)
+    texts = ["", "a", "abcd", "abcde", "我喜欢猫", "🙂🙂🙂🙂🙂🙂"] + _random_texts(rng, 60, ["ab", "cde", "ü", "漢"])
+    for n in (3, 5):
+        sig = signatures(texts, n)
+        for text, row in zip(texts, sig):
+            m = MinHash(num_perm=128, seed=1, hashfunc=lambda s, n=n: shingle_hash(s, n))
+            m.update_batch(list(shingles(text, n)))
+            assert (m.hashvalues == row).all(), text
+
+
+def test_exact_duplicates_are_exact_under_forced_hash_collisions(tmp_path, monkeypatch):
+    splits = _near_dup_splits(1)
+    splits["train"][5] = {**splits["train"][5], "text": splits["train"][4]["text"]}  # a repeat within train
+    rel = make_release(tmp_path, splits, text_features())
+    (plain,) = ExactDuplicateCheck().run(rel)
+    monkeypatch.setattr("benchsmith.validation.checks.leakage._content_hash", lambda text: len(text) % 3)
+    (collided,) = ExactDuplicateCheck().run(rel)
+    assert collided.to_dict() == plain.to_dict()
+    assert plain.status is Status.FAIL and plain.details["within"] == {"train": [["train-4", "train-5"]]}
+    assert plain.metrics["across_split_pairs"] == 9  # test repeats validation 10-17 (case folded), and ""
+
+
+def test_token_columns_count_what_tokens_counts(tmp_path):
+    import datasets
+    from benchsmith.validation.dataview import VOCAB, ConfigView, as_text, tokens
+
+    feats = datasets.Features({"id": datasets.Value("string"), "text": datasets.Value("string"),
+                               "items": datasets.List(datasets.Value("string"))})
+    rows = [{"id": "a", "text": "The cat, 12 dogs!", "items": ["我喜欢猫", "x y"]},
+            {"id": "b", "text": "அவன் வீட்டுக்குச் சென்றான்.", "items": []},
+            {"id": "c", "text": "", "items": None}]
+    rel = make_release(tmp_path, {"train": rows}, feats, {"label": None})
+    view = ConfigView(rel, "default")
+    for field in ("text", "items"):
+        col = view.token_column("train", field)
+        assert col.lengths().tolist() == [len(tokens(as_text(r[field]))) for r in rows]
+        folded = [[t.casefold() for t in tokens(as_text(r[field]))] for r in rows]
+        got = [[VOCAB.names[i] for i in col.ids[col.row_offsets[k]:col.row_offsets[k + 1]]] for k in range(3)]
+        assert got == folded
+
+
+def test_length_rules_on_token_lengths_match_the_string_version():
+    import random
+
+    import numpy as np
+    from benchsmith.validation.checks.distribution import length_rule_arrays, length_rule_scores
+    from benchsmith.validation.dataview import tokens
+
+    rng = random.Random(5)
+    options = [[" ".join("w" for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(0, 4))] for _ in range(300)]
+    labels = [rng.randint(-1, 4) for _ in options]
+    scores, chance = length_rule_scores(options, labels)
+    counts = np.array([len(o) for o in options])
+    lens = np.array([len(tokens(o)) for opts in options for o in opts])
+    arrays, chance2 = length_rule_arrays(lens, np.concatenate([[0], np.cumsum(counts)]), np.array(labels))
+    assert chance2.tolist() == chance and {k: v.tolist() for k, v in arrays.items()} == scores
+    usable = [(o, y) for o, y in zip(options, labels) if 0 <= y < len(o) and len(o) >= 2]
+    for (opts, y), s in zip(usable, scores["longest"]):  # the definition, one example at a time
+        lengths = [len(tokens(o)) for o in opts]
+        tied = [k for k, n in enumerate(lengths) if n == max(lengths)]
+        assert s == (1 / len(tied) if y in tied else 0.0)

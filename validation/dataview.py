@@ -2,22 +2,43 @@
 
 Checks never need the builder: the field roles come from the config's features
 and from its typed validation policy (``benchsmith.policy.Policy``) as stored in
-``release.json``. Columns are read once per split content: the cache is
-keyed by the split's fingerprint plus the shards' sizes and mtimes, so neither a
-rebuilt release nor a shard edited in place is served stale columns.
+``release.json``.
+
+Data is read per record batch (``ConfigView.batches``, ``ConfigView.take``), never a
+whole split as Python objects, so validation memory does not grow with a split's
+size beyond compact numpy arrays. What several checks share is computed once per
+split content and kept in a byte-bounded cache (:data:`STORE`), keyed by the split's
+fingerprint plus its shards' sizes and mtimes (a rebuilt release or a shard edited in
+place is never served stale data):
+
+* token columns (``ConfigView.token_column``): one tokenisation pass per text field
+  (:func:`tokens`, then case-folded), stored as int32 ids into the process-wide
+  :data:`VOCAB` with offsets; ``lengths``, ``cues``, the cheap baselines and the
+  partial-input baseline all read them;
+* label arrays (``ConfigView.label_array``).
+
+``ConfigView.column`` (whole columns as Python values) remains for checks that need
+every value of a small split (drift, the model baselines).
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import re
+import threading
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from benchsmith.errors import ConfigError, did_you_mean
@@ -26,24 +47,32 @@ from benchsmith.policy import AUTO, Policy
 # CJK characters are one token each (no spaces to split on); other scripts split on
 # runs of word characters *and combining marks*: Python's \w leaves out marks (Mn,
 # Mc), which would cut Tamil, Hindi or Thai words at every vowel sign; punctuation
-# marks are tokens of their own. Marks are collected from the BMP once at import
-# (about 2,000 code points; no third-party regex engine needed).
+# marks are tokens of their own. Marks are collected from the BMP once, on first use,
+# as ranges (about 190; no third-party regex engine needed).
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
 
 
 def _mark_class() -> str:
-    marks = [chr(c) for c in range(0x300, 0x10000) if unicodedata.category(chr(c)).startswith("M")]
-    return "".join(re.escape(m) for m in marks)
+    ranges: list[list[int]] = []
+    for c in range(0x300, 0x10000):
+        if unicodedata.category(chr(c)).startswith("M"):
+            if ranges and ranges[-1][1] == c - 1:
+                ranges[-1][1] = c
+            else:
+                ranges.append([c, c])
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 
-_MARKS = _mark_class()
-_TOKEN = re.compile(rf"[{_CJK}]|(?:[^\W{_CJK}]|[{_MARKS}])+|[^\w\s{_MARKS}]")
+@lru_cache(maxsize=1)
+def _token_pattern() -> re.Pattern[str]:
+    marks = _mark_class()
+    return re.compile(rf"[{_CJK}]|(?:[^\W{_CJK}]|[{marks}])+|[^\w\s{marks}]")
 
 
 def tokens(text: str) -> list[str]:
     """Language-agnostic tokens: word runs (with their combining marks), single CJK
     characters, punctuation."""
-    return _TOKEN.findall(text)
+    return _token_pattern().findall(text)
 
 
 def as_text(value: Any) -> str:
@@ -71,6 +100,217 @@ def _read_column(files: tuple[str, ...], stamp: tuple, column: str) -> tuple[Any
     for f in files:
         out.extend(pq.read_table(f, columns=[column]).column(column).to_pylist())
     return tuple(out)
+
+
+BATCH_ROWS = 65_536
+#: bytes of derived arrays (token columns, labels) kept between checks
+STORE_BUDGET = 1 << 30
+
+
+def stable_hash(text: str) -> int:
+    """A 64-bit hash of a string that is the same in every process (unlike ``hash``)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+class Vocabulary:
+    """Case-folded token <-> int id, shared by every token column of the process.
+
+    Ids depend on the order tokens were first seen, so nothing reported may depend on
+    an id's value: cue names come from :attr:`names`, hashed features from
+    :meth:`hashes` (a stable hash of each token's string).
+    """
+
+    def __init__(self) -> None:
+        self._raw: dict[str, int] = {}  # token as written -> id of its case-folded form
+        self._folded: dict[str, int] = {}
+        self.names: list[str] = []
+        self._hashes: list[int] = []
+        self._hash_array = np.zeros(0, dtype=np.uint64)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def ids(self, toks: Sequence[str]) -> np.ndarray:
+        """int32 ids of ``toks`` (new tokens are added)."""
+        raw = self._raw
+        missing = set(toks).difference(raw)
+        if missing:
+            with self._lock:
+                for t in sorted(missing):  # sorted: ids do not depend on set order
+                    folded = t.casefold()
+                    i = self._folded.get(folded)
+                    if i is None:
+                        i = self._folded[folded] = len(self.names)
+                        self.names.append(folded)
+                        self._hashes.append(stable_hash(folded))
+                    raw[t] = i
+        return np.fromiter(map(raw.__getitem__, toks), dtype=np.int32, count=len(toks))
+
+    def hashes(self) -> np.ndarray:
+        """uint64 :func:`stable_hash` of each id's case-folded string, indexed by id."""
+        if len(self._hash_array) != len(self._hashes):
+            self._hash_array = np.array(self._hashes, dtype=np.uint64)
+        return self._hash_array
+
+
+VOCAB = Vocabulary()
+
+
+class TokenColumn:
+    """Every token of one field of one split, case-folded, as ids into :data:`VOCAB`.
+
+    ``offsets[i]:offsets[i + 1]`` are the tokens of value ``i``. A string field has one
+    value per row; a list field has ``value_offsets[r]:value_offsets[r + 1]`` values in
+    row ``r`` (its items, each tokenised alone: the tokens of the items joined by spaces
+    are the same). ``row_offsets`` gives each row's tokens whatever the field's type.
+    """
+
+    def __init__(self, ids: np.ndarray, offsets: np.ndarray, value_offsets: np.ndarray | None) -> None:
+        self.ids, self.offsets, self.value_offsets = ids, offsets, value_offsets
+        self.row_offsets = offsets if value_offsets is None else offsets[value_offsets]
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.row_offsets) - 1
+
+    def lengths(self) -> np.ndarray:
+        """Tokens per row (``len(tokens(as_text(value)))``), int64."""
+        return np.diff(self.row_offsets)
+
+    @property
+    def nbytes(self) -> int:
+        extra = 0 if self.value_offsets is None else self.value_offsets.nbytes + self.row_offsets.nbytes
+        return self.ids.nbytes + self.offsets.nbytes + extra
+
+
+@dataclass(frozen=True)
+class OptionTokens:
+    """The options of a multiple-choice split as token ranges: option ``j`` is
+    ``ids[offsets[j]:offsets[j + 1]]``; row ``r`` owns options ``row_offsets[r]:row_offsets[r + 1]``."""
+
+    ids: np.ndarray
+    offsets: np.ndarray
+    row_offsets: np.ndarray
+
+    def counts(self) -> np.ndarray:
+        """Options per row."""
+        return np.diff(self.row_offsets)
+
+    def lengths(self) -> np.ndarray:
+        """Tokens per option."""
+        return np.diff(self.offsets)
+
+
+def gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Indices of the concatenated ranges ``starts[i] : starts[i] + lengths[i]`` (C speed)."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    out_starts = np.cumsum(lengths) - lengths
+    return np.repeat(starts - out_starts, lengths) + np.arange(total, dtype=np.int64)
+
+
+def take_ranges(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """``values`` at the concatenated ranges ``starts[i] : starts[i] + lengths[i]``, built
+    ``chunk`` elements at a time (the index arrays of :func:`gather_ranges` for a whole
+    split would cost 24 bytes an element)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.empty(int(lengths.sum()), dtype=values.dtype)
+    ends = np.cumsum(lengths)
+    lo, at = 0, 0
+    while lo < len(lengths):
+        hi = max(int(np.searchsorted(ends, at + chunk, side="right")), lo + 1)
+        part = values[gather_ranges(starts[lo:hi], lengths[lo:hi])]
+        out[at : at + len(part)] = part
+        at += len(part)
+        lo = hi
+    return out
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` by one sort (numpy 2's hash-based unique is several times slower
+    on millions of distinct integers)."""
+    if not len(values):
+        return values
+    out = np.sort(values)
+    return out[np.concatenate(([True], out[1:] != out[:-1]))]
+
+
+class _Store:
+    """Derived arrays by key, least recently used evicted past a byte budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[tuple, tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: tuple, compute: Any) -> Any:
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit[0]
+        value = compute()
+        size = int(getattr(value, "nbytes", 0))
+        self._items[key] = (value, size)
+        self._bytes += size
+        while self._bytes > self.budget and len(self._items) > 1:
+            _, (_, freed) = self._items.popitem(last=False)
+            self._bytes -= freed
+        return value
+
+    def clear(self) -> None:
+        self._items.clear()
+        self._bytes = 0
+
+
+STORE = _Store(STORE_BUDGET)
+
+
+def _is_list_type(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def _tokenise(files: tuple[str, ...], field: str) -> TokenColumn:
+    findall = _token_pattern().findall
+    id_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    per_row: list[np.ndarray] = []
+    is_list = False
+    for f in files:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS, columns=[field]):
+            col = batch.column(0)
+            values = col.to_pylist()
+            if _is_list_type(col.type):
+                is_list = True
+                per_row.append(np.fromiter((len(v) if v else 0 for v in values), dtype=np.int64, count=len(values)))
+                texts = [as_text(e) for v in values if v for e in v]
+            else:
+                texts = [as_text(v) for v in values]
+            toks = list(map(findall, texts))
+            count_parts.append(np.fromiter(map(len, toks), dtype=np.int64, count=len(toks)))
+            id_parts.append(VOCAB.ids(list(itertools.chain.from_iterable(toks))))
+    counts = np.concatenate(count_parts) if count_parts else np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
+    value_offsets = None
+    if is_list:
+        n_values = np.concatenate(per_row)
+        value_offsets = np.zeros(len(n_values) + 1, dtype=np.int64)
+        np.cumsum(n_values, out=value_offsets[1:])
+    return TokenColumn(ids, offsets, value_offsets)
+
+
+def _labels(files: tuple[str, ...], field: str) -> np.ndarray:
+    parts = []
+    for f in files:
+        col = pq.read_table(f, columns=[field]).column(field)
+        try:
+            parts.append(pc.fill_null(col, -1).to_numpy().astype(np.int64))
+        except (pa.ArrowException, TypeError, ValueError):  # not an integer column: as ``int(v)`` reads it
+            parts.append(np.asarray([-1 if v is None else int(v) for v in col.to_pylist()], dtype=np.int64))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -162,7 +402,7 @@ class ConfigView:
 
     def setting(self, key: str, default: Any) -> Any:
         """``policy.<key>``, or ``default`` when it is None (an unknown key is an error)."""
-        if key not in Policy.keys():
+        if key not in Policy.keys():  # noqa: SIM118 - Policy.keys() is a classmethod, not a dict
             raise ConfigError(f"unknown validation policy key {key!r}", hint=did_you_mean(key, Policy.keys()))
         v = getattr(self.policy, key)
         return default if v is None else v
@@ -171,15 +411,80 @@ class ConfigView:
     def num_rows(self, split: str) -> int:
         return self.release.num_examples(self.config, split)
 
-    def column(self, split: str, name: str) -> Sequence[Any]:
-        files = tuple(str(Path(p)) for p in self.release.files(self.config, split))
+    def files(self, split: str) -> tuple[str, ...]:
+        return tuple(str(Path(p)) for p in self.release.files(self.config, split))
+
+    def content_key(self, split: str) -> tuple:
+        """What names a split's content: its files, fingerprint, and the shards' sizes and mtimes."""
+        files = self.files(split)
         # the fingerprint names the content; size and mtime catch a shard edited in place
         fp = self.release.split_info(self.config, split)["fingerprint"]
-        stamp = (fp, *((st.st_size, st.st_mtime_ns) for st in (Path(f).stat() for f in files)))
-        return _read_column(files, stamp, name)
+        return (files, fp, *((st.st_size, st.st_mtime_ns) for st in (Path(f).stat() for f in files)))
+
+    def column(self, split: str, name: str) -> Sequence[Any]:
+        """Every value of a column as Python objects (cached; for small splits and the
+        checks that need them all: prefer :meth:`batches` and the derived arrays)."""
+        key = self.content_key(split)
+        return _read_column(key[0], key[1:], name)
+
+    def batches(self, split: str, columns: Sequence[str], batch_size: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+        """The split's rows in record batches of ``columns`` (streamed, bounded memory)."""
+        for f in self.files(split):
+            yield from pq.ParquetFile(f).iter_batches(batch_size=batch_size, columns=list(columns))
+
+    def take(self, split: str, columns: Sequence[str], rows: Sequence[int] | np.ndarray) -> dict[str, list[Any]]:
+        """``{column: values}`` of the given row numbers, in the given order (one streamed pass)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out: dict[str, list[Any]] = {c: [None] * len(rows) for c in columns}
+        if not len(rows):
+            return out
+        order = np.argsort(rows, kind="stable")
+        wanted = rows[order]
+        start, i = 0, 0
+        for batch in self.batches(split, columns):
+            end = start + batch.num_rows
+            j = int(np.searchsorted(wanted, end, side="left"))
+            if j > i:
+                local = batch.take(pa.array(wanted[i:j] - start))
+                for c in columns:
+                    for pos, v in zip(order[i:j].tolist(), local.column(c).to_pylist()):
+                        out[c][pos] = v
+            i, start = j, end
+            if i == len(wanted):
+                break
+        return out
 
     def texts(self, split: str, name: str) -> list[str]:
         return [as_text(v) for v in self.column(split, name)]
+
+    def token_column(self, split: str, field: str) -> TokenColumn:
+        """The field's tokens (one pass per split content, shared by every check)."""
+        key = self.content_key(split)
+        return STORE.get(("tokens", *key, field), lambda: _tokenise(key[0], field))
+
+    def token_lengths(self, split: str, field: str) -> np.ndarray:
+        """Tokens per row of a field (``len(tokens(as_text(value)))``)."""
+        return self.token_column(split, field).lengths()
+
+    def option_tokens(self, split: str) -> OptionTokens:
+        """The options of a multiple-choice split as token ranges (see :class:`OptionTokens`)."""
+        mc = self.multiple_choice
+        if mc is None:
+            raise ValueError(f"{self.config} is not a multiple-choice config")
+        if mc.list_field:
+            col = self.token_column(split, mc.list_field)
+            # a string field (not a list) holds one option per row
+            row_offsets = col.value_offsets if col.value_offsets is not None else np.arange(col.num_rows + 1)
+            return OptionTokens(col.ids, col.offsets, row_offsets)
+        cols = [self.token_column(split, c) for c in mc.choices]
+        n, k = cols[0].num_rows, len(cols)
+        base = np.cumsum([0] + [len(c.ids) for c in cols[:-1]])
+        starts = np.stack([b + c.row_offsets[:-1] for b, c in zip(base, cols)], axis=1).ravel()
+        lengths = np.stack([c.lengths() for c in cols], axis=1).ravel()
+        ids = take_ranges(np.concatenate([c.ids for c in cols]), starts, lengths)
+        offsets = np.zeros(n * k + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return OptionTokens(ids, offsets, np.arange(0, n * k + 1, k, dtype=np.int64))
 
     def options(self, split: str) -> list[list[str]]:
         mc = self.multiple_choice
@@ -190,15 +495,26 @@ class ConfigView:
         cols = [self.texts(split, c) for c in mc.choices]
         return [list(row) for row in zip(*cols)]
 
+    def label_array(self, split: str, field: str) -> np.ndarray:
+        """Label values of a split as int64 (None = unlabeled becomes -1; -1 stays)."""
+        key = self.content_key(split)
+        return STORE.get(("labels", *key, field), lambda: _labels(key[0], field))
+
     def labeled(self, split: str, field: str) -> list[int]:
         """Label values of a split (-1 and None = unlabeled are kept as -1)."""
-        return [-1 if v is None else int(v) for v in self.column(split, field)]
+        return self.label_array(split, field).tolist()
 
     def ids(self, split: str) -> list[Any]:
         """The split's ids, or row numbers when the config has no id field."""
         if self.id_field is None:
             return list(range(self.num_rows(split)))
         return list(self.column(split, self.id_field))
+
+    def ids_of(self, split: str, rows: Sequence[int] | np.ndarray) -> list[Any]:
+        """The ids of some rows (row numbers when the config has no id field)."""
+        if self.id_field is None:
+            return [int(r) for r in rows]
+        return self.take(split, [self.id_field], rows)[self.id_field]
 
 
 def configs(release: Any) -> list[ConfigView]:

@@ -117,18 +117,27 @@ def check_level(level: str) -> None:
 
 
 def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Check]:
-    """The baseline checks of a level (see module docstring, step 4)."""
+    """The baseline checks of a level (see module docstring, step 4).
+
+    ``cheap`` and ``model`` also report the results ``benchsmith baseline`` saved for the
+    release (``RecordedBaselines``: stat results, never a verdict); ``model`` adds the MiniLM
+    baselines and runs the builder's declared baselines marked ``gate=True``
+    (``GatedBaselines``, CPU-friendly defaults: ``benchsmith.validation.baselines.checks``),
+    whose thresholds can fail the gate. ``model_path`` is the encoder of both.
+    """
     check_level(level)
     if level == "none":
         return []
     from benchsmith.validation.baselines.cheap import CheapBaselines
+    from benchsmith.validation.baselines.checks import GatedBaselines, RecordedBaselines
     from benchsmith.validation.baselines.partial_input import PartialInputCheck
 
     out: list[Check] = [PartialInputCheck(), CheapBaselines()]
     if level == "model":
         from benchsmith.validation.baselines.model import ModelBaselines
 
-        out.append(ModelBaselines(model_path))
+        out += [ModelBaselines(model_path), GatedBaselines(model_path)]
+    out.append(RecordedBaselines())
     return out
 
 

@@ -1,5 +1,7 @@
-"""Cheap ComVE baselines, scored with the ComVE scorer of ``benchsmith evaluate comve``
-(:class:`~benchsmith.builders.comve.metric.ComVEMetric`, official-compatible).
+"""ComVE's baselines, scored with the ComVE scorer of ``benchsmith evaluate comve``
+(:class:`~benchsmith.builders.comve.metric.ComVEMetric`, official-compatible): the model
+baselines it declares (``BASELINES``, run by ``benchsmith baseline comve``; see the end of
+this module) and the cheap ones below.
 
 The ``comve_baselines`` check (``checks.py``) runs them on every release; the
 ``copy_source_bleu`` measure of ``published.yaml`` uses :func:`copy_source`.
@@ -16,9 +18,11 @@ The ``comve_baselines`` check (``checks.py``) runs them on every release; the
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from benchsmith.builders.comve.metric import ComVEMetric
+from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem
 
 NEGATION = frozenset(
     [
@@ -74,3 +78,58 @@ def copy_source(release: Any, split: str) -> dict[str, Any]:
                                  dict(zip(ids, t.column("false_sent").to_pylist())))
     return {"baseline": "copy_source", "split": split, "bleu": res["bleu"], "n": res["n"],
             "brevity_penalty": res["brevity_penalty"], "precisions": res["precisions"], "signature": res["signature"]}
+
+
+# ------------------------------------------------------------------ model baselines (benchsmith baseline comve)
+#
+# Subtasks A and B are multiple choice and need no adapter: their typed policies name the options
+# (A: sent0/sent1, no context; B: option_a..c with false_sent as context) and the label. Subtask C
+# is generation; its items and its official BLEU come from here.
+
+
+def subtask_c_items(release: Any, config: str, split: str) -> list[Seq2SeqItem]:
+    """Subtask C as (statement -> reasons): the non-empty references of each item; an item without
+    any (27 in trial) is left out, as the official scorer cannot score it."""
+    out = []
+    for row in release.examples(config, split):
+        refs = tuple(r for r in row["references"] if r and r.strip())
+        if refs:
+            out.append(Seq2SeqItem(id=row["id"], source=row["false_sent"], references=refs))
+    return out
+
+
+def subtask_c_score(release: Any, config: str, split: str, items: Sequence[Seq2SeqItem],
+                    outputs: Sequence[str]) -> dict[str, Any]:
+    """The official subtask C BLEU (:class:`ComVEMetric`) of ``outputs`` against the items' references."""
+    res = ComVEMetric("c").score({it.id: list(it.references) for it in items},
+                                 {it.id: out for it, out in zip(items, outputs, strict=True)})
+    return {"bleu": res["bleu"], "signature": res["signature"]}
+
+
+BASELINES = [
+    BaselineSpec(
+        "subtask-a", "cross_encoder", "subtask_a",
+        description="subtask A cross-encoder: the two statements as the options, no context; train on train, "
+        "select on validation, test on test",
+    ),
+    BaselineSpec(
+        "subtask-b", "cross_encoder", "subtask_b",
+        description="subtask B cross-encoder: false_sent as the context, the three reasons as the options",
+    ),
+    BaselineSpec(
+        "subtask-b-options-only", "cross_encoder", "subtask_b", variant="options_only", gate=True,
+        description="subtask B with the statement hidden (options only): gated at the config's "
+        "partial_input_max_gain (0.45 over chance; the known negation cue, see README)",
+    ),
+    BaselineSpec(
+        "subtask-c-copy", "copy", "subtask_c", train_split=None, selection_split=None, items=subtask_c_items,
+        score=subtask_c_score, paper=("subtask_c/test/copy_source_bleu",),
+        description="subtask C, the statement itself as the reason (no model), official BLEU",
+    ),
+    BaselineSpec(
+        "subtask-c-generation", "generation", "subtask_c", selection_split=None, items=subtask_c_items,
+        score=subtask_c_score, requires_model_path=True, model="generation",
+        description="subtask C: fine-tune a local seq2seq or causal LM (--model-path, e.g. BART or GPT-2) on "
+        "statement -> reason pairs of train, generate for test, official BLEU",
+    ),
+]

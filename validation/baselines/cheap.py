@@ -13,12 +13,11 @@ one, else the config's first split (XCOPA has only validation and test).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status
-from benchsmith.validation.checks.distribution import length_rule_scores
+from benchsmith.validation.checks.distribution import length_rule_arrays
 from benchsmith.validation.dataview import ConfigView, configs
 
 
@@ -43,26 +42,32 @@ class CheapBaselines(Check):
 
     def _config(self, view: ConfigView, lf: str) -> CheckResult:
         source = train_split(view)
-        train_labels = [y for y in view.labeled(source, lf) if y >= 0]
-        if not train_labels:
+        train_labels = view.label_array(source, lf)
+        train_labels = train_labels[train_labels >= 0]
+        if not len(train_labels):
             return self.result(Status.SKIP, f"no labeled examples in {source}", config=view.config)
-        majority = Counter(train_labels).most_common(1)[0][0]
+        # the most frequent label; a tie goes to the label seen first (as Counter.most_common)
+        values, first, counts = np.unique(train_labels, return_index=True, return_counts=True)
+        best = np.flatnonzero(counts == counts.max())
+        majority = int(values[best[np.argmin(first[best])]])
         table: dict[str, dict[str, float | None]] = {}
         mc = view.multiple_choice
         for split in view.splits:
-            labels = view.labeled(split, lf)
-            labeled = [y for y in labels if y >= 0]
-            if not labeled:
+            labels = view.label_array(split, lf)
+            labeled = labels[labels >= 0]
+            if not len(labeled):
                 continue
-            row: dict[str, float | None] = {"majority": float(np.mean([y == majority for y in labeled]))}
+            row: dict[str, float | None] = {"majority": float(np.mean(labeled == majority))}
             if mc is not None:
-                opts = view.options(split)
-                scores, _ = length_rule_scores(opts, labels)  # tokenises each option once for both rules
+                opts = view.option_tokens(split)
+                # the token lengths every check shares: no option is tokenised again
+                scores, _ = length_rule_arrays(opts.lengths(), opts.row_offsets, labels)
                 for rule in ("longest", "shortest"):
-                    row[f"{rule}_option"] = float(np.mean(scores[rule])) if scores[rule] else None
-                row["chance"] = float(np.mean([1 / len(o) for o, y in zip(opts, labels) if y >= 0 and o]))
+                    row[f"{rule}_option"] = float(np.mean(scores[rule])) if len(scores[rule]) else None
+                k = opts.counts()
+                row["chance"] = float(np.mean(1 / k[(labels >= 0) & (k > 0)]))
             else:
-                row["chance"] = 1 / max(len(view.label_names(lf) or set(labeled)), 1)
+                row["chance"] = 1 / max(len(view.label_names(lf) or set(labeled.tolist())), 1)
             table[split] = {k: (round(v, 4) if v is not None else None) for k, v in row.items()}
         if not table:
             return self.result(Status.SKIP, "no labeled examples", config=view.config)

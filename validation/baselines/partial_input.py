@@ -9,12 +9,31 @@ multinomial logistic regression reads only those fields.
 Accuracy is measured by k-fold cross-validation (default 5 folds, seeded) over
 the distinct labeled examples of all splits pooled (exact repeats of an example's
 options are dropped, so a copy cannot be memorised across folds); folds split examples, never options of
-one example. Features are binary unigram+bigram counts of the tokenizer in
-``dataview`` (``min_df=2``), fitted on all texts (unsupervised, so no label leaks).
+one example.
+
+Features are binary unigrams and bigrams of the case-folded tokens of ``dataview``
+(the token columns every check shares: nothing is tokenised again), hashed into
+2^20 columns (:data:`HASH_BITS`; a token's hash is that of its string, so the
+features do not depend on the process) and dropped when they occur in fewer than two
+option texts (as ``min_df=2``; 1 below 50 texts). Only each option's sorted feature
+indices are kept (4 bytes a feature); a mini-batch's sparse matrix is cut from them
+when it is used, so memory stays small at a million examples.
+
 The logistic regression (log loss, L2 ``alpha=1e-4``) is fitted by seeded SGD for a
-fixed 10 epochs rather than by liblinear: liblinear's time on near-separable
-sparse data grew erratically with size (5.8 s on 40k options, i.e. most of an
-audit), while SGD is linear, so the audit scales (``benchmarks/audit_scaling.py``).
+fixed 10 epochs, out of core (:func:`cross_fit`): the rows are stored grouped by
+fold in a seeded random order, so each fold trains on contiguous blocks of
+:data:`BATCH_ROWS` rows, visited in a fresh order every epoch and shuffled within
+(``partial_fit``: the learning-rate schedule runs on across blocks as in one ``fit``).
+SGD rather than liblinear, whose time on near-separable sparse data grew erratically
+with size; the features and the fit are both linear in the rows
+(``benchmarks/validate_scaling.py``).
+
+Against the earlier in-memory version (an exact ``CountVectorizer`` vocabulary and one
+``fit`` of the whole matrix) the accuracy moves by sampling noise only: within
+:func:`agreement_tolerance` (three binomial standard errors of the accuracy, at least
+0.01) with the same verdicts on the test suite's planted-cue, length-cue, no-cue and
+hypothesis-only fixtures (``tests/test_validation_artifacts.py``); on 50,000 synthetic
+examples without a cue, 50.0% against 49.8%.
 
 Gain = accuracy - chance, where chance is the mean of 1/(options) for multiple
 choice and the majority-class share for classification. The gate threshold is
@@ -34,9 +53,16 @@ from typing import Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status
-from benchsmith.validation.dataview import ConfigView, as_text, configs, tokens
+from benchsmith.validation.dataview import (
+    VOCAB,
+    ConfigView,
+    as_text,
+    configs,
+    gather_ranges,
+    sorted_unique,
+    take_ranges,
+)
 from scipy import sparse, stats
-from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -46,6 +72,23 @@ SEED = 0
 MIN_EXAMPLES = 10
 EPOCHS = 10
 SIGNIFICANCE = 0.01
+#: hashed feature columns: 2^20
+HASH_BITS = 20
+#: rows per SGD mini-batch (and per scoring pass)
+BATCH_ROWS = 65_536
+#: examples whose features are hashed per numpy pass
+_FEATURE_BATCH = 32_768
+
+#: hashes option keys (a name of its own so a test can force collisions)
+_key_hash = hash
+_M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+_UNIGRAM_SALT, _BIGRAM_SALT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD6E8FEB86659FD93)
+
+
+def agreement_tolerance(accuracy: float, n: int) -> float:
+    """How far this baseline's accuracy may sit from the earlier in-memory fit's on ``n``
+    examples (see module docstring): 3 binomial standard errors, at least 0.01."""
+    return max(0.01, 3 * float(np.sqrt(accuracy * (1 - accuracy) / max(n, 1))))
 
 
 def max_gain(view: ConfigView) -> float | None:
@@ -65,20 +108,182 @@ def logistic_regression(seed: int = SEED) -> SGDClassifier:
     return SGDClassifier(loss="log_loss", alpha=1e-4, max_iter=EPOCHS, tol=None, random_state=seed)
 
 
-def _lower_tokens(text: str) -> list[str]:
-    return [t.casefold() for t in tokens(text)]
+# ----------------------------------------------------------------------------- features
 
 
-def bow(texts: Sequence[str]) -> sparse.csr_matrix:
-    """Binary unigram+bigram features (min_df=2, or 1 for tiny inputs)."""
-    vec = CountVectorizer(
-        tokenizer=_lower_tokens, lowercase=False, token_pattern=None, ngram_range=(1, 2), binary=True,
-        min_df=2 if len(texts) >= 50 else 1,
-    )
-    try:
-        return vec.fit_transform(texts).tocsr()
-    except ValueError:  # empty vocabulary: every text empty -> one constant column
-        return sparse.csr_matrix(np.ones((len(texts), 1)))
+def _fmix64(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> np.uint64(33))
+    h = h * _M1
+    h = h ^ (h >> np.uint64(33))
+    h = h * _M2
+    return h ^ (h >> np.uint64(33))
+
+
+class SparseRows:
+    """Binary sparse rows kept as sorted column indices only (no values): row ``i`` has ones
+    at ``indices[indptr[i]:indptr[i + 1]]`` (4 bytes a feature)."""
+
+    def __init__(self, indices: np.ndarray, indptr: np.ndarray, n_features: int) -> None:
+        self.indices, self.indptr, self.n_features = indices, indptr, n_features
+        self._ones = np.ones(0)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.indptr) - 1, self.n_features
+
+    def take(self, rows: np.ndarray) -> SparseRows:
+        """These rows, in this order (one pass over their features)."""
+        starts = self.indptr[rows]
+        lens = self.indptr[rows + 1] - starts
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lens, out=indptr[1:])
+        return SparseRows(take_ranges(self.indices, starts, lens), indptr, self.n_features)
+
+    def block(self, lo: int, hi: int) -> sparse.csr_matrix:
+        """Rows ``lo:hi`` as a CSR matrix of ones (views of the stored indices: no copy)."""
+        a, b = int(self.indptr[lo]), int(self.indptr[hi])
+        if len(self._ones) < b - a:
+            self._ones = np.ones(b - a)  # one read-only array of ones serves every block
+            self._ones.flags.writeable = False
+        return sparse.csr_matrix((self._ones[: b - a], self.indices[a:b], self.indptr[lo : hi + 1] - a),
+                                 shape=(hi - lo, self.n_features))
+
+
+def hashed_features(token_runs: Sequence[tuple[np.ndarray, np.ndarray]], *, min_df: int | None = None) -> SparseRows:
+    """Binary hashed unigram+bigram features, one row per token run.
+
+    ``token_runs`` is a sequence of (token ids, offsets) blocks, one row per run of the
+    block (``ids[offsets[i]:offsets[i + 1]]``), rows in block order. ``min_df``
+    defaults to 2 from 50 rows, else 1 (as the module docstring says).
+    """
+    hashes = VOCAB.hashes()
+    n_bits = np.uint64(64 - HASH_BITS)
+    idx_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    for ids, offsets in token_runs:
+        for lo in range(0, len(offsets) - 1, _FEATURE_BATCH):
+            starts = offsets[lo : lo + _FEATURE_BATCH + 1]
+            lens = np.diff(starts)
+            pos = gather_ranges(starts[:-1], lens)
+            owner = np.repeat(np.arange(len(lens), dtype=np.int64), lens)
+            h = hashes[ids[pos]]
+            inner = owner[:-1] == owner[1:]
+            with np.errstate(over="ignore"):
+                uni = _fmix64(h ^ _UNIGRAM_SALT)
+                bi = _fmix64((h[:-1][inner] * _M1 + h[1:][inner]) ^ _BIGRAM_SALT)
+            col = np.concatenate([uni, bi]) >> n_bits
+            row = np.concatenate([owner, owner[:-1][inner]])
+            keys = sorted_unique(row * np.int64(1 << HASH_BITS) + col.astype(np.int64))  # binary, sorted per row
+            idx_parts.append((keys & ((1 << HASH_BITS) - 1)).astype(np.int32))
+            len_parts.append(np.bincount(keys >> HASH_BITS, minlength=len(lens)))
+    counts = np.concatenate(len_parts) if len_parts else np.zeros(0, dtype=np.int64)
+    if min_df is None:
+        min_df = 2 if len(counts) >= 50 else 1
+    df = np.zeros(1 << HASH_BITS, dtype=np.int64)
+    for part in idx_parts:
+        df += np.bincount(part, minlength=1 << HASH_BITS)
+    # Columns are renumbered by falling document frequency (ties by bucket), dropping the
+    # rare ones: the model is the same up to a permutation of its weights, but the weights
+    # SGD touches most sit together (a 2^20 weight vector scattered over 8 MB made every
+    # update a cache miss: 2x slower).
+    kept = np.flatnonzero(df >= min_df)
+    ranked = kept[np.argsort(-df[kept], kind="stable")]
+    column = np.full(1 << HASH_BITS, -1, dtype=np.int32)
+    column[ranked] = np.arange(len(ranked), dtype=np.int32)
+    for i, (part, n) in enumerate(zip(idx_parts, len_parts)):
+        cols = column[part]
+        keep = cols >= 0
+        if not keep.all():
+            owner = np.repeat(np.arange(len(n)), n)
+            len_parts[i] = np.bincount(owner[keep], minlength=len(n))
+            cols = cols[keep]
+        # keep each row's columns sorted (CSR canonical form) after the renumbering
+        idx_parts[i] = cols[np.lexsort((cols, np.repeat(np.arange(len(n)), len_parts[i])))]
+    counts = np.concatenate(len_parts) if len_parts else np.zeros(0, dtype=np.int64)
+    indptr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate(idx_parts) if idx_parts else np.zeros(0, dtype=np.int32)
+    return SparseRows(indices, indptr, max(len(ranked), 1))
+
+
+def streamed_logistic_regression(seed: int = SEED) -> SGDClassifier:
+    """:func:`logistic_regression` for :func:`cross_fit`'s ``partial_fit`` calls: it shuffles each
+    mini-batch with a generator that runs on across calls (an int seed would repeat one order)."""
+    return SGDClassifier(loss="log_loss", alpha=1e-4, tol=None, shuffle=True,
+                         random_state=np.random.RandomState(seed))
+
+
+def cross_fit(
+    features: SparseRows, targets: np.ndarray, fold_of_row: np.ndarray, *, seed: int = SEED, predict: bool = False,
+) -> np.ndarray:
+    """Out-of-fold decision values (``predict``: predicted targets) of a logistic regression
+    fitted out of core, one fold held out at a time.
+
+    The rows are stored once, grouped by fold and in a seeded random order within a fold,
+    so a fold's training rows are two contiguous ranges: each epoch visits their blocks of
+    :data:`BATCH_ROWS` rows in a fresh seeded order and ``partial_fit`` shuffles within a
+    block (the learning-rate schedule runs on across blocks as in one ``fit``); no
+    matrix of more than one block is ever built. A fold whose training rows hold one
+    class only leaves its rows at 0 (``predict``: at that class).
+    """
+    rng = np.random.default_rng(seed + 1)
+    order = np.lexsort((rng.random(len(targets)), fold_of_row))
+    stored, y = features.take(order), targets[order]
+    bounds = np.searchsorted(fold_of_row[order], np.arange(int(fold_of_row.max(initial=-1)) + 2))
+    out = np.zeros(len(targets), dtype=targets.dtype if predict else float)
+    for f in range(len(bounds) - 1):
+        lo, hi = int(bounds[f]), int(bounds[f + 1])
+        if lo == hi:
+            continue
+        blocks = [(a, min(a + BATCH_ROWS, b)) for a, b in ((0, lo), (hi, len(y))) for a in range(a, b, BATCH_ROWS)]
+        classes = np.unique(np.concatenate([y[:lo], y[hi:]]))
+        if len(classes) < 2:
+            if predict and len(classes):
+                out[order[lo:hi]] = classes[0]
+            continue
+        model = streamed_logistic_regression(seed)
+        for _ in range(EPOCHS):
+            for k in rng.permutation(len(blocks)).tolist():
+                a, b = blocks[k]
+                model.partial_fit(stored.block(a, b), y[a:b], classes=classes)
+        for a in range(lo, hi, BATCH_ROWS):
+            b = min(a + BATCH_ROWS, hi)
+            m = stored.block(a, b)
+            out[order[a:b]] = model.predict(m) if predict else model.decision_function(m)
+    return out
+
+
+def streamed_option_level_cv(
+    features: SparseRows, owners: np.ndarray, labels: np.ndarray, n_options: np.ndarray, *, folds: int = FOLDS,
+    seed: int = SEED,
+) -> np.ndarray:
+    """:func:`option_level_cv` on :class:`SparseRows`, fitted out of core (:func:`cross_fit`):
+    the same folds over examples and the same seeded tie-break."""
+    offsets = np.concatenate([[0], np.cumsum(n_options)]).astype(np.int64)
+    position = np.arange(len(owners)) - offsets[owners]
+    is_correct = (position == labels[owners]).astype(np.int64)
+    scores = np.random.default_rng(seed).random(len(owners)) * 1e-9  # seeded tie-break between equal scores
+    fold_of_example = np.zeros(len(labels), dtype=np.int64)
+    kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
+    for f, (_train, test) in enumerate(kf.split(np.arange(len(labels)))):
+        fold_of_example[test] = f
+    scores += cross_fit(features, is_correct, fold_of_example[owners], seed=seed)
+    return best_option(scores, offsets)
+
+
+def streamed_classification_cv(features: SparseRows, labels: np.ndarray, *, folds: int = FOLDS,
+                               seed: int = SEED) -> np.ndarray:
+    """:func:`classification_cv` on :class:`SparseRows`, fitted out of core (:func:`cross_fit`)."""
+    counts = np.bincount(labels)
+    n_splits = max(2, min(folds, int(counts[counts > 0].min())))
+    fold_of_row = np.zeros(len(labels), dtype=np.int64)
+    skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    for f, (_train, test) in enumerate(skf.split(np.zeros(len(labels)), labels)):
+        fold_of_row[test] = f
+    return cross_fit(features, labels, fold_of_row, seed=seed, predict=True)
+
+
+# ----------------------------------------------------------------------------- examples
 
 
 def mc_examples(
@@ -102,7 +307,7 @@ def mc_examples(
         ctx_rows = zip(*ctx_cols) if ctx_cols else itertools.repeat(())
         for opts, y, ctx in zip(view.options(split), view.labeled(split, mc.label), ctx_rows):
             if 0 <= y < len(opts) and len(opts) >= 2:
-                key = tuple(" ".join(o.split()).casefold() for o in opts)
+                key = option_key(opts)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -111,6 +316,77 @@ def mc_examples(
                 if contexts is not None:
                     contexts.append(" ".join(ctx))
     return options, np.asarray(labels, dtype=int), contexts
+
+
+def option_key(options: Sequence[str]) -> tuple[str, ...]:
+    """What makes two examples' options the same: each option case- and spacing-folded."""
+    return tuple(" ".join(o.split()).casefold() for o in options)
+
+
+def _option_texts(view: ConfigView, split: str, rows: np.ndarray | None = None) -> Any:
+    """Each row's option strings: every row in batches (``rows`` None), or the given rows."""
+    mc = view.multiple_choice
+    assert mc is not None
+    fields = [mc.list_field] if mc.list_field else list(mc.choices)
+    if rows is not None:
+        got = view.take(split, fields, rows)
+        cols = [got[f] for f in fields]
+        yield from _rows_of(mc.list_field, cols)
+        return
+    for batch in view.batches(split, fields):
+        yield from _rows_of(mc.list_field, [batch.column(f).to_pylist() for f in fields])
+
+
+def _rows_of(list_field: str | None, cols: list[list[Any]]) -> Any:
+    if list_field:
+        return ([as_text(o) for o in (row or [])] for row in cols[0])
+    return (list(map(as_text, row)) for row in zip(*cols))
+
+
+def distinct_mc_rows(view: ConfigView) -> list[tuple[str, np.ndarray]]:
+    """``[(split, rows)]``: the rows :func:`mc_examples` keeps (labeled, at least two options,
+    options not repeating an earlier example's), in pooled order.
+
+    One 64-bit hash of :func:`option_key` per usable row; only rows whose hash repeats are
+    read again and compared on the exact key, so a hash collision never drops an example.
+    """
+    mc = view.multiple_choice
+    assert mc is not None
+    usable: dict[str, np.ndarray] = {}
+    hashes: list[np.ndarray] = []
+    for split in view.splits:
+        y = view.label_array(split, mc.label)
+        k = view.option_tokens(split).counts()
+        ok = np.flatnonzero((y >= 0) & (y < k) & (k >= 2))
+        usable[split] = ok
+        mask = np.zeros(len(y), dtype=bool)
+        mask[ok] = True
+        hashes.append(np.fromiter((_key_hash(option_key(o)) for o, m in zip(_option_texts(view, split), mask) if m),
+                                  dtype=np.int64, count=len(ok)))
+    pooled = np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.int64)
+    _, first, inverse, counts = np.unique(pooled, return_index=True, return_inverse=True, return_counts=True)
+    keep = np.zeros(len(pooled), dtype=bool)
+    keep[first[counts == 1]] = True
+    repeated = np.flatnonzero(counts[inverse] > 1)  # pooled positions whose hash repeats
+    if len(repeated):
+        bases = np.cumsum([0] + [len(usable[s]) for s in view.splits])
+        seen: set[tuple[str, ...]] = set()
+        keys: dict[int, tuple[str, ...]] = {}
+        for i, split in enumerate(view.splits):
+            sel = repeated[(repeated >= bases[i]) & (repeated < bases[i + 1])]
+            if len(sel):
+                opts = _option_texts(view, split, usable[split][sel - bases[i]])
+                keys.update(zip(sel.tolist(), map(option_key, opts)))
+        for pos in repeated.tolist():  # pooled order: the first of each exact key stays
+            if keys[pos] not in seen:
+                seen.add(keys[pos])
+                keep[pos] = True
+    out, start = [], 0
+    for split in view.splits:
+        n = len(usable[split])
+        out.append((split, usable[split][keep[start : start + n]]))
+        start += n
+    return out
 
 
 def partial_input_examples(view: ConfigView) -> tuple[list[str], list[str], np.ndarray]:
@@ -128,43 +404,75 @@ def partial_input_examples(view: ConfigView) -> tuple[list[str], list[str], np.n
     return fields, texts, np.asarray(labels, dtype=int)
 
 
+def _joined_tokens(view: ConfigView, split: str, fields: Sequence[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, offsets): for each row, the tokens of its fields one after the other (the
+    tokens of the fields' texts joined by spaces)."""
+    cols = [view.token_column(split, f) for f in fields]
+    lens = np.stack([c.lengths()[rows] for c in cols], axis=1) if cols else np.zeros((len(rows), 0), dtype=np.int64)
+    base = np.cumsum([0] + [len(c.ids) for c in cols[:-1]])
+    starts = np.stack([b + c.row_offsets[:-1][rows] for b, c in zip(base, cols)], axis=1) if cols else lens
+    ids = take_ranges(np.concatenate([c.ids for c in cols]) if cols else np.zeros(0, dtype=np.int32),
+                      starts.ravel(), lens.ravel())
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lens.sum(axis=1), out=offsets[1:])
+    return ids, offsets
+
+
+# ----------------------------------------------------------------------------- cross-validation
+
+
 def option_level_cv(
     features: Any, owners: np.ndarray, labels: np.ndarray, n_options: np.ndarray, *, folds: int = FOLDS,
     seed: int = SEED, make_model: Callable[[], Any] | None = None,
 ) -> np.ndarray:
     """Cross-validated predicted option index per example.
 
-    ``features`` has one row per option, in example order; ``owners[r]`` is the
-    example of row ``r``. A binary classifier learns "is this option correct";
-    each held-out example takes its best-scoring option.
+    ``features`` has one row per option, in example order (a matrix in memory: the
+    model baselines' embeddings; :func:`streamed_option_level_cv` is the out-of-core
+    version); ``owners[r]`` is the example of row ``r``. A binary classifier learns "is this
+    option correct"; each held-out example takes its best-scoring option.
     """
     make_model = make_model or (lambda: logistic_regression(seed))
-    offsets = np.concatenate([[0], np.cumsum(n_options)])
+    offsets = np.concatenate([[0], np.cumsum(n_options)]).astype(np.int64)
     position = np.arange(len(owners)) - offsets[owners]
     is_correct = (position == labels[owners]).astype(int)
     rng = np.random.default_rng(seed)
     scores = rng.random(len(owners)) * 1e-9  # seeded tie-break between equal scores
     kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
+    in_train = np.zeros(len(labels), dtype=bool)
     for train_ex, _test_ex in kf.split(np.arange(len(labels))):
-        train_rows = np.isin(owners, train_ex)
+        in_train[:] = False
+        in_train[train_ex] = True
+        train_rows = in_train[owners]
         test_rows = ~train_rows
         if len(np.unique(is_correct[train_rows])) < 2:
             continue  # nothing to learn: all test scores stay at the tie-break
         model = make_model()
         model.fit(features[train_rows], is_correct[train_rows])
         scores[test_rows] += np.asarray(model.decision_function(features[test_rows]), dtype=float)
-    pred = np.array([int(np.argmax(scores[offsets[e] : offsets[e + 1]])) for e in range(len(labels))])
-    return pred
+    return best_option(scores, offsets)
 
 
-def classification_cv(features: Any, labels: np.ndarray, *, folds: int = FOLDS, seed: int = SEED) -> np.ndarray:
-    """Cross-validated predictions of a multinomial logistic regression."""
+def best_option(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per example, the position of its highest score (the first on a tie, as ``argmax``)."""
+    n_options = np.diff(offsets)
+    if len(n_options) and (n_options == n_options[0]).all() and n_options[0] > 0:
+        return np.argmax(scores.reshape(len(n_options), int(n_options[0])), axis=1)
+    return np.array([int(np.argmax(scores[offsets[e] : offsets[e + 1]])) for e in range(len(n_options))])
+
+
+def classification_cv(
+    features: Any, labels: np.ndarray, *, folds: int = FOLDS, seed: int = SEED,
+    make_model: Callable[[], Any] | None = None,
+) -> np.ndarray:
+    """Cross-validated predictions of a multinomial logistic regression (features in memory)."""
+    make_model = make_model or (lambda: logistic_regression(seed))
     counts = np.bincount(labels)
     n_splits = max(2, min(folds, int(counts[counts > 0].min())))
     skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     pred = np.empty_like(labels)
     for tr, te in skf.split(np.zeros(len(labels)), labels):
-        model = logistic_regression(seed)
+        model = make_model()
         model.fit(features[tr], labels[tr])
         pred[te] = model.predict(features[te])
     return pred
@@ -216,6 +524,9 @@ class PerConfigBaseline(Check):
         return out
 
 
+FEATURES = f"binary unigram+bigram, hashed to 2^{HASH_BITS}"
+
+
 class PartialInputCheck(PerConfigBaseline):
     """Options-only / partial-input logistic regression (runs with ``--baselines cheap|model``)."""
 
@@ -223,26 +534,48 @@ class PartialInputCheck(PerConfigBaseline):
     family = "artifacts"
 
     def _mc(self, view: ConfigView) -> CheckResult:
-        options, labels, _ = mc_examples(view)
+        mc = view.multiple_choice
+        assert mc is not None
+        kept = distinct_mc_rows(view)
+        labels = np.concatenate([view.label_array(s, mc.label)[r] for s, r in kept])
         if len(labels) < MIN_EXAMPLES:
             return self.result(Status.SKIP, f"only {len(labels)} labeled examples", config=view.config)
-        n_options = np.asarray([len(o) for o in options])
-        owners = np.repeat(np.arange(len(options)), n_options)
-        features = bow([o for opts in options for o in opts])
-        pred = option_level_cv(features, owners, labels, n_options)
+        runs, n_options = [], []
+        for split, rows in kept:
+            opts = view.option_tokens(split)
+            k = opts.counts()[rows]
+            options = gather_ranges(opts.row_offsets[rows], k)  # the kept rows' options, in order
+            lens = opts.offsets[options + 1] - opts.offsets[options]
+            offsets = np.zeros(len(options) + 1, dtype=np.int64)
+            np.cumsum(lens, out=offsets[1:])
+            runs.append((take_ranges(opts.ids, opts.offsets[options], lens), offsets))
+            n_options.append(k)
+        n_opt = np.concatenate(n_options)
+        owners = np.repeat(np.arange(len(labels)), n_opt)
+        features = hashed_features(runs)
+        pred = streamed_option_level_cv(features, owners, labels, n_opt)
         accuracy = float(np.mean(pred == labels))
-        chance = float(np.mean(1 / n_options))
+        chance = float(np.mean(1 / n_opt))
         return verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels),
-                       what="options-only logistic regression", extra={"folds": FOLDS, "seed": SEED,
-                                                                       "features": "binary unigram+bigram"})
+                       what="options-only logistic regression",
+                       extra={"folds": FOLDS, "seed": SEED, "features": FEATURES, "epochs": EPOCHS})
 
     def _classification(self, view: ConfigView) -> CheckResult:
-        fields, texts, labels_ = partial_input_examples(view)
-        if len(labels_) < MIN_EXAMPLES or len(np.unique(labels_)) < 2:
-            return self.result(Status.SKIP, f"only {len(labels_)} labeled examples", config=view.config)
-        pred = classification_cv(bow(texts), labels_)
-        accuracy = float(np.mean(pred == labels_))
-        chance = float(np.bincount(labels_).max() / len(labels_))
-        return verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels_),
+        fields = [f for f in view.policy.partial_input if f in view.features]
+        lf = view.label_field
+        assert lf is not None
+        runs, labels_ = [], []
+        for split in view.splits:
+            y = view.label_array(split, lf)
+            rows = np.flatnonzero(y >= 0)
+            runs.append(_joined_tokens(view, split, fields, rows))
+            labels_.append(y[rows])
+        labels = np.concatenate(labels_) if labels_ else np.zeros(0, dtype=np.int64)
+        if len(labels) < MIN_EXAMPLES or len(np.unique(labels)) < 2:
+            return self.result(Status.SKIP, f"only {len(labels)} labeled examples", config=view.config)
+        pred = streamed_classification_cv(hashed_features(runs), labels)
+        accuracy = float(np.mean(pred == labels))
+        chance = float(np.bincount(labels).max() / len(labels))
+        return verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels),
                        what=f"{'+'.join(fields)}-only logistic regression",
-                       extra={"fields": fields, "folds": FOLDS, "seed": SEED})
+                       extra={"fields": fields, "folds": FOLDS, "seed": SEED, "features": FEATURES})

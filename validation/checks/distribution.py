@@ -31,14 +31,14 @@ from scipy import stats
 CUE_ALPHA = 1e-3
 
 
-def _num_classes(view: ConfigView, field: str, values: list[int]) -> int:
+def _num_classes(view: ConfigView, field: str, values: np.ndarray) -> int:
     names = view.label_names(field)
     if names:
         return len(names)
     mc = view.multiple_choice
     if mc is not None and field == mc.label and mc.list_field:
-        return max((len(o) for s in view.splits for o in view.options(s)), default=0)
-    return max(values, default=-1) + 1
+        return max((int(view.option_tokens(s).counts().max(initial=0)) for s in view.splits), default=0)
+    return int(values.max(initial=-1)) + 1
 
 
 @register_check
@@ -57,13 +57,13 @@ class LabelBalanceCheck(Check):
         alpha = float(view.setting("label_balance_alpha", 0.01))
         strict = bool(view.setting("balanced_labels", False))
         per_split: dict[str, dict[str, Any]] = {}
-        all_values = {s: view.labeled(s, field) for s in view.splits}
-        k = _num_classes(view, field, [v for vals in all_values.values() for v in vals])
+        all_values = {s: view.label_array(s, field) for s in view.splits}
+        k = _num_classes(view, field, np.concatenate([np.zeros(0, dtype=np.int64), *all_values.values()]))
         names = view.label_names(field) or [str(i) for i in range(k)]
         skewed = []
         for split, values in all_values.items():
-            labeled = [v for v in values if v >= 0]
-            if not labeled or k < 2:
+            labeled = values[values >= 0]
+            if not len(labeled) or k < 2:
                 per_split[split] = {"labeled": len(labeled), "unlabeled": len(values) - len(labeled)}
                 continue
             counts = np.bincount(labeled, minlength=k)[:k]
@@ -150,27 +150,46 @@ def _describe(lengths: list[int]) -> dict[str, float]:
     }
 
 
+def length_rule_arrays(
+    option_lengths: np.ndarray, row_offsets: np.ndarray, labels: np.ndarray
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per usable example (a label naming one of at least two options), in row order: the
+    expected accuracy of picking the ``longest`` and the ``shortest`` option (ties are a
+    random pick among the tied options), and chance ``1 / options``.
+
+    ``option_lengths`` holds the tokens of every option, row after row; row ``r`` owns
+    ``row_offsets[r]:row_offsets[r + 1]`` (one vectorised pass, no per-row Python).
+    """
+    counts = np.diff(row_offsets)
+    labels = np.asarray(labels, dtype=np.int64)
+    usable = (labels >= 0) & (labels < counts) & (counts >= 2)
+    nonempty = np.flatnonzero(counts > 0)
+    out: dict[str, np.ndarray] = {}
+    if not len(nonempty) or not usable.any():
+        return {"longest": np.zeros(0), "shortest": np.zeros(0)}, np.zeros(0)
+    starts = row_offsets[nonempty]  # options of the empty rows: none, so the non-empty rows tile them
+    lens = np.asarray(option_lengths, dtype=np.int64)
+    rows_used = np.flatnonzero(usable)
+    at = np.searchsorted(nonempty, rows_used)  # a usable row's place among the non-empty rows
+    chosen = lens[row_offsets[rows_used] + labels[rows_used]]
+    owner = np.repeat(np.arange(len(nonempty)), counts[nonempty])
+    for rule, reduce in (("longest", np.maximum), ("shortest", np.minimum)):
+        target = reduce.reduceat(lens, starts)
+        tied = np.bincount(owner, weights=lens == target[owner], minlength=len(nonempty))
+        out[rule] = (chosen == target[at]) / tied[at]
+    return out, 1 / counts[rows_used]
+
+
 def length_rule_scores(
     options: Sequence[Sequence[str]], labels: Sequence[int]
 ) -> tuple[dict[str, list[float]], list[float]]:
-    """Per usable example (a label naming one of at least two options): the expected
-    accuracy of picking the ``longest`` and the ``shortest`` option in tokens (ties are a
-    random pick among the tied options), and chance ``1 / len(options)``.
-
-    Shared by the ``lengths`` check (which tests the rules) and the cheap baselines
-    (which report them), so both score the rules the same way.
-    """
-    scores: dict[str, list[float]] = {"longest": [], "shortest": []}
-    chance: list[float] = []
-    for label, opts in zip(labels, options):
-        if label < 0 or label >= len(opts) or len(opts) < 2:
-            continue
-        lens = np.array([len(tokens(o)) for o in opts])
-        chance.append(1 / len(opts))
-        for rule, target in (("longest", lens.max()), ("shortest", lens.min())):
-            tied = lens == target
-            scores[rule].append(float(tied[label]) / tied.sum())
-    return scores, chance
+    """:func:`length_rule_arrays` on option strings (tokenised here), as lists."""
+    counts = np.fromiter((len(o) for o in options), dtype=np.int64, count=len(options))
+    row_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=row_offsets[1:])
+    lens = np.fromiter((len(tokens(o)) for opts in options for o in opts), dtype=np.int64, count=int(counts.sum()))
+    scores, chance = length_rule_arrays(lens, row_offsets, np.asarray(list(labels), dtype=np.int64))
+    return {k: v.tolist() for k, v in scores.items()}, chance.tolist()
 
 
 @register_check
@@ -186,7 +205,7 @@ class LengthCheck(Check):
         min_effect = float(view.setting("length_cue_min_effect", 0.02))
         lengths: dict[str, dict[str, list[int]]] = {}
         for field in view.text_fields:
-            lengths[field] = {s: [len(tokens(t)) for t in view.texts(s, field)] for s in view.splits}
+            lengths[field] = {s: view.token_lengths(s, field) for s in view.splits}
         stats_ = {f: {s: _describe(v) for s, v in per.items()} for f, per in lengths.items()}
         figures = [h for f, per in lengths.items() if (h := _histogram(per, f"{view.config}: {f} length"))]
         cues: list[dict[str, Any]] = []
@@ -225,14 +244,15 @@ class LengthCheck(Check):
         assert mc is not None  # caller checked
         cues = []
         for split in view.splits:
-            scores, chance = length_rule_scores(view.options(split), view.labeled(split, mc.label))
+            opts = view.option_tokens(split)
+            scores, chance = length_rule_arrays(opts.lengths(), opts.row_offsets, view.label_array(split, mc.label))
             n = len(chance)
             if n == 0:
                 continue
             c = float(np.mean(chance))
             for rule, s in scores.items():
                 acc = float(np.mean(s))
-                p = stats.binomtest(round(sum(s)), n, c, alternative="greater").pvalue
+                p = stats.binomtest(round(sum(s.tolist())), n, c, alternative="greater").pvalue
                 gain = acc - c
                 cues.append(
                     {
@@ -256,7 +276,7 @@ class LengthCheck(Check):
         names = view.label_names(lf)
         cues, per_label = [], {}
         for split in view.splits:
-            labels = np.asarray(view.labeled(split, lf))
+            labels = view.label_array(split, lf)
             for field, per in lengths.items():
                 ln = np.asarray(per[split])
                 groups = {int(k): ln[labels == k] for k in np.unique(labels) if k >= 0}

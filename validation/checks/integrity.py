@@ -13,17 +13,18 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import datasets
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import ConfigView, configs
 
-from benchsmith.fingerprint import fingerprint_table
+from benchsmith.fingerprint import Fingerprinter
 
 _SHOW = 10  # offending items listed in details
 
@@ -168,13 +169,16 @@ class FingerprintCheck(Check):
         results = []
         for view in configs(release):
             bad = []
+            schema = view.features.arrow_schema
             for split in view.splits:
-                try:
-                    table = release.table(view.config, split)
+                try:  # streamed: one record batch at a time, cast to the declared types (see Release.table)
+                    fp = Fingerprinter(schema)
+                    for batch in view.batches(split, schema.names):
+                        fp.update(batch.cast(schema))
+                    got = fp.hexdigest()
                 except (OSError, pa.ArrowException) as exc:
                     bad.append({"split": split, "error": str(exc)})
                     continue
-                got = fingerprint_table(table)
                 want = release.split_info(view.config, split)["fingerprint"]
                 if got != want:
                     bad.append({"split": split, "manifest": want, "data": got})
@@ -214,28 +218,45 @@ class UniqueIdsCheck(Check):
                 continue
             within: dict[str, list[Any]] = {}
             empty: dict[str, int] = {}
-            owner: dict[Any, str] = {}
             across: list[dict[str, Any]] = []
+            n_across, distinct = 0, 0
+            earlier: list[tuple[str, pa.Array]] = []  # (split, its distinct ids), in split order
             for split in view.splits:
-                ids = view.ids(split)
-                empty[split] = sum(1 for i in ids if i is None or (isinstance(i, str) and not i.strip()))
-                dup = [i for i, n in Counter(ids).items() if n > 1 and i is not None]
-                if dup:
-                    within[split] = dup
-                for i in set(ids):
-                    if i in owner and owner[i] != split:
-                        across.append({"id": i, "splits": [owner[i], split]})
-                    else:
-                        owner.setdefault(i, split)
+                # Arrow's hash kernels on the id column (a few bytes an id), not Python sets;
+                # unique values and counts come in order of first appearance
+                chunks, n_empty = [], 0
+                for batch in view.batches(split, [view.id_field]):
+                    col = batch.column(0)
+                    chunks.append(col)
+                    n_empty += sum(1 for i in col.to_pylist() if i is None or (isinstance(i, str) and not i.strip()))
+                empty[split] = n_empty
+                ids = pa.chunked_array(chunks, type=view.features.arrow_schema.field(view.id_field).type)
+                counts = pc.value_counts(ids)
+                repeated = counts.filter(pc.greater(counts.field("counts"), 1)).field("values").drop_null()
+                if len(repeated):
+                    within[split] = repeated.to_pylist()
+                unique = pc.unique(ids)
+                owned = pa.array(np.zeros(len(unique), dtype=bool))
+                for first, seen in earlier:  # an id's owner is the first split that has it
+                    hit = pc.and_(pc.is_in(unique, value_set=seen), pc.invert(owned))
+                    n_hit = pc.sum(hit).as_py() or 0
+                    if n_hit:
+                        n_across += n_hit
+                        room = _SHOW - len(across)
+                        across.extend({"id": i, "splits": [first, split]}
+                                      for i in unique.filter(hit).slice(0, max(room, 0)).to_pylist())
+                        owned = pc.or_(owned, hit)
+                distinct += len(unique) - (pc.sum(owned).as_py() or 0)
+                earlier.append((split, unique))
             metrics = {
                 "duplicate_ids": sum(len(v) for v in within.values()),
                 "empty_ids": sum(empty.values()),
-                "ids_in_two_splits": len(across),
+                "ids_in_two_splits": n_across,
             }
             details = {
                 "duplicates": {s: v[:_SHOW] for s, v in within.items()},
                 "empty": {s: n for s, n in empty.items() if n},
-                "across_splits": across[:_SHOW],
+                "across_splits": across,
             }
             if within or metrics["empty_ids"]:
                 what = []
@@ -246,10 +267,10 @@ class UniqueIdsCheck(Check):
                 status, summary = Status.FAIL, "; ".join(what)
             elif across:
                 status = Status.WARN
-                summary = f"{len(across)} id(s) appear in two splits (e.g. {across[0]['id']!r})"
+                summary = f"{n_across} id(s) appear in two splits (e.g. {across[0]['id']!r})"
             else:
                 status = Status.PASS
-                summary = f"{len(owner):,} ids, unique within and across splits"
+                summary = f"{distinct:,} ids, unique within and across splits"
             results.append(self.result(status, summary, config=view.config, metrics=metrics, details=details))
         return results
 
@@ -276,14 +297,17 @@ class EmptyFieldsCheck(Check):
             fields = view.text_fields
             counts: dict[str, dict[str, int]] = {}
             examples: dict[str, list[Any]] = {}
-            for split in view.splits:
-                ids = view.ids(split)
-                for f in fields:
-                    col = view.column(split, f)
-                    bad = [ids[i] for i, v in enumerate(col) if _is_empty(v)]
-                    if bad:
-                        counts.setdefault(f, {})[split] = len(bad)
-                        examples.setdefault(f, []).extend(bad[: _SHOW - len(examples.get(f, []))])
+            for split in view.splits if fields else ():
+                start = 0
+                for batch in view.batches(split, fields):  # streamed; ids are read for offending rows only
+                    for f in fields:
+                        bad = [start + i for i, v in enumerate(batch.column(f).to_pylist()) if _is_empty(v)]
+                        if bad:
+                            counts.setdefault(f, {})[split] = counts.get(f, {}).get(split, 0) + len(bad)
+                            shown = examples.setdefault(f, [])
+                            if len(shown) < _SHOW:
+                                shown.extend(view.ids_of(split, bad[: _SHOW - len(shown)]))
+                    start += batch.num_rows
             flagged = {f: c for f, c in counts.items() if f not in allowed}
             tolerated = {f: c for f, c in counts.items() if f in allowed}
             metrics = {"empty_values": sum(sum(c.values()) for c in flagged.values())}

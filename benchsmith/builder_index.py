@@ -1,0 +1,125 @@
+"""What ``benchsmith list`` shows, without importing every builder on each run.
+
+Listing needs each builder's configs, and builders define ``datasets.Features``
+(``import datasets`` alone costs ~0.5 s). The first ``list`` discovers every builder
+as before and writes its summaries to ``$BENCHSMITH_HOME/cache/builder-index.json``
+under a key that changes with anything the summaries can depend on:
+
+* benchsmith's version and the Python interpreter;
+* the size and mtime of every file under the ``benchsmith``, ``benchsmith.builders``
+  and ``benchsmith.loaders`` packages (a builder's code, its ``languages.tsv`` ...);
+* the mtime of every ``sys.path`` directory but the working directory (installing or
+  removing a package, an entry-point builder among them, changes its site-packages folder).
+
+A later ``list`` with the same key reads the file instead (a few ms). Builders
+registered in this process (a test's toy builder, a plugin imported by hand) are
+always summarised live and win over the file; once discovery has run in this
+process, the live registry is used alone. A cache that cannot be read or written
+(read-only home) is ignored: ``list`` then discovers, as it always did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+FILE = "builder-index.json"
+
+
+def summary(name: str, cls: Any) -> dict[str, Any]:
+    """One builder as ``list`` shows it."""
+    b = cls()
+    return {
+        "pretty_name": cls.pretty_name or name,
+        "versions": cls.versions(),
+        "default_version": b.version,
+        "configs": [c.name for c in b.configs()],
+        "license": cls.license,
+    }
+
+
+def _package_dirs() -> list[Path]:
+    import importlib.util
+
+    import benchsmith
+
+    dirs = [Path(p) for p in benchsmith.__path__]
+    for pkg in ("benchsmith.builders", "benchsmith.loaders"):
+        spec = importlib.util.find_spec(pkg)
+        if spec is not None and spec.submodule_search_locations:
+            dirs.extend(Path(p) for p in spec.submodule_search_locations)
+    return dirs
+
+
+def stamp() -> str:
+    """The key the cached summaries are valid for (see module docstring)."""
+    import benchsmith
+
+    h = hashlib.sha256(f"{benchsmith.__version__}\0{sys.version}\0{sys.executable}".encode())
+    for root in _package_dirs():
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for f in sorted(filenames):
+                st = os.stat(os.path.join(dirpath, f))
+                h.update(f"{dirpath}/{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    cwd = os.getcwd()
+    for p in sys.path:
+        if not p or os.path.abspath(p) == cwd:  # `python -c`/`-m` put the working directory first
+            continue
+        try:
+            h.update(f"{p}\0{os.stat(p).st_mtime_ns}\n".encode())
+        except OSError:
+            h.update(f"{p}\0-\n".encode())
+    return h.hexdigest()
+
+
+def _path() -> Path:
+    from benchsmith.source import benchsmith_home
+
+    return benchsmith_home() / "cache" / FILE
+
+
+def _read(key: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("builders"), dict):
+        return None
+    return data["builders"]
+
+
+def _write(key: str, summaries: dict[str, Any]) -> None:
+    path = _path()
+    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps({"key": key, "builders": summaries}, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def summaries() -> dict[str, dict[str, Any]]:
+    """Every builder's summary, sorted by name (see module docstring)."""
+    from benchsmith import builder
+
+    if builder._DISCOVERED:
+        return {n: summary(n, c) for n, c in builder.builders().items()}
+    key = stamp()
+    cached = _read(key)
+    live = dict(builder._REGISTRY)  # registered in this process before any discovery
+    if cached is None:
+        builder.discover()
+        out = {n: summary(n, c) for n, c in builder.builders().items()}
+        # only what discovery finds goes to the file, not this process's own registrations
+        _write(key, {n: s for n, s in out.items() if n not in live or live[n] is not builder._REGISTRY[n]
+                     or builder._REGISTRY[n].__module__.startswith("benchsmith.builders.")})
+        return out
+    merged = dict(cached)
+    merged.update({n: summary(n, c) for n, c in live.items()})
+    return dict(sorted(merged.items()))

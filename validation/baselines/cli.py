@@ -1,0 +1,218 @@
+"""``benchsmith baseline NAME``: run a dataset's declared model baselines on its release.
+
+``NAME`` is a dataset (its newest release in the registry), ``NAME/VERSION``, or a release
+directory. The builder's ``BASELINES`` (``builders/<name>/baseline.py``) are selected with
+``--baseline`` (repeatable), ``--config`` (the specs that score that config, scoring only
+it), ``--model`` (``use`` ...), ``--setup`` (``CO-ZS``, ``TrTe`` ...) and ``--variant``
+(``NoP`` ...); an unknown name gets suggestions. ``--list`` shows the declarations.
+
+Each result (scores per config and split with the paper's figures beside them, the run
+record, caveats, the gate) is printed, or ``--json`` prints one object
+``{name, version, release, passed, results: [...], saved: [...]}``. Unless ``--no-save``,
+each result is saved as ``reports/baselines/<baseline>[@<config>].json`` of the release
+(outside a published release: ``<registry>/<name>/.reports/<version>/baselines/``) with
+its predictions, translations or score files in the folder of the same name; ``benchsmith
+validate`` then lists them in the report and the card. ``--out DIR`` puts the files
+elsewhere and also keeps trained weights there (NMT), which never go into the release's
+folder (it is published with its reports). A gated baseline whose gate fails exits 1 (after
+printing).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from benchsmith.validation.baselines.checks import saved_dir
+from benchsmith.validation.baselines.kinds import engine_keys
+from benchsmith.validation.baselines.spec import BaselineResult, run_spec, select_specs
+
+from benchsmith.commands import (
+    JSON_OPTION,
+    REGISTRY_OPTION,
+    console,
+    emit,
+    resolve_release,
+    root_command,
+    table,
+)
+from benchsmith.errors import ConfigError, GateError, did_you_mean
+from benchsmith.jsonable import to_jsonable
+
+PRESETS = ("small", "paper")
+
+
+def parse_settings(items: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs: ints, floats (``2e-5``), else YAML (``true``, ``[1e-3, 1e-4]``, text)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r} is not KEY=VALUE", hint="e.g. --set lr=2e-5 --set batch_size=32")
+        for parse in (int, float, yaml.safe_load):  # YAML 1.1 reads 5e-3 as a string: numbers first
+            try:
+                out[key.strip()] = parse(value)
+                break
+            except (ValueError, yaml.YAMLError):
+                continue
+        else:
+            out[key.strip()] = value
+    return out
+
+
+def _resolve(name: str, registry: Path | None) -> tuple[Any, Any]:
+    """(builder, release): unknown dataset names get suggestions before the registry is read."""
+    from benchsmith.builder import builders, get_builder
+
+    if not Path(name).exists():
+        dataset = name.partition("/")[0]
+        if dataset not in builders():
+            raise ConfigError(f"unknown dataset {dataset!r}", hint=did_you_mean(dataset, builders()))
+    release = resolve_release(name, registry)
+    known = builders()
+    if release.name not in known:
+        raise ConfigError(f"release {release.name} {release.version} has no registered builder: no baselines "
+                          "are declared for it", path=release.path, hint=did_you_mean(release.name, known))
+    try:
+        builder = get_builder(release.name, release.version)
+    except ConfigError:  # a version the builder no longer declares: its declarations still apply
+        builder = known[release.name]()
+    return builder, release
+
+
+def _print(result: BaselineResult, saved: Path | None) -> None:
+    head = (f"{result.dataset} {result.version} · {result.spec} ({result.kind}, {result.variant}) · "
+            f"model {result.model} · {result.wall_time_s:.1f} s")
+    rows = []
+    for r in result.scores:
+        paper = ", ".join(f"{p['value']} ({p['id']})" for p in r.paper) or "—"
+        rows.append((r.config, r.split, r.metric, "—" if r.value is None else r.value,
+                     "" if r.n is None else r.n, paper))
+    console.print(table(head, ["config", "split", "metric", "ours", "n", "paper"], rows))
+    if result.paper_note and any(r.paper for r in result.scores):
+        console.print(f"[dim]paper: {result.paper_note}[/]", highlight=False)
+    if result.caveats:
+        label = "NOT comparable with the paper" if result.paper else "caveats"
+        console.print(f"[bold yellow]{label}:[/] " + "; ".join(result.caveats), highlight=False)
+    if result.gate:
+        style = {"pass": "green", "warn": "yellow", "fail": "bold red"}[result.gate["status"]]
+        why = "; ".join(f"{c['config']}/{c['split']}: accuracy {c['accuracy']:.1%}, chance {c['chance']:.1%}"
+                        + (f" ({c['why']})" if c["why"] else "") for c in result.gate["checks"])
+        console.print(f"gate [{style}]{result.gate['status']}[/] ({result.gate['rule']}): {why}", highlight=False)
+    for note in result.notes:
+        console.print(f"[dim]note: {note}[/]", highlight=False)
+    rec = result.record
+    if rec is not None:
+        speed = (f"{rec.examples_per_s} examples/s" if rec.examples_per_s else "") + \
+            (f", {rec.tokens_per_s} tokens/s" if rec.tokens_per_s else "")
+        console.print(f"[dim]record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, "
+                      f"{rec.wall_time_s} s{', ' + speed if speed else ''}; sha256 "
+                      f"{(rec.model_sha256 or '-')[:16]}[/]", highlight=False)
+    if saved is not None:
+        console.print(f"saved: {saved}", highlight=False)
+
+
+@root_command("baseline")
+def baseline_cmd(
+    name: Annotated[str, typer.Argument(help="Dataset name (its newest release), NAME/VERSION, or a release "
+                                        "directory.")],
+    config: Annotated[str | None, typer.Option("--config", help="Run the baselines that score this config, "
+                                               "on it only.")] = None,
+    baseline: Annotated[list[str] | None, typer.Option("--baseline", help="A declared baseline (repeatable; "
+                                                       "--list shows them).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Select by model short name (e.g. use).")] = None,
+    setup: Annotated[str | None, typer.Option("--setup", help="Select by setup (e.g. CO-ZS, TrTe, NoP).")] = None,
+    variant: Annotated[str | None, typer.Option("--variant", help="Select by variant (full, options_only, NoP, "
+                                                "NoQ).")] = None,
+    model_path: Annotated[str | None, typer.Option("--model-path", help="Local model folder (may hold {config}, "
+                                                   "{src}, {tgt}); default per kind: MiniLM, USE.")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto | cpu | cuda.")] = "auto",
+    epochs: Annotated[int | None, typer.Option("--epochs", min=1, help="Training epochs (default: the spec's).")
+                      ] = None,
+    max_examples: Annotated[int | None, typer.Option("--max-examples", min=1, help="At most N items per split "
+                                                     "(seeded subsample; not comparable).")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Stop training after N steps "
+                                                  "(nmt, generation; USE updates).")] = None,
+    preset: Annotated[str | None, typer.Option("--preset", help="nmt model size: small (default) | paper.")
+                      ] = None,
+    train_split: Annotated[str | None, typer.Option("--train-split", help="Train on this split instead of the "
+                                                    "declared one (not comparable).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of sampling, initialisation and batch order.")] = 0,
+    settings: Annotated[list[str] | None, typer.Option("--set", help="Engine option KEY=VALUE (repeatable), e.g. "
+                                                       "lr=2e-5, d_model=128.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for predictions, score files and trained "
+                                             "weights (default: beside the saved result, no weights).")] = None,
+    no_save: Annotated[bool, typer.Option("--no-save", help="Do not save results beside the release.")] = False,
+    list_specs: Annotated[bool, typer.Option("--list", help="List the declared baselines and exit.")] = False,
+    registry: Path | None = REGISTRY_OPTION,
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Run a dataset's declared model baselines on its release (paper figures beside ours)."""
+    from benchsmith.validation.baselines.runtime import pick_device
+
+    from benchsmith.registry import write_text_atomic
+
+    if list_specs:
+        from benchsmith.builder import get_builder
+
+        b = get_builder(name.partition("/")[0]) if not Path(name).exists() else _resolve(name, registry)[0]
+        specs = [s.summary() for s in b.baselines()]
+        emit({"name": b.name, "baselines": specs}, json_out, lambda: console.print(table(
+            f"{b.name} baselines", ["baseline", "kind", "config", "variant", "gate", "setup", "paper"],
+            [(s["name"], s["kind"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
+              ", ".join(s["paper"])) for s in specs])))
+        return
+    if preset is not None and preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}", hint=did_you_mean(preset, PRESETS))
+    pick_device(device)  # --device cuda without a GPU fails before any work
+    overrides = parse_settings(settings)
+    builder, release = _resolve(name, registry)
+    specs = select_specs(builder.baselines(), names=baseline or (), model=model, setup=setup, variant=variant,
+                         config=config, release=release, dataset=builder.name)
+    known = set().union(*(engine_keys(s.kind) for s in specs))
+    for key in overrides:
+        if key not in known:
+            raise ConfigError(f"--set {key}: no selected baseline's engine takes it", hint=did_you_mean(key, known))
+    skipped = []
+    if model_path is None and not baseline:
+        for s in specs:
+            if s.requires_model_path:
+                skipped.append(f"{s.name} needs --model-path (a local {s.kind} model): skipped")
+        specs = [s for s in specs if not s.requires_model_path] or specs  # alone, it says why it cannot run
+    results, saved = [], []
+    base = saved_dir(release)
+    for spec in specs:
+        stem = spec.name + (f"@{config}" if config else "")
+        files = (out / stem if out is not None else None) if no_save else (out or base) / stem
+        result = run_spec(spec, release, builder=builder, model_path=model_path, device=device, epochs=epochs,
+                          max_examples=max_examples, max_steps=max_steps, seed=seed, preset=preset,
+                          train_split=train_split, configs=(config,) if config else (), overrides=overrides,
+                          out_dir=files, save_model=out is not None)
+        result.notes += skipped
+        path = None
+        if not no_save:
+            path = base / f"{stem}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, json.dumps(to_jsonable(result.to_dict()), indent=1, ensure_ascii=False) + "\n")
+            saved.append(str(path))
+        results.append((result, path))
+    failed = [r for r, _ in results if r.gate and not r.gate["passed"]]
+    payload = {"name": release.name, "version": release.version, "release": str(release.path),
+               "passed": not failed, "results": [r.to_dict() for r, _ in results], "saved": saved}
+
+    def human() -> None:
+        for r, p in results:
+            _print(r, p)
+
+    emit(payload, json_out, human)
+    if failed:
+        raise GateError(f"{len(failed)} gated baseline(s) failed for {release.name} {release.version}: "
+                        + ", ".join(r.spec for r in failed), path=release.path,
+                        hint="A partial-input model beats chance by more than the threshold: read the gate lines")
+
+
+__all__ = ["baseline_cmd", "parse_settings"]

@@ -1,0 +1,567 @@
+"""Baseline declarations and the one generic runner: a dataset says *which* baselines apply
+to *which* configs; :mod:`~benchsmith.validation.baselines.kinds` knows *how* to run each kind.
+
+A builder declares its baselines in ``builders/<name>/baseline.py`` as a module-level
+``BASELINES = [BaselineSpec(...), ...]``; :meth:`benchsmith.builder.Builder.baselines`
+finds them. ``benchsmith baseline NAME`` runs them on a release
+(:func:`run_spec`), ``benchsmith validate --baselines model`` runs the ones marked
+``gate=True`` and fails the gate on their thresholds.
+
+What a :class:`BaselineSpec` says:
+
+* ``kind``: one of :data:`KINDS` (see :mod:`~benchsmith.validation.baselines.kinds`):
+  ``cross_encoder`` (multiple choice, fine-tuned), ``use_zero_shot`` (frozen multilingual
+  USE + a trained head), ``label_issues`` (out-of-fold probabilities + cleanlab),
+  ``nmt`` (Transformer from scratch), ``generation`` (fine-tune a local LM and generate),
+  ``lm_scoring`` (a local seq2seq model scores a contrastive suite), ``copy`` (the source
+  as the output: no model).
+* where it trains and what it scores: ``config`` with ``train_split`` and
+  ``selection_split`` (model selection); ``eval_configs`` (default: ``config``; shell
+  patterns such as ``translation-*`` are matched against the release's configs) times
+  ``eval_splits``. A config or split the release lacks is left out and noted.
+  ``label_issues`` pools the ``eval_splits`` of ``config``; ``lm_scoring`` and ``copy``
+  train nothing.
+* ``variant``: ``full``, ``options_only`` (the context hidden, generic) or a dataset's
+  own partial input (XCOPA's ``NoP``/``NoQ``), which its ``items`` adapter produces.
+* ``items(release, config, split) -> list``: the dataset-specific shaping
+  (:class:`~benchsmith.validation.baselines.multiple_choice.MCItem` for multiple-choice
+  kinds, :class:`Seq2SeqItem` for ``nmt``/``generation``/``copy``, release rows for
+  ``lm_scoring``). Without one, multiple-choice items come from the config's typed
+  policy (``choices``, ``context``, ``label``) and release rows are passed as they are.
+* ``score(release, config, split, items, outputs) -> {metric: value, ...}``: the dataset's
+  scorer for output-producing kinds: ``items`` are the ones scored (a subsample with
+  ``max_examples``), ``outputs`` the hypotheses in their order (the scores file of ``lm_scoring``);
+  numbers become score rows, ``signature``/``details`` entries are kept. ``validation/``
+  never imports a builder, so a dataset's scorer arrives through this hook.
+* ``gate`` with ``max_gain`` (accuracy - chance may not exceed it; None: the config's
+  ``policy.partial_input_max_gain``, the same threshold as the cheap partial-input check)
+  and/or ``min_accuracy`` (accuracy at least this), over the ``gate_splits`` (default
+  ``eval_splits``). Below ``min_accuracy`` fails. A gain above ``max_gain`` fails when it is
+  significant (one-sided binomial test against chance, p < 0.01) and warns when it is not
+  (a handful of items: a smoke run, a fixture, where chance alone exceeds any threshold); a
+  significant gain within ``max_gain`` warns. Thresholds are fractions; score rows are
+  percentages.
+* ``paper``: ids of ``published.yaml`` figures the baseline reproduces, shown beside ours
+  (never gated on). A figure matches a score row when its ``config``/``split`` (if set)
+  and ``args.metric`` (if set) agree; a mapping value is looked up by the row's metric,
+  config, or the config's ``source_language`` (``translation-et`` -> ``et``), a number is
+  taken as it is. Only rows of ``eval_splits`` get paper figures.
+  ``paper_note`` says how the paper's setup differs from ours.
+* ``options``: engine defaults for this spec (e.g. ``{"lr": 2e-5}``); command-line
+  ``--set KEY=VALUE`` overrides them, unknown names are the engine's ConfigError.
+* ``model``/``setup``: short names ``benchsmith baseline --model``/``--setup`` select by.
+
+Comparability: a result is ``comparable`` with the paper only when nothing about the run
+departs from the paper's setup as declared: no split cut by ``max_examples``, trained on the
+declared ``train_split``, model selection on a split other than the training one, the
+``paper`` preset and its steps (nmt). Every departure is a ``caveat`` in the result; the
+paper figures are still shown, and the command line, the report and the card label the run
+as not comparable. What the spec itself cannot match (another encoder than the paper's) is
+its ``paper_note``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchsmith.errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.validation.baselines.runtime import RunRecord
+
+KINDS = ("cross_encoder", "use_zero_shot", "label_issues", "nmt", "generation", "lm_scoring", "copy")
+#: kinds whose figure is an accuracy over multiple-choice items (the ones a gate applies to)
+ACCURACY_KINDS = ("cross_encoder", "use_zero_shot")
+#: kinds that train nothing (no train/selection split)
+UNTRAINED_KINDS = ("lm_scoring", "copy")
+GENERIC_VARIANTS = ("full", "options_only")
+SIGNIFICANCE = 0.01
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
+
+
+@dataclass(frozen=True)
+class Seq2SeqItem:
+    """One source with its reference outputs (``nmt``, ``generation``, ``copy``)."""
+
+    id: str
+    source: str
+    references: tuple[str, ...]
+
+
+ItemsFn = Callable[[Any, str, str], Sequence[Any]]
+ScoreFn = Callable[[Any, str, str, Sequence[Any], Any], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class BaselineSpec:
+    """One declared baseline (see module docstring). Bad declarations are ConfigErrors."""
+
+    name: str
+    kind: str
+    config: str
+    train_split: str | None = "train"
+    selection_split: str | None = "validation"
+    eval_splits: tuple[str, ...] = ("test",)
+    eval_configs: tuple[str, ...] = ()
+    variant: str = "full"
+    items: ItemsFn | None = None
+    score: ScoreFn | None = None
+    gate: bool = False
+    max_gain: float | None = None
+    min_accuracy: float | None = None
+    gate_splits: tuple[str, ...] = ()
+    paper: tuple[str, ...] = ()
+    paper_note: str = ""
+    model: str | None = None
+    setup: str | None = None
+    requires_model_path: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("eval_splits", "eval_configs", "gate_splits", "paper"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        object.__setattr__(self, "options", dict(self.options))
+        where = f"baseline {self.name!r}"
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ConfigError(f"baseline name {self.name!r} is not a lower-case slug",
+                              hint="Use letters, digits and - _ . + (e.g. 'copa-en-NoP' -> 'copa-en-nop')")
+        if self.kind not in KINDS:
+            raise ConfigError(f"{where}: unknown kind {self.kind!r}", hint=did_you_mean(self.kind, KINDS))
+        if self.variant not in GENERIC_VARIANTS and self.items is None:
+            raise ConfigError(f"{where}: variant {self.variant!r} needs an items adapter that produces it",
+                              hint=f"Generic variants: {', '.join(GENERIC_VARIANTS)}; pass items=...")
+        if self.variant == "options_only" and self.kind not in ("cross_encoder", "label_issues", "use_zero_shot"):
+            raise ConfigError(f"{where}: options_only applies to multiple-choice kinds, not {self.kind!r}")
+        if self.gate:
+            if self.kind not in ACCURACY_KINDS:
+                raise ConfigError(f"{where}: only accuracy baselines ({', '.join(ACCURACY_KINDS)}) can gate")
+            if self.variant == "full" and self.min_accuracy is None and self.max_gain is None:
+                raise ConfigError(f"{where}: a gated full-input baseline needs min_accuracy or max_gain",
+                                  hint="Partial-input variants default to policy.partial_input_max_gain")
+        for name in ("max_gain", "min_accuracy"):
+            value = getattr(self, name)
+            if value is not None and not 0 <= value <= 1:
+                raise ConfigError(f"{where}: {name}={value!r}; expected a fraction in [0, 1]")
+        if not self.eval_splits:
+            raise ConfigError(f"{where}: no eval_splits")
+
+    @property
+    def partial(self) -> bool:
+        """Whether the variant hides part of the input."""
+        return self.variant != "full"
+
+    @property
+    def trains(self) -> bool:
+        return self.kind not in UNTRAINED_KINDS
+
+    def eval_config_names(self, release: Any) -> list[str]:
+        """``eval_configs`` (default ``config``) expanded against the release's configs, in order."""
+        names: list[str] = []
+        for pattern in self.eval_configs or (self.config,):
+            hits = fnmatch.filter(release.configs(), pattern) if any(c in pattern for c in "*?[") \
+                else [pattern] if pattern in release.configs() else []
+            names += [h for h in hits if h not in names]
+        return names
+
+    def evaluations(self, release: Any, restrict: Sequence[str] = ()) -> tuple[list[tuple[str, str]], list[str]]:
+        """``([(config, split), ...], notes)``: what this spec scores in ``release`` (within
+        ``restrict`` configs when given) and what it leaves out."""
+        notes = []
+        pairs = []
+        for config in self.eval_config_names(release):
+            if restrict and config not in restrict:
+                continue
+            for split in self.eval_splits:
+                if split in release.splits(config):
+                    pairs.append((config, split))
+                else:
+                    notes.append(f"{config}/{split} is not in this release: not scored")
+        declared = [p for p in (self.eval_configs or (self.config,)) if not any(c in p for c in "*?[")]
+        for config in declared:
+            if config not in release.configs() and (not restrict or config in restrict):
+                notes.append(f"config {config} is not in this release: not scored")
+        return pairs, notes
+
+    def summary(self) -> dict[str, Any]:
+        """What ``benchsmith baseline NAME --list`` shows of the declaration."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("items", "score", "options")}
+        out["options"] = dict(self.options)
+        out["items"] = getattr(self.items, "__qualname__", None) if self.items else None
+        out["score"] = getattr(self.score, "__qualname__", None) if self.score else None
+        return out
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), model: str | None = None,
+                 setup: str | None = None, variant: str | None = None, config: str | None = None,
+                 release: Any = None, dataset: str = "this dataset") -> list[BaselineSpec]:
+    """The specs a command line asks for; an unknown name (spec, model, setup, variant,
+    config) is a ConfigError with suggestions and the valid names."""
+    specs = list(specs)
+    if not specs:
+        raise ConfigError(f"{dataset} declares no model baselines",
+                          hint="Declare BASELINES = [BaselineSpec(...)] in its builders/<name>/baseline.py")
+    by_name = {s.name: s for s in specs}
+    for n in names:
+        if n not in by_name:
+            raise ConfigError(f"{dataset} has no baseline {n!r}", hint=did_you_mean(n, by_name))
+    out = [by_name[n] for n in dict.fromkeys(names)] if names else specs
+    for attr, wanted in (("model", model), ("setup", setup), ("variant", variant)):
+        if wanted is None:
+            continue
+        known = sorted({getattr(s, attr) for s in specs if getattr(s, attr)})
+        low = wanted.lower()
+        if low not in {k.lower() for k in known}:
+            raise ConfigError(f"{dataset} has no baseline with {attr} {wanted!r}", hint=did_you_mean(wanted, known))
+        out = [s for s in out if (getattr(s, attr) or "").lower() == low]
+    if config is not None and release is not None:
+        if config not in release.configs():
+            raise ConfigError(f"release {release.name} {release.version} has no config {config!r}",
+                              hint=did_you_mean(config, release.configs()))
+        out = [s for s in out if config in s.eval_config_names(release)]
+        if not out:
+            covered = sorted({c for s in specs for c in s.eval_config_names(release)})
+            raise ConfigError(f"no selected baseline of {dataset} scores config {config!r}",
+                              hint=f"Configs with baselines: {', '.join(covered) or 'none'}")
+    if not out:
+        raise ConfigError(f"no baseline of {dataset} matches the selection",
+                          hint=f"Declared: {', '.join(by_name)}")
+    return out
+
+
+# --------------------------------------------------------------------------- run options and results
+
+
+@dataclass
+class RunOptions:
+    """How one run departs from the spec's defaults (every field is recorded)."""
+
+    model_path: str | Path | None = None
+    device: str = "auto"
+    epochs: int | None = None
+    max_examples: int | None = None
+    max_steps: int | None = None
+    seed: int = 0
+    preset: str | None = None
+    train_split: str | None = None
+    configs: tuple[str, ...] = ()
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    out_dir: str | Path | None = None
+    #: also write trained weights into ``out_dir`` (nmt: ``model/``); off by default, as a release's
+    #: reports folder is published with it
+    save_model: bool = False
+    #: texts -> vectors, replacing USE in ``use_zero_shot`` (tests, other encoders)
+    encoder: Any = None
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "max_examples", "max_steps"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name}={value!r}; expected a positive integer", hint=f"Fix --{name.replace('_', '-')}")
+        self.configs = tuple(self.configs)
+        self.overrides = dict(self.overrides)
+
+    @classmethod
+    def make(cls, **options: Any) -> RunOptions:
+        names = {f.name for f in fields(cls)}
+        for key in options:
+            if key not in names:
+                raise ConfigError(f"unknown baseline run option {key!r}", hint=did_you_mean(key, names))
+        return cls(**options)
+
+    def recorded(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k != "encoder"}
+
+
+@dataclass
+class ScoreRow:
+    """One figure of a run: ``value`` in percent for accuracy and error rates, 0-100 for BLEU."""
+
+    config: str
+    split: str
+    metric: str
+    value: float | None
+    n: int | None = None
+    paper: list[dict[str, Any]] = field(default_factory=list)
+    #: mean 1/(options) of the scored items (multiple choice; a gate reads it)
+    chance: float | None = None
+
+
+@dataclass
+class BaselineResult:
+    """What :func:`run_spec` returns (JSON via :meth:`to_dict`)."""
+
+    spec: str
+    kind: str
+    dataset: str
+    version: str
+    variant: str
+    setup: str | None
+    model: str
+    scores: list[ScoreRow]
+    records: list[RunRecord]
+    comparable: bool
+    caveats: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gate: dict[str, Any] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    wall_time_s: float = 0.0
+    description: str = ""
+    paper_note: str = ""
+    #: the published.yaml ids the spec declares (found or not)
+    paper: list[str] = field(default_factory=list)
+
+    @property
+    def record(self) -> RunRecord | None:
+        """The (first) run record; ``label_issues`` has one per fold in :attr:`records`."""
+        return self.records[0] if self.records else None
+
+    @property
+    def status(self) -> str:
+        """``pass``/``warn``/``fail`` for a gated spec, ``stat`` otherwise."""
+        return self.gate["status"] if self.gate else "stat"
+
+    def score(self, config: str, split: str, metric: str = "accuracy") -> float | None:
+        for row in self.scores:
+            if (row.config, row.split, row.metric) == (config, split, metric):
+                return row.value
+        return None
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """Rows of the card's and the report's baselines table."""
+        model = short_model(self.model)
+        out = []
+        for row in self.scores:
+            out.append({
+                "baseline": self.spec, "config": row.config, "split": row.split, "variant": self.variant,
+                "model": model, "metric": row.metric, "value": row.value, "n": row.n,
+                "paper": [{"id": p["id"], "value": p["value"]} for p in row.paper],
+                "comparable": self.comparable if self.paper else None,
+            })
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline": self.spec, "kind": self.kind, "dataset": self.dataset, "version": self.version,
+            "variant": self.variant, "setup": self.setup, "model": self.model, "description": self.description,
+            "status": self.status, "comparable": self.comparable, "caveats": list(self.caveats),
+            "paper": list(self.paper), "paper_note": self.paper_note, "notes": list(self.notes), "gate": self.gate,
+            "scores": [asdict(r) for r in self.scores],
+            "records": [r.to_dict() for r in self.records],
+            "options": self.options, "details": self.details, "outputs": dict(self.outputs),
+            "fingerprints": self.fingerprints, "wall_time_s": self.wall_time_s, "table": self.table_rows(),
+        }
+
+
+def short_model(model: str) -> str:
+    """A model's name for a table: a folder's last part (``.../all-MiniLM-L6-v2`` -> its name)."""
+    text = str(model)
+    if ":" in text and not text.startswith(("/", ".")):
+        text = text.split(":", 1)[0]
+    if "/" in text or "\\" in text:
+        parts = [p for p in re.split(r"[\\/]", text.strip()) if p]
+        tail = parts[-1] if parts else text
+        if tail in ("model", "resources") and len(parts) > 1:
+            tail = parts[-2]
+        return tail
+    return text
+
+
+# --------------------------------------------------------------------------- paper figures
+
+
+def published_figures(builder: Any, version: str | None = None) -> list[Any]:
+    """The builder's ``published.yaml`` figures that apply to ``version`` (unbound: the model
+    baselines' figures are compared here, not measured by validate)."""
+    from benchsmith.expectation import read_published_yaml
+    from benchsmith.semver import parse_version
+
+    if builder is None or not hasattr(builder, "data_path"):
+        return []
+    figures = read_published_yaml(builder.data_path("published.yaml"))
+    if version is None:
+        return figures
+    v = parse_version(version)
+    return [f for f in figures
+            if not (f.since and v < parse_version(f.since) or f.until and v > parse_version(f.until))]
+
+
+def _source_language(release: Any, config: str) -> str | None:
+    entry = release.manifest.get("configs", {}).get(config) or {}
+    value = (entry.get("metadata") or {}).get("source_language")
+    return str(value) if value else None
+
+
+def paper_value(figure: Any, row: ScoreRow, release: Any) -> Any:
+    """The figure's value for ``row``, or None when the figure is not about that row."""
+    if figure.config and figure.config != row.config:
+        return None
+    if figure.split and figure.split != row.split:
+        return None
+    args = figure.args or {}
+    if args.get("metric") and args["metric"] != row.metric:
+        return None
+    value = figure.value
+    if isinstance(value, Mapping):
+        for key in (row.metric, row.config, _source_language(release, row.config)):
+            if key is not None and key in value:
+                return value[key]
+        return None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence[Any], release: Any) -> list[str]:
+    """Put the paper's figures beside the rows they are about; returns notes on ids not found."""
+    by_id = {f.id: f for f in figures}
+    notes = []
+    for fid in spec.paper:
+        figure = by_id.get(fid)
+        if figure is None:
+            notes.append(f"paper figure {fid!r} is declared by the baseline but not in published.yaml: not shown")
+            continue
+        for row in rows:
+            if row.split not in spec.eval_splits:
+                continue
+            value = paper_value(figure, row, release)
+            if value is not None:
+                row.paper.append({"id": fid, "value": value, "source": figure.source})
+    return notes
+
+
+# --------------------------------------------------------------------------- gate
+
+
+def gate_threshold(spec: BaselineSpec, release: Any, config: str) -> float | None:
+    """``spec.max_gain``, else (a partial-input variant) the config's partial-input threshold."""
+    if spec.max_gain is not None:
+        return spec.max_gain
+    if not spec.partial:
+        return None
+    from benchsmith.validation.baselines.partial_input import DEFAULT_MAX_GAIN
+    from benchsmith.validation.dataview import ConfigView
+
+    declared = ConfigView(release, config).policy.partial_input_max_gain
+    return float(declared) if declared is not None else DEFAULT_MAX_GAIN
+
+
+def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> dict[str, Any]:
+    """Pass / warn / fail of a gated spec over its gate splits (see module docstring)."""
+    from scipy import stats
+
+    splits = spec.gate_splits or spec.eval_splits
+    checks = []
+    for row in rows:
+        if row.metric != "accuracy" or row.split not in splits or row.value is None or not row.n:
+            continue
+        if row.config not in release.configs():  # averages
+            continue
+        accuracy = row.value / 100
+        chance = row.chance if row.chance is not None else 0.5
+        gain = accuracy - chance
+        threshold = gate_threshold(spec, release, row.config)
+        p = float(stats.binomtest(round(accuracy * row.n), row.n, chance, alternative="greater").pvalue)
+        over = threshold is not None and gain > threshold
+        below = spec.min_accuracy is not None and accuracy < spec.min_accuracy
+        reasons = []
+        if over:
+            reasons.append(f"gain over chance {gain:+.1%} > max {threshold:.0%} (p={p:.2g})")
+        if below:
+            reasons.append(f"accuracy {accuracy:.1%} < min {spec.min_accuracy:.0%}")
+        if below or (over and p < SIGNIFICANCE):
+            status = "fail"
+        elif over:
+            status = "warn"
+            reasons.append(f"not significant on {row.n} items: too few to fail the gate")
+        elif spec.partial and p < SIGNIFICANCE:
+            status = "warn"
+            reasons.append(f"significant gain over chance (p={p:.2g}) within the threshold")
+        else:
+            status = "pass"
+        checks.append({"config": row.config, "split": row.split, "accuracy": round(accuracy, 4),
+                       "chance": round(chance, 4), "gain": round(gain, 4), "n": row.n, "p_value": p,
+                       "max_gain": threshold, "min_accuracy": spec.min_accuracy, "status": status,
+                       "why": "; ".join(reasons)})
+    order = {"fail": 0, "warn": 1, "pass": 2}
+    status = min((c["status"] for c in checks), key=order.__getitem__, default="pass")
+    return {"status": status, "passed": status != "fail", "checks": checks,
+            "rule": "partial-input accuracy - chance <= max_gain" if spec.partial else "accuracy >= min_accuracy"}
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: Sequence[Any] | None = None,
+             **options: Any) -> BaselineResult:
+    """Run one declared baseline on ``release``.
+
+    Args:
+        spec: the declaration.
+        release: a :class:`~benchsmith.release.Release`.
+        builder: the dataset's builder, whose ``published.yaml`` holds the paper's figures
+            (or pass ``figures``).
+        options: :class:`RunOptions` fields: ``model_path``, ``device`` (auto|cpu|cuda),
+            ``epochs``, ``max_examples`` (per split, seeded), ``max_steps``, ``seed``,
+            ``preset`` (nmt), ``train_split`` (override), ``configs`` (evaluate only these),
+            ``overrides`` (engine options), ``out_dir`` (predictions and score files),
+            ``save_model`` (trained weights into ``out_dir``), ``encoder``.
+
+    Returns:
+        :class:`BaselineResult`: scores per config/split (the paper's figures beside them),
+        run record(s), the gate verdict when ``spec.gate``, caveats and notes.
+    """
+    from benchsmith.validation.baselines import kinds
+
+    opts = RunOptions.make(**options)
+    start = time.perf_counter()
+    evaluations, notes = spec.evaluations(release, opts.configs)
+    if not evaluations:
+        raise ConfigError(f"baseline {spec.name!r} scores nothing in {release.name} {release.version}"
+                          + (f" ({'; '.join(notes)})" if notes else ""),
+                          hint="Build the configs it needs, or pick another --config/--baseline")
+    caveats = []
+    if opts.max_examples is not None and spec.kind != "lm_scoring":
+        used_splits = list(evaluations)
+        if spec.trains and spec.config in release.configs():
+            used_splits += [(spec.config, s) for s in (opts.train_split or spec.train_split, spec.selection_split)
+                            if s in release.splits(spec.config)]
+        cut = [f"{c}/{s}" for c, s in dict.fromkeys(used_splits) if release.num_examples(c, s) > opts.max_examples]
+        if cut:
+            caveats.append(f"subsampled to {opts.max_examples} items per split (seed {opts.seed}): {', '.join(cut)}")
+    out = kinds.run_kind(spec, release, opts, evaluations)
+    rows = [ScoreRow(**r) for r in out.rows]
+    if figures is None:
+        figures = published_figures(builder, release.version)
+    notes += out.notes + attach_paper(spec, rows, figures, release)
+    caveats += out.caveats
+    used = {c for c, _ in evaluations} | ({spec.config} if spec.trains and spec.config in release.configs() else set())
+    fingerprints = {c: fp for c, fp in release.fingerprints().items() if c in used}
+    result = BaselineResult(
+        spec=spec.name, kind=spec.kind, dataset=release.name, version=release.version, variant=spec.variant,
+        setup=spec.setup, model=out.model, scores=rows, records=out.records, comparable=not caveats,
+        caveats=caveats, notes=notes, details=out.details, outputs={k: str(v) for k, v in out.outputs.items()},
+        fingerprints=fingerprints, options=opts.recorded(), description=spec.description, paper_note=spec.paper_note,
+        paper=list(spec.paper),
+    )
+    if spec.gate:
+        result.gate = gate_verdict(spec, release, rows)
+    result.wall_time_s = round(time.perf_counter() - start, 3)
+    return result
+
+
+__all__ = [
+    "ACCURACY_KINDS", "KINDS", "BaselineResult", "BaselineSpec", "RunOptions", "ScoreRow", "Seq2SeqItem",
+    "attach_paper", "gate_verdict", "paper_value", "published_figures", "run_spec", "select_specs", "short_model",
+]
