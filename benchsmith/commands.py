@@ -112,6 +112,14 @@ def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
     return t
 
 
+def gold_release(arg: str, registry: Path | None = None) -> Release:
+    """:func:`resolve_release` for scoring: the release's data files must match its manifest
+    (per-file sha256), so ``evaluate`` never scores against edited or truncated gold data."""
+    release = resolve_release(arg, registry)
+    release.require_intact()
+    return release
+
+
 def resolve_release(arg: str, registry: Path | None = None) -> Release:
     """A release from a path, or from ``NAME`` / ``NAME/VERSION`` in the registry (newest version)."""
     from benchsmith.registry import recover

@@ -552,3 +552,19 @@ def test_hostile_json_predictions_are_one_line_errors(releases, tmp_path, text, 
     with pytest.raises(PredictionError, match=fragment) as err:
         score(releases["1.1.0"], path)
     assert err.value.line == 1 and str(path) in str(err.value)
+
+
+def test_evaluate_refuses_gold_data_changed_on_disk(releases, tmp_path, capsys):
+    import shutil
+
+    from conftest import run_cli
+
+    copy = tmp_path / "xcopa" / "1.1.0"
+    shutil.copytree(releases["1.1.0"].path, copy)
+    shard = next((copy / "data" / "et").glob("test-*.parquet"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a flipped byte: the manifest still has the old sha256
+    shard.write_bytes(bytes(data))
+    preds = _write_jsonl(tmp_path / "p.jsonl", [{"lang": "et", "idx": i, "label": 0} for i in range(3)])
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(preds), "--release", str(copy))
+    assert code == 2 and out == "" and "changed on disk" in err and "sha256 differs" in err

@@ -16,7 +16,7 @@ from benchsmith.commands import (
     console,
     emit,
     evaluate_app,
-    resolve_release,
+    gold_release,
     stage_app,
     table,
 )
@@ -41,7 +41,7 @@ def evaluate_cognition(
     """BLEU (character level) and compound translation error rate of model translations."""
     from .evaluate import evaluate
 
-    res = evaluate(resolve_release(release, registry), predictions, split, rule, details)
+    res = evaluate(gold_release(release, registry), predictions, split, rule, details)
 
     def human() -> None:
         console.print(f"BLEU {res['bleu']['score']}  ({res['bleu']['signature']})")

@@ -15,7 +15,7 @@ from benchsmith.commands import (
     console,
     emit,
     evaluate_app,
-    resolve_release,
+    gold_release,
     stage_app,
     table,
 )
@@ -38,7 +38,7 @@ def evaluate_comve(
     """Accuracy (subtasks A, B) or the official BLEU (subtask C) of PREDICTIONS on a ComVE split."""
     from benchsmith.builders.comve.metric import evaluate_file
 
-    rel = resolve_release(release, registry)
+    rel = gold_release(release, registry)
     figures = evaluate_file(rel, subtask, predictions, split)
 
     def human() -> None:

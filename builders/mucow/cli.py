@@ -13,9 +13,9 @@ from benchsmith.commands import (
     console,
     emit,
     evaluate_app,
+    gold_release,
     harvest_app,
     registry_path,
-    resolve_release,
     table,
 )
 from benchsmith.errors import ConfigError, did_you_mean
@@ -70,7 +70,7 @@ def evaluate_mucow(
         raise ConfigError("--translations and --lemmatized go together", hint="Pass both files")
     if maximize and scores is None:
         raise ConfigError("--maximize applies to --scores only")
-    r = resolve_release(release, registry)
+    r = gold_release(release, registry)
     if scores is not None:
         config = find_config(r, "scoring", pair)
         items = list(r.examples(config, "test"))
@@ -127,7 +127,13 @@ def harvest_mucow(
         list[str] | None, typer.Option("--subtitles", help="Corpus labels that count as subtitles (repeatable).")
     ] = None,
     pos_backend: Annotated[str, typer.Option("--pos-backend", help="auto | spacy | stanza")] = "auto",
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1000, help="Sentence pairs per alignment task.")] = 200_000,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", min=1000, help="Sentence pairs per eflomal call (its statistics' scope).")
+    ] = 200_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seeds eflomal's sampler and the choice of sentences.")] = 0,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker processes of the local cluster (default: one per core).")
+    ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing release of this version.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
@@ -140,9 +146,9 @@ def harvest_mucow(
     opts = HarvestOptions(
         src=src, tgt=tgt, min_links=min_links, min_targets=min_targets, merge_threshold=merge_threshold,
         subtitle_labels=tuple(subtitles) if subtitles else SUBTITLE_LABELS, pos_backend=pos_backend,
-        chunk_size=chunk_size,
+        chunk_size=chunk_size, seed=seed,
     )
-    result = run_harvest(parallel, inventory, opts, scheduler=scheduler)
+    result = run_harvest(parallel, inventory, opts, scheduler=scheduler, workers=workers)
     builder = HarvestBuilder(result)
     if not result.scoring and not result.translation:
         raise ConfigError(
@@ -151,7 +157,7 @@ def harvest_mucow(
         )
     rel = ReleaseWriter(builder, registry_path(registry), builder.sources_for_release(), overwrite=overwrite).write()
     stats = result.statistics()
-    out = {**rel.summary(), "statistics": stats}
+    out = {**rel.summary(), "statistics": stats, "alignment": result.alignment}
 
     def human() -> None:
         console.print(f"harvested {builder.name} {rel.version} -> {rel.path}")
@@ -163,6 +169,7 @@ def harvest_mucow(
             ("scoring items", stats["scoring"]["items"]),
             ("translation items", stats["translation"]["items"]),
             ("noun test", stats["pos"]),
+            ("reproducible", "yes" if result.alignment.get("deterministic") else "no (eflomal seeded itself)"),
         ]))
 
     emit(out, json_out, human)

@@ -15,7 +15,7 @@ from benchsmith.commands import (
     emit,
     err_console,
     evaluate_app,
-    resolve_release,
+    gold_release,
     stage_app,
     table,
 )
@@ -40,7 +40,7 @@ def evaluate_xcopa(
     """
     from .metric import score
 
-    result = score(resolve_release(release, registry), predictions, split)
+    result = score(gold_release(release, registry), predictions, split)
     if result["missing"]:
         n = len(result["average_over"])
         err_console.print(
