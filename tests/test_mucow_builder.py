@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import ClassVar
 
@@ -85,9 +85,15 @@ class TestMucowBuilder(BuilderTestBase):
 
 
 def test_fixture_figures_over_skipped_suites_are_not_measurable(fixture_release):
-    """A figure over all nine translation suites cannot be measured on a partial build: a skip, not a fail."""
+    """A figure over all nine translation suites cannot be measured on a partial build: a skip, not a fail.
+    The per-pair counts of upstream's files fail on the fixture's three suites (it is not upstream's data)
+    and skip on the absent ones."""
     results = {r.details["key"]: r for r in FidelityCheck(get_builder("mucow").expectations()).run(fixture_release)}
-    assert {r.status for r in results.values()} == {Status.SKIP}
+    per_pair = {k: r for k, r in results.items() if k.endswith("/test/num_examples")}
+    assert {k: r.status for k, r in per_pair.items() if r.status != Status.SKIP} == {
+        f"{c}/test/num_examples": Status.FAIL for c in ("scoring-cs-en", "translation-en-cs", "translation-en-de")}
+    assert "published 3,791, measured 3" in per_pair["scoring-cs-en/test/num_examples"].summary
+    assert {r.status for k, r in results.items() if k not in per_pair} == {Status.SKIP}
     assert "7 translation suite(s) not built" in results["translation/total_items"].summary
     measures = get_builder("mucow").measures()
     figure = next(f for f in read_published_yaml(MucowBuilder.data_path("published.yaml"))
@@ -101,7 +107,21 @@ def test_builder_declares_no_expectations_in_code():
     assert "expectations" not in vars(MucowBuilder) and "measures" in vars(MucowBuilder)
     assert [e.key for e in get_builder("mucow").expectations()] == [
         "translation/total_items", "translation/language_pairs", "scoring/language_pairs", "scoring/sentence_pairs",
-        "scoring/senses_per_word_outside_paper_range"]
+        "scoring/senses_per_word_outside_paper_range",
+        *[f"scoring-{p}/test/num_examples" for p in SCORING_PAIRS],
+        *[f"translation-{p}/test/num_examples" for p in TRANSLATION_PAIRS]]
+
+
+def test_per_pair_counts_are_labelled_as_our_measurement_and_paper_figures_quote_a_section():
+    """The copy of the paper on file has no table bodies: a per-pair count is benchsmith's measurement
+    of upstream's files and says so; every other figure quotes the paper with its section."""
+    for f in FIGURES.values():
+        if f.id.endswith("/test/num_examples"):
+            assert f.source.startswith("measured, not a paper figure"), f.id
+            assert f.measure == "count" and f.id == f"{f.config}/test/num_examples"
+        else:
+            assert f.source.startswith("Raganato et al. (2019), Section "), f.id
+            assert "README" not in f.source  # upstream's README is not on file: nothing is quoted from it
 
 
 def test_absent_pair_without_skip_missing_fails_and_leaves_nothing(tmp_path):
@@ -139,14 +159,29 @@ def test_cli_build_malformed_exits_2_with_one_line(tmp_path, capsys, monkeypatch
 
 # ----------------------------------------------------------------------------- real data
 
-REAL_COUNTS = {
-    # items per pair in the upstream WMT2019 files (json array lengths; txt line counts)
-    "scoring-cs-en": 3791, "scoring-et-en": 1094, "scoring-lt-en": 356, "scoring-lv-en": 139,
-    "scoring-ro-en": 4787, "scoring-ru-en": 4161, "scoring-tr-en": 3723,
-    "translation-de-en": 4268, "translation-en-cs": 1843, "translation-en-de": 3337, "translation-en-fi": 830,
-    "translation-en-lt": 69, "translation-en-ru": 1814, "translation-fi-en": 2117, "translation-lt-en": 99,
-    "translation-ru-en": 1223,
-}
+FIGURES = {f.id: f for f in read_published_yaml(MucowBuilder.data_path("published.yaml"))}
+#: items per pair as published.yaml records them (benchsmith's measurement of upstream's files)
+REAL_COUNTS = {f.config: f.value for f in FIGURES.values() if f.id.endswith("/test/num_examples")}
+WMT = Path("mucow") / "WMT2019"
+
+
+def raw_scoring(raw: Path, pair: str) -> list[dict]:
+    """Upstream's scoring json, read with nothing but json (independent of the loaders)."""
+    return json.loads((raw / WMT / "scoring test suite" / "json" / f"{pair}.mucow.scoring.json").read_text("utf-8"))
+
+
+def raw_translation(raw: Path, pair: str) -> tuple[list[list[str]], list[list[str]]]:
+    """Upstream's translation suite txt files: (key.txt rows, domain.txt rows), tab-split."""
+    txt = raw / WMT / "translation test suite" / "txt"
+    lines = {k: (txt / f"{pair}.{k}.txt").read_text("utf-8").split("\n") for k in ("text", "ref", "key", "domain")}
+    lines = {k: v[:-1] if v and v[-1] == "" else v for k, v in lines.items()}
+    assert len(lines["text"]) == len(lines["ref"]) == len(lines["key"]), pair
+    return [x.split("\t") for x in lines["key"]], [x.split("\t") for x in lines["domain"]]
+
+
+def raw_counts(raw: Path) -> dict[str, int]:
+    return {**{f"scoring-{p}": len(raw_scoring(raw, p)) for p in SCORING_PAIRS},
+            **{f"translation-{p}": len(raw_translation(raw, p)[0]) for p in TRANSLATION_PAIRS}}
 
 
 @pytest.fixture(scope="module")
@@ -155,20 +190,26 @@ def real_release(raw, tmp_path_factory):
     return build(raw, tmp_path_factory.mktemp("realreg"), checksums=True, skip_missing=False)
 
 
-def test_real_counts_per_pair(real_release):
+def test_real_counts_per_pair(raw, real_release):
+    """published.yaml's per-pair counts = the raw files counted here = the release."""
+    assert raw_counts(raw) == REAL_COUNTS
     assert {c: real_release.num_examples(c, "test") for c in real_release.configs()} == REAL_COUNTS
     assert real_release.manifest["skipped_configs"] == {}
     files = real_release.manifest["sources"]["mucow"]["files"]
     assert {f["status"] for f in files.values()} == {"verified"}
 
 
-def test_real_translation_total_matches_the_readme(real_release):
+def test_real_translation_total_matches_the_paper(raw, real_release):
+    """Section 1's 15,600 sentences over 9 pairs: the raw txt files hold exactly that."""
+    published = FIGURES["translation/total_items"].value
+    assert published == 15600 and "15 600 sentences" in FIGURES["translation/total_items"].source
+    assert sum(len(raw_translation(raw, p)[0]) for p in TRANSLATION_PAIRS) == published
+    assert len(TRANSLATION_PAIRS) == FIGURES["translation/language_pairs"].value
     exp = {e.key: e for e in get_builder("mucow").expectations()}["translation/total_items"]
-    ok, measured = exp.check(real_release)
-    assert ok and measured == 15600
+    assert exp.check(real_release) == (True, published)
 
 
-def test_real_published_figures(real_release):
+def test_real_published_figures(raw, real_release):
     """published.yaml on the real build: measurable figures agree, the 11-pair scoring figures are skips
     (upstream's WMT2019 folder holds 7 of the paper's 11 scoring pairs)."""
     results = {r.details["key"]: r for r in FidelityCheck(get_builder("mucow").expectations()).run(real_release)}
@@ -176,14 +217,21 @@ def test_real_published_figures(real_release):
         "translation/total_items": Status.PASS, "translation/language_pairs": Status.PASS,
         "scoring/language_pairs": Status.SKIP, "scoring/sentence_pairs": Status.SKIP,
         "scoring/senses_per_word_outside_paper_range": Status.PASS,
+        **{f"{c}/test/num_examples": Status.PASS for c in REAL_COUNTS},
     }
     assert results["translation/language_pairs"].metrics["measured"] == 9
     assert "4 pairs that upstream's WMT2019 folder does not hold" in results["scoring/language_pairs"].summary
     figures = {f.id: f for f in read_published_yaml(MucowBuilder.data_path("published.yaml"))}
     sentence_pairs = get_builder("mucow").measures()["suite_sentence_pairs"]
     measurable = dataclasses.replace(figures["scoring/sentence_pairs"], needs=None)
-    assert sentence_pairs(real_release, measurable) == 18051 + 35590  # the 7 pairs' items + contrastives
+    in_files = sum(1 + len(item["errors"]) for p in SCORING_PAIRS for item in raw_scoring(raw, p))
+    assert sentence_pairs(real_release, measurable) == in_files == 53641  # the 7 pairs' items + contrastives
     assert "hold 53,641" in " ".join(figures["scoring/sentence_pairs"].what.split())
+    card = (real_release.path / "README.md").read_text(encoding="utf-8")
+    assert "## Fidelity to the paper" in card and "not reproducible from upstream's release" in card
+    assert ("covers 11 language pairs with \"almost\" 240,000 sentence pairs" in card
+            and "holds 7 scoring suites (cs-en, et-en, lt-en, lv-en, ro-en, ru-en, tr-en) with 53,641" in card)
+    assert "The paper: 9 language pairs, 15,600 sentences (Section 1). This release: 9 suites, 15,600" in card
 
 
 def test_real_checks_warn_exactly_on_the_known_upstream_defects(real_release):
@@ -202,6 +250,7 @@ def test_real_checks_warn_exactly_on_the_known_upstream_defects(real_release):
         "mucow_contrastive_differs": {"scoring-cs-en": "warn", "scoring-ro-en": "warn", "scoring-ru-en": "warn"},
         "mucow_senses_per_word": {},
         "mucow_items_per_sense": {}, "mucow_target_words": {}, "mucow_domain_rule": {},
+        "mucow_source_length": {f"scoring-{p}": "warn" for p in SCORING_PAIRS},
     }
     assert by["mucow_contrastive_present"]["scoring-ro-en"].metrics["without_contrastive"] == 20
     assert "20 item(s) of 'șah' have no contrastive" in by["mucow_contrastive_present"]["scoring-ro-en"].summary
@@ -260,3 +309,74 @@ def test_real_scoring_oracle_and_anti_oracle(real_release):
     assert MucowScoringAccuracy().score(items, oracle)["accuracy"] == 1.0
     anti = MucowScoringAccuracy(maximize=True).score(items, oracle)
     assert anti["correct"] == sum(not it["contrastive_translations"] for it in items) == 20  # vacuous items only
+
+
+# ----------------------------------------------------------------------------- construction rules, from the raw files
+
+
+def test_real_senses_per_word_in_the_papers_range_measured_from_raw(raw):
+    """Section 2 "Statistics": 2.0-2.11 senses per source word (the figure's args), measured on the json."""
+    fig = FIGURES["scoring/senses_per_word_outside_paper_range"]
+    low, high = fig.args["low"], fig.args["high"]
+    assert (low, high) == (2.0, 2.11) and "ranges between 2.0 and 2.11" in fig.source
+    for pair in SCORING_PAIRS:
+        items = raw_scoring(raw, pair)
+        words = {x["ambig word"] for x in items}
+        senses = {(x["ambig word"], x["sense"]) for x in items}
+        assert low <= round(len(senses) / len(words), 2) <= high, pair
+
+
+def test_real_items_per_sense_and_senses_per_word_measured_from_raw(raw, real_release):
+    """Section 2.4: at most 20 per sense (scoring); Section 4: 4-10 per sense and >= 2 senses per word
+    (translation; a sense is the key's correct words). The checks agree (pass) on the release."""
+    for pair in SCORING_PAIRS:
+        per = Counter((x["ambig word"], x["sense"]) for x in raw_scoring(raw, pair))
+        assert max(per.values()) <= 20, pair
+    for pair in TRANSLATION_PAIRS:
+        key, _ = raw_translation(raw, pair)
+        per = Counter((row[2], row[3]) for row in key)  # (word, correct words)
+        assert all(4 <= n <= 10 for n in per.values()), pair
+        senses = defaultdict(set)
+        for word, correct in per:
+            senses[word].add(correct)
+        assert min(len(s) for s in senses.values()) >= 2, pair
+    from benchsmith.builders.mucow.checks import ItemsPerSense, SensesPerWord
+
+    for check in (ItemsPerSense(), SensesPerWord()):
+        assert {r.status for r in check.run(real_release)} == {Status.PASS}
+
+
+def test_real_domain_rule_measured_from_raw(raw):
+    """Section 4: a sense is out of domain when more than half of its sentences come from OpenSubtitles
+    (corpus ``opensubs`` in the key); domain.txt's label agrees for every sense of every pair."""
+    for pair in TRANSLATION_PAIRS:
+        key, domain = raw_translation(raw, pair)
+        subs, total = Counter(), Counter()
+        for row in key:
+            total[(row[2], row[3])] += 1
+            subs[(row[2], row[3])] += row[1] == "opensubs"
+        labels = {(row[0], row[1]): row[2] for row in domain}
+        assert set(labels) == set(total), pair
+        assert {s: ("out" if 2 * subs[s] > total[s] else "in") for s in total} == labels, pair
+
+
+def test_real_source_length_rule_is_broken_in_every_pair(raw, real_release):
+    """Section 2.4, "sentences longer than 10 words": in every scoring pair many sources have 10 words or
+    fewer (a word: a Moses token with a letter or digit), yet none has fewer than 10 Moses tokens counting
+    punctuation. Counted here with sacremoses directly on the json; ``mucow_source_length`` warns with the
+    same counts per pair."""
+    from benchsmith.builders.mucow.checks import SourceLength
+    from sacremoses import MosesTokenizer
+
+    measured = {}
+    for pair in SCORING_PAIRS:
+        moses = MosesTokenizer(lang=pair.split("-")[0])
+        toks = [moses.tokenize(x["source"], escape=False, aggressive_dash_splits=False) for x in raw_scoring(raw, pair)]
+        words = [sum(any(ch.isalnum() for ch in t) for t in ts) for ts in toks]
+        measured[f"scoring-{pair}"] = {"short_items": sum(w <= 10 for w in words), "shortest_tokens": min(map(len, toks))}
+    assert all(m["short_items"] > 0 and m["shortest_tokens"] >= 10 for m in measured.values()), measured
+    results = {r.config: r for r in SourceLength(severity=Status.WARN).run(real_release)}
+    assert {c: r.status for c, r in results.items()} == {c: Status.WARN for c in measured}
+    assert {c: {k: r.metrics[k] for k in ("short_items", "shortest_tokens")} for c, r in results.items()} == measured
+    cs = results["scoring-cs-en"]
+    assert f"{measured['scoring-cs-en']['short_items']:,} of 3,791 item(s) have a source of 10 words or fewer" in cs.summary

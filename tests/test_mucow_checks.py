@@ -19,6 +19,7 @@ from benchsmith.builders.mucow.checks import (
     DomainRule,
     ItemsPerSense,
     SensesPerWord,
+    SourceLength,
     SuiteStatistics,
     TargetWords,
     strict_checks,
@@ -31,10 +32,13 @@ from benchsmith.errors import ConfigError
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import Sources
 
+#: a source of 12 words (14 Moses tokens): longer than the paper's 10
+LONG_SOURCE = "Satz {k} mit der Bank , die wir gestern im Park gesehen haben ."
+
 
 def scoring_item(k: int, sense: str, other: str) -> dict:
     ref = f"Sentence {k} has the {sense} in it and it is long enough to keep."
-    return {"id": f"s-{k:03d}", "source": f"Satz {k} mit der Bank.", "reference": ref, "ambiguous_word": "bank",
+    return {"id": f"s-{k:03d}", "source": LONG_SOURCE.format(k=k), "reference": ref, "ambiguous_word": "bank",
             "original_translation": sense, "sense": sense, "corpus": "europarl",
             "contrastive_translations": [ref.replace(sense, other)], "replacements": [other]}
 
@@ -69,7 +73,7 @@ class SuiteBuilder(Builder):
     def configs(self):
         features = {"scoring": SCORING_FEATURES, "translation": TRANSLATION_FEATURES}
         meta = {"options": self.options} if self.options else {}
-        return [Config(c, c, features[c], splits=("test",), metadata=meta) for c in self.rows]
+        return [Config(c, c, features[c], splits=("test",), languages=("de", "en"), metadata=meta) for c in self.rows]
 
     def examples(self, config, split, sources) -> Iterator[dict]:
         yield from self.rows[config.name]
@@ -109,6 +113,9 @@ BROKEN: list[tuple[type, str, Callable[[], list[dict]], str]] = [
     (ItemsPerSense, "translation",
      lambda: good_translation() + [translation_item(20 + k, "bank", "bench", "europarl", "in") for k in range(7)],
      "'bank' sense 'bank' has 11 item(s); allowed 4-10"),
+    # 10 words (12 tokens counting the comma and the full stop) is not "longer than 10 words"
+    (SourceLength, "scoring", lambda: edit(good_scoring(), 1, source="Satz 1 mit der Bank , die wir gestern dort sahen ."),
+     "1 of 5 item(s) have a source of 10 words or fewer (shortest: 10 words, 12 tokens counting punctuation)"),
     (TargetWords, "translation", lambda: edit(good_translation(), 0, incorrect_words=[]),
      "t-000: 1 correct and 0 incorrect word(s)"),
     (TargetWords, "translation", lambda: edit(good_translation(), 0, incorrect_words=["bench", "bank"]),
@@ -200,5 +207,31 @@ def test_strict_checks_pass_on_well_formed_suites(tmp_path):
     assert {r.status for r in results} == {Status.PASS, Status.STAT}
     assert {r.check for r in results} == {"mucow_suite_statistics", "mucow_contrastive_present",
                                           "mucow_contrastive_aligned", "mucow_contrastive_differs",
-                                          "mucow_senses_per_word", "mucow_items_per_sense", "mucow_target_words",
-                                          "mucow_domain_rule"}
+                                          "mucow_senses_per_word", "mucow_items_per_sense", "mucow_source_length",
+                                          "mucow_target_words", "mucow_domain_rule"}
+
+
+def test_source_length_counts_words_as_the_harvest_does_and_reads_its_options(tmp_path):
+    """Words are Moses tokens with a letter or digit (punctuation does not count); the threshold is the
+    harvest's ``scoring_min_words`` when recorded; the result says how short the shortest source is."""
+    rows = edit(good_scoring(), 1, source="Satz 1 mit der Bank , die wir gestern dort sahen .")
+    (res,) = SourceLength().run(suite(tmp_path, scoring=rows))
+    assert res.metrics == {"items": 5, "min_words": 10, "short_items": 1, "shortest_words": 10,
+                           "shortest_tokens": 12, "items_under_min_tokens": 0}
+    assert res.details["ids"] == ["s-001"] and res.details["words"] == "Moses tokens with a letter or digit"
+    (loose,) = SourceLength().run(suite(tmp_path, {"scoring_min_words": 9}, scoring=rows))
+    assert loose.status == Status.PASS and loose.summary == "scoring/test: every source sentence is longer than 9 words"
+
+
+def test_source_length_skips_without_a_source_language_or_tokenizer(tmp_path, monkeypatch):
+    release = suite(tmp_path, scoring=good_scoring())
+    monkeypatch.setitem(release.manifest["configs"]["scoring"], "languages", [])
+    (res,) = SourceLength().run(release)
+    assert res.status == Status.SKIP and "declares no source language" in res.summary
+
+    def no_sacremoses(lang):
+        raise ConfigError("sacremoses is not installed", hint="pip install 'benchsmith[nlp]'")
+
+    monkeypatch.setattr("benchsmith.nlp.tokenize.get_tokenizer", no_sacremoses)
+    (res,) = SourceLength().run(suite(tmp_path, scoring=good_scoring()))
+    assert res.status == Status.SKIP and "sacremoses is not installed" in res.summary

@@ -3,16 +3,19 @@
 Stages (modules beside this one):
 
 1. :mod:`.corpora` reads the parallel corpora (Moses pairs, TMX) with a corpus label;
-2. :mod:`.align` tokenises, aligns with eflomal, keeps one-to-one links and counts
-   them; source words linked ``min_links`` (10) times to ``min_targets`` (2)
-   distinct target words are candidates. Stages 1-2 run on Dask: a local
-   in-process cluster by default, ``--scheduler ADDRESS`` for a ``distributed``
-   cluster (workers need benchsmith with the ``mucow`` extra installed). The
-   client streams the corpora chunk by chunk; aligned chunks stay in the workers'
-   memory for the second pass;
+2. :mod:`.align` tokenises, aligns with eflomal (:mod:`.aligner`: seeded, so a harvest
+   is reproducible), keeps one-to-one links and counts them; source words linked
+   ``min_links`` (10) times to ``min_targets`` (2) distinct target words are
+   candidates. Stages 1-2 run on Dask: a local cluster of one single-threaded worker
+   process per core by default, ``--scheduler ADDRESS`` for a ``distributed`` cluster
+   (workers need benchsmith with the ``mucow`` extra installed). The client streams the
+   corpora in alignment chunks (``chunk_size`` pairs, one eflomal call each) and cuts
+   each chunk into pieces so every worker tokenises and symmetrises; aligned pieces stay
+   in the workers' memory for the second pass;
 3. :mod:`.senses` intersects with the sense inventory, groups by synset, merges;
 4. and 5. :mod:`.suites` select the scoring and translation items (second Dask pass
-   over the aligned chunks, then POS filtering for the translation variant).
+   over the aligned pieces, then POS filtering for the translation variant, :mod:`.pos`,
+   whose tagger probe runs in the background from the start).
 
 The result is written by :class:`benchsmith.release.ReleaseWriter` through
 :class:`HarvestBuilder`, a builder made on the fly and named
@@ -37,7 +40,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -46,27 +49,31 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from benchsmith.builders.mucow import CITATION
 from benchsmith.builders.mucow.align import (
     AlignParams,
-    align_chunk,
+    align_pieces,
     candidate_words,
     count_links,
-    require_eflomal,
+    is_deterministic,
+    pieces_per_chunk,
+    split_chunk,
+    symmetrise_piece,
+    tokenize_piece,
 )
+from benchsmith.builders.mucow.aligner import Aligner, EflomalAligner, require_eflomal
 from benchsmith.builders.mucow.corpora import SUBTITLE_LABELS, Corpus, discover_corpora, iter_chunks
+from benchsmith.builders.mucow.pos import noun_test, start_probe
 from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES, suite_statistics
 from benchsmith.builders.mucow.senses import AmbiguousWord, build_senses, statistics
 from benchsmith.builders.mucow.suites import (
-    Occurrence,
     merge_pools,
     scoring_items,
     select_candidates,
     translation_items,
 )
-from benchsmith.loaders.sense_inventory import Inventory, load_inventory
+from benchsmith.loaders.sense_inventory import Inventory, inventory_files, load_inventory
 
 from benchsmith import progress
 from benchsmith.builder import Builder, Config, Example
 from benchsmith.errors import ConfigError
-from benchsmith.nlp.tokenize import iso1
 from benchsmith.source import FileRecord, ResolvedSource, Source, Sources, sha256_file
 
 if TYPE_CHECKING:
@@ -105,6 +112,8 @@ class HarvestResult:
     translation: list[dict]
     pos_source: str
     counts: dict = field(default_factory=dict)
+    #: how the links were made (:meth:`Aligner.describe`), ``deterministic`` as observed in every chunk
+    alignment: dict = field(default_factory=dict)
 
     def statistics(self) -> dict:
         return {
@@ -138,9 +147,11 @@ def _reachable(address: str, timeout: float = 5.0) -> None:
 
 
 @contextmanager
-def dask_client(address: str | None) -> Iterator:
-    """A ``distributed`` client: ``address`` (a running scheduler) or a local in-process cluster."""
+def dask_client(address: str | None, workers: int | None = None) -> Iterator:
+    """A ``distributed`` client: ``address`` (a running scheduler) or a local cluster of ``workers``
+    (default: one per core) single-threaded worker processes."""
     try:
+        import dask
         from dask.distributed import Client, LocalCluster
     except ModuleNotFoundError as exc:
         raise ConfigError("dask[distributed] is not installed", hint="pip install 'benchsmith[scale]'") from exc
@@ -160,43 +171,81 @@ def dask_client(address: str | None) -> Iterator:
         finally:
             client.close()
         return
-    # processes=False: eflomal runs as a subprocess anyway, and threads need no pickling
-    # a random dashboard port: two harvests (or test runs) side by side must not collide on :8787
-    with LocalCluster(n_workers=1, threads_per_worker=os.cpu_count() or 1, processes=False,
-                      dashboard_address=":0", silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-        yield client
+    # Processes, not threads: tokenisation and symmetrisation are pure Python (sacremoses holds the GIL).
+    # Where the platform can fork, workers are forked from this process, which has imported the pipeline
+    # and built the tokenisers already: they start in a fraction of a second instead of re-importing
+    # everything (distributed's default, spawn). A random dashboard port: two harvests side by side must
+    # not collide on :8787.
+    # Workers that outlive the scheduler by a heartbeat at shutdown log an ERROR with a traceback: a
+    # local cluster is ours to stop, so only CRITICAL gets through (task errors reach the client anyway).
+    method = "fork" if _can_fork() else "spawn"
+    quiet = logging.CRITICAL if logging.getLogger().getEffectiveLevel() > logging.DEBUG else logging.WARNING
+    dlog = logging.getLogger("distributed")
+    level = dlog.level
+    dlog.setLevel(quiet)  # before the fork: forked workers inherit it
+    try:
+        with dask.config.set({"distributed.worker.multiprocessing-method": method}), \
+                LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                             dashboard_address=":0", silence_logs=quiet) as cluster, Client(cluster) as client:
+            yield client
+    finally:
+        dlog.setLevel(level)
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+    import sys
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 # --------------------------------------------------------------------------- pipeline
 
 
-def _noun_test(opts: HarvestOptions, words: dict[str, AmbiguousWord]) -> tuple[Callable[[list[Occurrence]], list[bool]], str]:
-    """Occurrence-level noun test: the source-language tagger, else the inventory's POS."""
-    from benchsmith.nlp.tag import get_tagger, is_noun
+class _Laps:
+    """Logs (DEBUG, ``-v``) the seconds each stage took."""
 
-    try:
-        tagger = get_tagger(iso1(opts.src), opts.pos_backend)
-    except ConfigError as exc:
-        if opts.pos_backend != "auto":
-            raise
-        log.warning("%s; falling back to the sense inventory's POS for the translation variant", exc.message)
+    def __init__(self) -> None:
+        import time
 
-        def by_inventory(occs: list[Occurrence]) -> list[bool]:
-            return [words[o.word].sense(o.sense).is_noun for o in occs]
+        self._clock = time.perf_counter
+        self._last = self._clock()
 
-        return by_inventory, "inventory"
+    def __call__(self, what: str) -> None:
+        now = self._clock()
+        log.debug("mucow harvest: %s after %.2f s", what, now - self._last)
+        self._last = now
 
-    def by_tagger(occs: list[Occurrence]) -> list[bool]:
-        tags = tagger.tag([list(o.src_tokens) for o in occs])
-        return [is_noun(t[o.i]) for o, t in zip(occs, tags)]
 
-    return by_tagger, f"{tagger.backend}:{tagger.model}"
+def _align_all(client: Any, corpora: list[Corpus], opts: HarvestOptions, params: AlignParams,
+               aligner: Aligner) -> tuple[list, int, list]:
+    """Submit stages 1-2 chunk by chunk: ``(aligned piece futures, pairs read, alignment futures)``."""
+    workers = max(1, sum(client.nthreads().values()))
+    aligned, alignments = [], []
+    n_pairs = 0
+    first = 0
+    for chunk in progress.track(iter_chunks(corpora, opts.src, opts.tgt, opts.chunk_size), "mucow: read + align"):
+        n_pairs += len(chunk.lines)
+        pieces = split_chunk(chunk, pieces_per_chunk(len(chunk.lines), workers), first)
+        first += len(pieces)
+        tokenised = [client.submit(tokenize_piece, p, params, pure=False) for p in pieces]
+        alignment = client.submit(align_pieces, tokenised, aligner, pure=False)
+        alignments.append(alignment)
+        aligned += [client.submit(symmetrise_piece, t, alignment, k, pure=False) for k, t in enumerate(tokenised)]
+    return aligned, n_pairs, alignments
 
 
 def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts: HarvestOptions,
-                scheduler: str | None = None) -> HarvestResult:
-    """Stages 1-5 (see module docstring). Raises ConfigError / ParseError on bad input, before any output."""
-    require_eflomal()
+                scheduler: str | None = None, aligner: Aligner | None = None,
+                workers: int | None = None) -> HarvestResult:
+    """Stages 1-5 (see module docstring). Raises ConfigError / ParseError on bad input, before any output.
+
+    ``aligner``: eflomal seeded with ``opts.seed`` by default (tests and benchmarks may give a fixed
+    alignment); ``workers``: worker processes of the local cluster (default one per core).
+    """
+    if aligner is None:
+        require_eflomal()
+        aligner = EflomalAligner(opts.seed)
     if not parallel:
         raise ConfigError("no parallel corpus given", hint="Pass --parallel DIR (repeatable)")
     corpora = [c for spec in parallel for c in discover_corpora(spec, opts.src, opts.tgt)]
@@ -204,19 +253,27 @@ def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts:
     if len(set(labels)) != len(labels):
         raise ConfigError(f"two corpora share a label: {labels}",
                           hint="Name them apart with --parallel LABEL=PATH")
-    inventory = load_inventory(inventory_dir, [opts.src, opts.tgt])
+    inventory_files(inventory_dir, [opts.src, opts.tgt])  # a wrong --inventory fails now; it is read while aligning
     params = AlignParams(opts.src, opts.tgt, opts.max_tokens)
     from dask.distributed import as_completed
 
-    with dask_client(scheduler) as client:
-        aligned = []
-        n_pairs = 0
-        for chunk in progress.track(iter_chunks(corpora, opts.src, opts.tgt, opts.chunk_size), "mucow: read + align"):
-            n_pairs += len(chunk.lines)
-            aligned.append(client.submit(align_chunk, chunk, params, pure=False))
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    get_tokenizer(opts.src), get_tokenizer(opts.tgt)  # built once here: forked local workers inherit them
+    lap = _Laps()
+    with dask_client(scheduler, workers) as client:
+        lap("cluster up")
+        probe = start_probe(opts.src, opts.pos_backend)  # after the fork: no thread is copied into a worker
+        aligned, n_pairs, alignments = _align_all(client, corpora, opts, params, aligner)
+        lap("corpora read and submitted")
+        inventory = load_inventory(inventory_dir, [opts.src, opts.tgt])  # while the workers align
+        lap("inventory read")
         totals: Counter = Counter()
         for fut in progress.track(as_completed(client.map(count_links, aligned)), "mucow: count links", total=len(aligned)):
             totals.update(fut.result())
+        deterministic = all(client.gather(client.map(is_deterministic, alignments)))
+        del alignments
+        lap("tokenised, aligned, symmetrised, counted")
         candidates = candidate_words(totals, opts.min_links, opts.min_targets)
         words = build_senses(candidates, inventory, opts.src, opts.tgt, merge_threshold=opts.merge_threshold)
         words_f = client.scatter(words, broadcast=True)
@@ -225,9 +282,13 @@ def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts:
                            translation_pool=opts.translation_pool)
         results = [f.result() for f in progress.track(parts, "mucow: select sentences")]
         client.cancel(aligned)
+        lap("sentences selected")
+    lap("cluster down")
     scoring_pool = merge_pools((r[0] for r in results), opts.scoring_per_sense)
     translation_pool = merge_pools((r[1] for r in results), opts.translation_pool)
-    is_noun, pos_source = _noun_test(opts, words)
+    is_noun, pos_source = noun_test(probe.result(), opts.pos_backend, words)
+    lap("POS probe answered")
+    alignment = {**aligner.describe(), "deterministic": deterministic}
     return HarvestResult(
         opts, corpora, inventory, words,
         scoring_items(scoring_pool, words, opts.scoring_per_sense),
@@ -235,6 +296,7 @@ def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts:
                           max_per_sense=opts.translation_max_per_sense, subtitle_labels=opts.subtitle_labels),
         pos_source,
         {"sentence_pairs": n_pairs, "candidate_words": len(candidates)},
+        alignment,
     )
 
 
@@ -271,6 +333,10 @@ class HarvestBuilder(Builder):
             return
         o = result.options
         self.name = f"mucow-harvest-{o.src}-{o.tgt}"
+        self.seed = o.seed  # release.json's `seed`: sentence ranking and eflomal's sampler
+        # whether a rebuild from the same inputs gives the same files; for a drift check that reads it
+        # (validation/drift.py does not yet: the flag is in each config's metadata, `alignment`)
+        self.reproducible = bool(result.alignment.get("deterministic", False))
         corpora = ", ".join(c.describe() for c in result.corpora)
         self.description = (f"MuCoW-style WSD test suites for {o.src}->{o.tgt} harvested from {corpora} "
                             f"with the sense inventory {result.inventory.name}.")
@@ -305,7 +371,8 @@ class HarvestBuilder(Builder):
     def configs(self) -> Sequence[Config]:
         o = self._result().options
         stats = self._result().statistics()
-        meta = {"pair": f"{o.src}-{o.tgt}", "options": asdict(o), "statistics": stats}
+        meta = {"pair": f"{o.src}-{o.tgt}", "options": asdict(o), "statistics": stats,
+                "alignment": self._result().alignment}
         return [
             Config("scoring", "Harvested scoring suite: reference vs contrastive translations.", SCORING_FEATURES,
                    splits=("test",), languages=(o.src, o.tgt), metadata={"variant": "scoring", **meta}),
@@ -345,4 +412,20 @@ class HarvestBuilder(Builder):
             (f"- translation items: {tr['items']:,} (in domain {tr.get('in_domain', 0)}, "
              f"out of domain {tr.get('out_of_domain', 0)}); noun test: {st['pos']}"),
         ]
-        return {"Harvest statistics": "\n".join(lines)}
+        return {"Harvest statistics": "\n".join(lines), "Reproducibility": _reproducibility(meta)}
+
+
+def _reproducibility(meta: dict) -> str:
+    """The card's word on rebuilding this harvest, from the recorded ``alignment`` metadata."""
+    a = meta.get("alignment") or {}
+    if a.get("deterministic"):
+        how = a.get("how", "")
+        return (f"Reproducible: harvesting the same inputs (their sha256 are under Sources) with the same options "
+                f"and seed ({meta['options'].get('seed')}) gives the same items. The word alignment is "
+                f"{a.get('aligner', 'eflomal')} {a.get('version', '')} with its default model and iterations; eflomal "
+                f"has no seed option and seeds itself from /dev/urandom, so benchsmith runs {how}. Every later "
+                "stage is deterministic. This is a harvest, not upstream's release: errata do not apply to it.")
+    return ("**Not reproducible**: the word aligner seeded itself from /dev/urandom "
+            f"({a.get('how', 'no alignment recorded')}), so a new harvest of the same inputs can differ in a few "
+            "links, and so in a few borderline words or items. Every later stage is deterministic. This is a "
+            "harvest, not upstream's release: errata do not apply to it.")

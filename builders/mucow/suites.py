@@ -103,12 +103,15 @@ def select_candidates(
         if not links:
             continue
         lower_s = [x.lower() for x in st]
+        hits = [(i, w) for i, w in enumerate(lower_s) if w in words]
+        if not hits:  # most pairs hold no ambiguous word: nothing more to compute for them
+            continue
         lower_t = [x.lower() for x in tt]
         link_of = dict(links)
         long_enough = n_words(st) > min_words
-        for i, w in enumerate(lower_s):
-            amb = words.get(w)
-            if amb is None or lower_s.count(w) != 1 or i not in link_of:
+        for i, w in hits:
+            amb = words[w]
+            if lower_s.count(w) != 1 or i not in link_of:
                 continue
             j = link_of[i]
             sense = amb.sense_of(lower_t[j])

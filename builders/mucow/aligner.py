@@ -1,0 +1,219 @@
+"""The word aligner of the harvest: eflomal, run so that a seed fixes its output.
+
+eflomal 2.0 has no seed option (neither ``eflomal.Aligner`` nor the ``eflomal`` binary's
+``-s -t -p -f -r -S -F -R -1 -2 -3 -n -N -q -M -m``). Its sampler takes its state from
+eight bytes of ``/dev/urandom`` (``random_system_state`` in ``src/random.c``), once per
+direction, and the samplers of a direction draw their states from it inside an OpenMP
+critical section, in whatever order the threads arrive. Two runs therefore differ in a
+few links, and so a harvest in a few borderline words and items (issue 15: 13-15
+ambiguous words over four Tatoeba deu-eng runs).
+
+:class:`EflomalAligner` fixes both, and nothing else:
+
+* **the seed**: it runs a copy of eflomal's own binary in which the path ``/dev/urandom``
+  is replaced by ``eflomal.seed``, a name of the same length, relative to the working
+  directory; each call runs in a fresh directory holding that file: eight bytes derived
+  from the harvest's seed and the chunk number (:func:`chunk_seed`). The copy is made once
+  per binary (by its sha256) under ``$BENCHSMITH_HOME/tools/``. The bytes of the binary
+  are otherwise untouched, so the sampler, its iterations and its output format are
+  eflomal's;
+* **the order of the samplers**: ``OMP_NUM_THREADS=2,1``: the two directions still run in
+  parallel, each direction's samplers one after the other, so each gets the same state
+  every time. The CPU work is the same as eflomal's default; only its spread over more
+  than two cores is given up.
+
+The arguments are eflomal's defaults as ``Aligner().align`` passes them (model 3, three
+samplers, null prior 0.2, iterations from the corpus size: :func:`eflomal_iterations`), so
+a seeded run is one of the runs the unseeded library could have made. Where the copy
+cannot be made (no binary found, or the path not found exactly once in it), the aligner
+falls back to ``eflomal.Aligner().align`` and says so: ``describe()["deterministic"]`` is
+false, which the harvest records in ``release.json`` and the card.
+
+:class:`FixedAlignment` returns alignment output given in advance (tests and benchmarks
+compare everything after alignment on the same links).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from benchsmith.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+#: eflomal.Aligner's defaults (eflomal 2.0): HMM + fertility model, three samplers, NULL prior
+MODEL, SAMPLERS, NULL_PRIOR = 3, 3, 0.2
+URANDOM = b"/dev/urandom\x00"
+SEED_FILE = "eflomal.seed"
+#: outer team: the two directions in parallel; inner teams: each direction's samplers in order
+OMP_THREADS = "2,1"
+
+
+class Aligner(Protocol):
+    """``(source lines, target lines, chunk number) -> (forward links, reverse links, deterministic)``:
+    one Moses-style ``i-j`` line per input pair (input: space-separated tokens), and whether this call's
+    output is fixed by its input and seed. ``describe()``: what is recorded in the release."""
+
+    def __call__(self, source: Sequence[str], target: Sequence[str], chunk: int) -> tuple[list[str], list[str], bool]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def require_eflomal() -> ModuleType:
+    try:
+        import eflomal
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            "the word aligner eflomal is not installed (it is GPLv3, so it is an optional extra)",
+            hint="pip install 'benchsmith[mucow]'",
+        ) from exc
+    return eflomal
+
+
+def eflomal_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("eflomal")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def eflomal_iterations(n_sentences: int, model: int = MODEL, rel_iterations: float = 1.0) -> tuple[int, int, int]:
+    """eflomal's default iterations per model for a corpus of ``n_sentences`` (its ``align()``)."""
+    iters = max(2, round(rel_iterations * 5000 / math.sqrt(n_sentences)))
+    iters4 = max(1, iters // 4)
+    if model == 1:
+        return iters, 0, 0
+    if model == 2:
+        return max(2, iters4), iters, 0
+    return max(2, iters4), iters4, iters
+
+
+def chunk_seed(seed: int, chunk: int) -> bytes:
+    """The eight bytes eflomal reads as its state for chunk ``chunk`` of a harvest seeded ``seed``
+    (never all zero: xorshift would stay at zero)."""
+    digest = hashlib.blake2b(f"mucow-eflomal\t{seed}\t{chunk}".encode(), digest_size=8).digest()
+    return digest if any(digest) else b"\x01" + digest[1:]
+
+
+def eflomal_binary() -> Path | None:
+    """The ``eflomal`` executable the library runs (inside the package since 2.0, else on PATH)."""
+    eflomal = require_eflomal()
+    packaged = Path(eflomal.__file__).parent / "bin" / "eflomal"
+    if packaged.is_file():
+        return packaged
+    found = shutil.which("eflomal")
+    return Path(found) if found else None
+
+
+def seeded_binary() -> Path | None:
+    """A copy of eflomal's binary that reads its seed from ``./eflomal.seed`` (None if it cannot be made)."""
+    from benchsmith.source import benchsmith_home
+
+    original = eflomal_binary()
+    if original is None:
+        return None
+    data = original.read_bytes()
+    if data.count(URANDOM) != 1:
+        return None
+    target = benchsmith_home() / "tools" / f"eflomal-{hashlib.sha256(data).hexdigest()[:16]}-seeded" / "eflomal"
+    if target.is_file():
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".eflomal-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.replace(URANDOM, SEED_FILE.encode() + b"\x00"))
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)  # atomic: two workers making it at once both end with a whole file
+    except OSError as exc:
+        log.warning("cannot write a seeded copy of eflomal under %s (%s)", target.parent, exc)
+        return None
+    return target
+
+
+def _prepare(eflomal: ModuleType, source: Sequence[str], target: Sequence[str], tmp: Path) -> tuple[Path, Path]:
+    src, tgt = tmp / "source.efl", tmp / "target.efl"
+    with src.open("wb") as sf, tgt.open("wb") as tf:
+        eflomal.Aligner().prepare_files(source, sf, target, tf, None, None)
+    return src, tgt
+
+
+@dataclass(frozen=True)
+class EflomalAligner:
+    """eflomal with its defaults; seeded (deterministic) unless ``seed`` is None or the seeded copy
+    of the binary cannot be made (see the module docstring)."""
+
+    seed: int | None = 0
+
+    def _binary(self) -> Path | None:
+        return seeded_binary() if self.seed is not None else None
+
+    def describe(self) -> dict[str, Any]:
+        binary = self._binary()
+        out: dict[str, Any] = {
+            "aligner": "eflomal", "version": eflomal_version(), "model": MODEL, "samplers": SAMPLERS,
+            "null_prior": NULL_PRIOR, "iterations": "eflomal's default for the chunk size",
+            "symmetrisation": "grow-diag-final-and", "deterministic": binary is not None,
+        }
+        if binary is not None:
+            out.update(seed=self.seed, seed_per_chunk="blake2b-64('mucow-eflomal<TAB>seed<TAB>chunk')",
+                       how=f"eflomal's binary with /dev/urandom read from ./{SEED_FILE}, OMP_NUM_THREADS={OMP_THREADS}")
+        else:
+            out["how"] = ("eflomal.Aligner().align, seeded by eflomal from /dev/urandom: "
+                          "two harvests of the same input can differ")
+        return out
+
+    def __call__(self, source: Sequence[str], target: Sequence[str], chunk: int) -> tuple[list[str], list[str], bool]:
+        eflomal = require_eflomal()
+        binary = self._binary()
+        with tempfile.TemporaryDirectory(prefix="mucow-align-") as name:
+            tmp = Path(name)
+            fwd, rev = tmp / "fwd", tmp / "rev"
+            if binary is None:
+                if self.seed is not None:
+                    log.warning("eflomal cannot be seeded here: this alignment is not reproducible")
+                eflomal.Aligner().align(list(source), list(target), links_filename_fwd=str(fwd),
+                                        links_filename_rev=str(rev), quiet=True)
+            else:
+                src, tgt = _prepare(eflomal, source, target, tmp)
+                (tmp / SEED_FILE).write_bytes(chunk_seed(self.seed, chunk))
+                i1, i2, i3 = eflomal_iterations(len(source))
+                args = [str(binary), "-m", str(MODEL), "-s", str(src), "-t", str(tgt), "-n", str(SAMPLERS),
+                        "-N", str(NULL_PRIOR), "-1", str(i1), "-2", str(i2), "-3", str(i3), "-q",
+                        "-f", str(fwd), "-r", str(rev)]
+                done = subprocess.run(args, cwd=tmp, env={**os.environ, "OMP_NUM_THREADS": OMP_THREADS},
+                                      capture_output=True, text=True, check=False)
+                if done.returncode != 0:
+                    raise RuntimeError(f"eflomal exited with status {done.returncode}: {done.stderr.strip()[-2000:]}")
+            with fwd.open(encoding="utf-8") as f, rev.open(encoding="utf-8") as r:
+                return f.read().splitlines(), r.read().splitlines(), binary is not None
+
+
+@dataclass(frozen=True)
+class FixedAlignment:
+    """Alignment output given in advance: ``links[chunk] = (forward lines, reverse lines)``."""
+
+    links: Mapping[int, tuple[list[str], list[str]]] = field(default_factory=dict)
+    note: str = "alignment output given in advance"
+
+    def describe(self) -> dict[str, Any]:
+        return {"aligner": "fixed", "how": self.note, "deterministic": True}
+
+    def __call__(self, source: Sequence[str], target: Sequence[str], chunk: int) -> tuple[list[str], list[str], bool]:
+        fwd, rev = self.links[chunk]
+        if not len(fwd) == len(rev) == len(source) == len(target):
+            raise ValueError(f"chunk {chunk}: {len(source)} pairs, but {len(fwd)}/{len(rev)} lines of links")
+        return list(fwd), list(rev), True
