@@ -247,3 +247,79 @@ def test_tagger_spacy_english_and_none_for_german():
         get_tagger("deu")
     with pytest.raises(ConfigError, match="has no model"):
         get_tagger("en", "stanza")
+
+
+# ----------------------------------------------------------------------------- issue 12: no bad input crashes
+
+_ITEM = ('{"source": "s", "reference": "r", "ambig word": "w", "original translation": "o", "sense": "x", '
+         '"origin": "c", "errors": [%s], "id": %s}')
+
+
+@pytest.mark.parametrize(
+    "second, words",
+    [
+        (_ITEM % ("", "1" * 4301), "item #1: JSON integer with more than 4300 digits"),  # was a raw ValueError
+        ("[" * 100_000, "item #1: JSON nested too deeply"),  # was a raw RecursionError
+        (_ITEM % ("", 2**63), "item #1 id is 9223372036854775808; expected an integer that fits in 64 bits"),
+        (_ITEM.replace('"s"', '"\\udc80"') % ("", 1), "item #1 field 'source' holds a lone surrogate U+DC80"),
+        (_ITEM % ('{"contrastive": "c", "replacement": "r", "type": ["x"]}', 1), "errors[0] is"),  # str(list) kept
+    ],
+)
+def test_json_values_python_cannot_hold_are_parse_errors(tmp_path, second, words):
+    bad = tmp_path / "x.mucow.scoring.json"
+    bad.write_text("[\n" + _ITEM % ("", 1) + ",\n" + second + "\n]\n", encoding="utf-8")
+    with pytest.raises(ParseError) as exc:
+        read_mucow_json(bad)
+    assert exc.value.path == bad and exc.value.line == 3 and words in str(exc.value), str(exc.value)
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 500
+
+
+def test_txt_huge_or_out_of_range_ids_are_short_parse_errors(tmp_path):
+    for value in ("9" * 5000, str(2**63), "١٢", "1_0"):  # int() took all four (the first with a 5,000-char message)
+        files = _twin(tmp_path, "key", lambda t, v=value: t.replace("1000002", v))
+        with pytest.raises(ParseError, match="expected an integer") as exc:
+            read_translation_suite(*files)
+        assert exc.value.line == 4 and len(str(exc.value)) < 300
+
+
+_TMX = ('<tmx version="1.4"><header srclang="de"/><body>\n<tu><tuv xml:lang="de"><seg>%s</seg></tuv>'
+        '<tuv xml:lang="en"><seg>b</seg></tuv></tu>\n</body></tmx>\n')
+
+
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ('<?xml version="1.0" encoding="bogus"?>\n' + _TMX % "a", 1, "unknown encoding: bogus"),  # was LookupError
+        ('<?xml version="1.0" encoding="utf-32"?>\n' + _TMX % "a", 1, "multi-byte encodings"),  # was ValueError
+        ('<!DOCTYPE tmx [<!ENTITY e "text">]>\n' + _TMX % "a &e;", 1, "DTD declares entity 'e'"),  # was expanded
+        ('<!DOCTYPE tmx SYSTEM "tmx14.dtd">\n' + _TMX % "a &e;", 3, "undeclared entity &e;"),  # was dropped
+        (_TMX.replace('<tuv xml:lang="de"><seg>%s</seg></tuv>', "<seg>a</seg>"), 2, "<seg> outside a <tuv>"),
+    ],
+)
+def test_tmx_encodings_entities_and_stray_segments(tmp_path, text, line, words):
+    bad = tmp_path / "x.tmx"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(ParseError) as exc:
+        list(iter_tmx_pairs(bad, "de", "en"))  # the stray <seg> was an AttributeError in get()
+    assert exc.value.path == bad and exc.value.line == line and words in str(exc.value), str(exc.value)
+
+
+def test_directories_where_files_belong_are_source_errors(tmp_path):
+    from benchsmith.errors import SourceError
+
+    (tmp_path / "wikt-deu.tab").mkdir()
+    with pytest.raises(SourceError, match="is a directory") as exc:  # each was an IsADirectoryError
+        load_inventory(tmp_path, ["de"])
+    assert exc.value.path == tmp_path / "wikt-deu.tab"
+    for read in (read_mucow_json, lambda p: list(iter_tmx(p)), lambda p: read_translation_suite(p, p, p, p)):
+        with pytest.raises(SourceError, match="is a directory"):
+            read(tmp_path)
+
+
+def test_inventory_config_errors_name_the_folder(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        load_inventory(INV / "omw", ["de", "fi"])
+    assert exc.value.path == INV / "omw"
+    with pytest.raises(ConfigError, match="does not exist") as exc:
+        load_inventory(tmp_path / "nope", ["de"])
+    assert exc.value.path == tmp_path / "nope"
