@@ -4,8 +4,9 @@ Both sides train the same model (:class:`~benchsmith.validation.baselines.seq2se
 same preset and seed, so the same initial weights) on the same pairs, prepared once by
 :func:`~benchsmith.validation.baselines.seq2seq.prepare` (same source vocabulary, same BPE),
 with the same optimiser (Adam, inverse-sqrt schedule), label smoothing and number of
-steps, in the same process, fp32 on CPU (or autocast on CUDA for ours only when
-``--device cuda``):
+steps, in the same process: fp32 on CPU, and on CUDA both sides under the same autocast
+(``runtime.autocast_dtype``: bf16, or fp16 with a grad scaler where bf16 is missing), so the
+ratio compares the loops, not the precisions:
 
 * ``ours``: :func:`benchsmith.validation.baselines.seq2seq.train` (batches of at most
   ``max_tokens`` padded tokens over length-sorted pairs, loss accumulated on the device);
@@ -39,7 +40,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from benchsmith.validation.baselines import seq2seq
-from benchsmith.validation.baselines.runtime import pick_device, seed_everything
+from benchsmith.validation.baselines.runtime import autocast_dtype, pick_device, seed_everything
 
 EN = [
     "the", "a", "dog", "cat", "girl", "boy", "doctor", "farmer", "saw", "liked", "found", "took", "gave", "small",
@@ -85,6 +86,8 @@ def plain(pairs, preset: str, steps: int, device: str, seed: int, overrides: dic
     rng = random.Random(seed)
     order: list[int] = []
     real = padded = 0
+    dtype = autocast_dtype(device)  # the same precision as ours
+    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
     net.train()
     start = time.perf_counter()
     for _ in range(steps):
@@ -93,11 +96,17 @@ def plain(pairs, preset: str, steps: int, device: str, seed: int, overrides: dic
             rng.shuffle(order)
         idx, order = order[:batch_size], order[batch_size:]
         b = seq2seq.make_batch([src[i] for i in idx], [tgt[i] for i in idx]).to(device)
-        logits = net(b.src, b.tgt_in)
-        loss = F.cross_entropy(logits.flatten(0, 1), b.tgt_out.flatten(), ignore_index=seq2seq.PAD_ID,
-                               label_smoothing=hp.label_smoothing, reduction="sum") / b.tgt_tokens
-        loss.backward()
-        opt.step()
+        with torch.autocast(device.split(":")[0], dtype=dtype, enabled=dtype is not None):
+            logits = net(b.src, b.tgt_in)
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), b.tgt_out.flatten(), ignore_index=seq2seq.PAD_ID,
+                                   label_smoothing=hp.label_smoothing, reduction="sum") / b.tgt_tokens
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         opt.zero_grad()
         sched.step()
         loss.item()  # the usual per-step logging
