@@ -43,8 +43,8 @@ def translation_items(release: Any, config: str, split: str) -> list[Seq2SeqItem
 def score_translations(release: Any, config: str, split: str, items: Sequence[Seq2SeqItem],
                        hypotheses: Sequence[str]) -> dict[str, Any]:
     """BLEU (character-level sacreBLEU, as ``evaluate cognition``); on the CG-test also CTER
-    (``cter-v2``) overall and per category, and BLEU per category. CTER and BLEU are 0-100;
-    ``n_by_group`` counts the lines of each category."""
+    (the default rule ``paper``: upstream's eval.py, as Table 6) overall and per category, and BLEU
+    per category. CTER and BLEU are 0-100; ``n_by_group`` counts the lines of each category."""
     from .evaluate import bleu
     from .metric import CTER, Lexicon
 

@@ -34,14 +34,19 @@ def evaluate_cognition(
     split: Annotated[str, typer.Option("--split", help="cg_test (BLEU + CTER) or test (BLEU).")] = "cg_test",
     release: Annotated[str, typer.Option("--release", help="Release path or NAME[/VERSION].")] = "cognition",
     details: Annotated[Path | None, typer.Option("--details", help="Write one JSON line per test sentence.")] = None,
-    rule: Annotated[str, typer.Option("--rule", help="cter-v2 (default) or paper.")] = "cter-v2",
+    rule: Annotated[str, typer.Option(
+        "--rule", help="paper (default: upstream's eval.py, what published CTER means) or cter-v2 (improved, "
+        "not comparable with published figures).")] = "paper",
+    bleu: Annotated[str, typer.Option(
+        "--bleu", help="char (default: the paper's character-level sacreBLEU) or jieba (BLEU over jieba words).")
+    ] = "char",
     registry: Path | None = REGISTRY_OPTION,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """BLEU (character level) and compound translation error rate of model translations."""
+    """BLEU (character level by default) and compound translation error rate of model translations."""
     from .evaluate import evaluate
 
-    res = evaluate(gold_release(release, registry), predictions, split, rule, details)
+    res = evaluate(gold_release(release, registry), predictions, split, rule, details, bleu)
 
     def human() -> None:
         console.print(f"BLEU {res['bleu']['score']}  ({res['bleu']['signature']})")

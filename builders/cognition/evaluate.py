@@ -8,9 +8,18 @@ subword-nmt joiners (``@@ ``) are undone: both are normalised away before scorin
 
 Figures:
 
-* BLEU: sacrebleu ``corpus_bleu`` with the ``zh`` tokenizer (every Chinese
-  character is a token: character-level BLEU) against the released reference
-  with its segmentation spaces removed; the sacrebleu signature is reported.
+* BLEU (``bleu="char"``, the default): sacrebleu with its ``zh`` tokenizer (every
+  Chinese character is a token: character-level BLEU) against the released reference
+  with its segmentation spaces removed; the signature is sacrebleu's own. This is the
+  paper's BLEU: "We report character-level BLEU scores using SacreBLEU" (Li et al.,
+  ACL 2021, Section 5.1), and upstream's ``scripts/infer-one-click-run.sh`` removes every
+  space from the hypothesis and runs ``sacrebleu -l en-zh`` (whose default tokenizer for a
+  Chinese target is ``zh``). Table 6's 69.58 / 48.66 are therefore character-level.
+* BLEU (``bleu="jieba"``): word-level BLEU over jieba (accurate mode) segmentations of
+  hypothesis and reference, sacrebleu with ``tokenize="none"``; the signature ends with
+  ``|seg:jieba-<version>``. The training pipeline segments Chinese with jieba (Section 5.1:
+  "The Chinese sentences are segmented by jieba segmenter"), so this is the BLEU of that
+  pipeline's tokens; it is not comparable with the paper's figures.
 * CTER (``--split cg_test`` only): :class:`benchsmith.builders.cognition.metric.CTER`
   (the scorer, on the :class:`~benchsmith.validation.metric.Metric` base), instance and
   aggregate level, overall and per NP / VP / PP; ``cter_signature`` is that score's result
@@ -70,26 +79,47 @@ def read_predictions(path: Path, expected: int, ids: Sequence[str]) -> list[str]
     return lines
 
 
-def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, Any]:
+#: how BLEU tokenises Chinese: ``char`` (the paper's, default) or ``jieba`` words
+BLEU_TOKENISATIONS = ("char", "jieba")
+
+
+def bleu(hypotheses: Sequence[str], references: Sequence[str], tokenisation: str = "char") -> dict[str, Any]:
+    """Corpus BLEU (0-100) and its signature; ``tokenisation`` as in the module docstring."""
     import sacrebleu
 
-    metric = sacrebleu.BLEU(tokenize="zh")
-    score = metric.corpus_score([normalise(h) for h in hypotheses], [[normalise(r) for r in references]])
-    return {"score": round(score.score, 2), "signature": str(metric.get_signature())}
+    if tokenisation not in BLEU_TOKENISATIONS:
+        raise ConfigError(f"unknown BLEU tokenisation {tokenisation!r}",
+                          hint=did_you_mean(tokenisation, BLEU_TOKENISATIONS))
+    hyps, refs = [normalise(h) for h in hypotheses], [normalise(r) for r in references]
+    if tokenisation == "char":
+        metric = sacrebleu.BLEU(tokenize="zh")
+        score = metric.corpus_score(hyps, [refs])
+        return {"score": round(score.score, 2), "tokenisation": "char", "signature": str(metric.get_signature())}
+    import jieba
+
+    from benchsmith.nlp.segment import segment
+
+    metric = sacrebleu.BLEU(tokenize="none")
+    score = metric.corpus_score([" ".join(segment(h)) for h in hyps], [[" ".join(segment(r)) for r in refs]])
+    return {"score": round(score.score, 2), "tokenisation": "jieba",
+            "signature": f"{metric.get_signature()}|seg:jieba-{jieba.__version__}"}
 
 
-def evaluate(release: Any, predictions: Path, split: str = "cg_test", rule: str = "cter-v2",
-             details: Path | None = None) -> dict[str, Any]:
+def evaluate(release: Any, predictions: Path, split: str = "cg_test", rule: str = "paper",
+             details: Path | None = None, bleu_tokenisation: str = "char") -> dict[str, Any]:
     """Score ``predictions`` against ``release``; optionally write per-line details (JSON lines)."""
     if split not in SPLITS:
         raise ConfigError(f"cannot evaluate split {split!r}", hint=did_you_mean(split, SPLITS))
+    if bleu_tokenisation not in BLEU_TOKENISATIONS:
+        raise ConfigError(f"unknown BLEU tokenisation {bleu_tokenisation!r}",
+                          hint=did_you_mean(bleu_tokenisation, BLEU_TOKENISATIONS))
     config, split_name = SPLITS[split]
     rows = list(release.examples(config, split_name))
     ids = [r["id"] for r in rows]
     hyps = read_predictions(Path(predictions), len(rows), ids)
     out: dict[str, Any] = {
         "dataset": release.name, "version": release.version, "split": split, "n": len(rows),
-        "bleu": bleu(hyps, [r["zh"] for r in rows]),
+        "bleu": bleu(hyps, [r["zh"] for r in rows], bleu_tokenisation),
     }
     if split != "cg_test":
         return out
@@ -105,9 +135,11 @@ def evaluate(release: Any, predictions: Path, split: str = "cg_test", rule: str 
 
 
 def write_details(path: Path, rows: Sequence[Mapping], verdicts: Sequence[Verdict]) -> None:
-    """One JSON object per line: id, compound, correct, failed rules; written atomically."""
+    """One JSON object per line: id, compound, correct, failed rules (and, for the paper rule,
+    eval.py's flag); written atomically."""
     write_text_atomic(Path(path), "".join(
-        json.dumps({"id": row["id"], "compound": row["compound"], "correct": v.correct, "failures": list(v.failures)},
+        json.dumps({"id": row["id"], "compound": row["compound"], "correct": v.correct, "failures": list(v.failures),
+                    **({"flag": v.flag} if v.flag is not None else {})},
                    ensure_ascii=False) + "\n"
         for row, v in zip(rows, verdicts, strict=True)))
 
