@@ -25,7 +25,8 @@ read with ``os.wait4``. Prints one JSON object.
         [--repeat 3] [--tree DIR]
 
 ``--tree DIR`` runs the build children against another source tree (before/after;
-see ``benchmarks/validate_scaling.py``).
+see ``benchmarks/validate_scaling.py``); with ``--compare`` both trees build, interleaved
+(``build_tree`` is the other tree's).
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", default=["comve", "xcopa", "mucow", "cognition"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tree", type=Path, help="run the build children against this source tree")
+    ap.add_argument("--compare", action="store_true",
+                    help="with --tree: also build with the current tree, interleaved (build_tree vs build)")
     ap.add_argument("--no-datasets", action="store_true", help="skip the datasets.from_generator comparison")
     ap.add_argument("--child", choices=["floor", "datasets"], help=argparse.SUPPRESS)
     ap.add_argument("--name", help=argparse.SUPPRESS)
@@ -190,6 +193,8 @@ def main() -> None:
                 "floor": [sys.executable, str(HERE), "--child", "floor", "--files", str(listing),
                           "--out", str(work / "floor")],
             }
+            if tree is not None and args.compare:
+                kinds["build_tree"] = kinds["build"]
             if name in NLP_FLOOR:
                 kinds["floor_nlp"] = [*kinds["floor"], "--nlp"]
             if not args.no_datasets:
@@ -199,7 +204,8 @@ def main() -> None:
             for _ in range(args.repeat):  # interleaved: every kind sees the same machine load
                 for kind, cmd in kinds.items():
                     shutil.rmtree(work / "ds", ignore_errors=True)
-                    got[kind].append(run(cmd, tree if kind == "build" else None))
+                    uses_tree = kind == "build_tree" or (kind == "build" and not args.compare)
+                    got[kind].append(run(cmd, tree if uses_tree else None))
             row = {f"{k}_s": {"min": round(min(t for t, _ in v), 3),
                               "median": round(statistics.median(t for t, _ in v), 3),
                               "peak_rss_mb": round(max(m for _, m in v), 1)} for k, v in got.items()}
@@ -208,6 +214,8 @@ def main() -> None:
             row["build_over_io_floor"] = round(row["build_s"]["min"] / row["floor_s"]["min"], 2)
             if "datasets_s" in row:
                 row["build_over_datasets"] = round(row["build_s"]["min"] / row["datasets_s"]["min"], 2)
+            if "build_tree_s" in row:
+                row["build_tree_over_floor"] = round(row["build_tree_s"]["min"] / floor, 2)
             report["datasets"][name] = row
             print(json.dumps({name: row}), file=sys.stderr, flush=True)
     finally:

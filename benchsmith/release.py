@@ -121,13 +121,14 @@ class _IdIndex:
     def seen(self, h: np.ndarray) -> np.ndarray:
         """Which hashes an earlier batch had."""
         hit = np.zeros(len(h), dtype=bool)
-        for run in self.runs:
+        for run in self.runs:  # at most a few: runs merge as they grow
             at = np.minimum(np.searchsorted(run, h), len(run) - 1)
             hit |= run[at] == h
         return hit
 
-    def add(self, h: np.ndarray) -> None:
-        self.runs.append(np.unique(h))
+    def add(self, ordered: np.ndarray) -> None:
+        """Add a batch's hashes, sorted and without repeats."""
+        self.runs.append(ordered)
         while len(self.runs) > 1 and len(self.runs[-1]) * 2 >= len(self.runs[-2]):
             last = self.runs.pop()
             merged = np.concatenate([self.runs.pop(), last])
@@ -201,9 +202,10 @@ class _SplitEncoder:
     def _check_ids(self, ids: list, rows: list[dict], start: int) -> None:
         """Record the batch's ids; a repeat raises SchemaError (see :class:`_IdIndex`)."""
         h = np.fromiter(map(_id_hash, ids), dtype=np.int64, count=len(ids))
-        ordered = np.sort(h)
-        hit = self.ids.seen(h) if self.ids.runs else np.zeros(len(h), dtype=bool)
-        if len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any()):
+        ordered = np.sort(h)  # one sort serves the repeat test, the lookup and the index
+        repeats = len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any())
+        if repeats:
+            hit = self.ids.seen(h)
             here: set = set()
             for i, v in enumerate(ids):  # equal hashes in the batch: compare the ids themselves
                 if v in here:
@@ -211,9 +213,11 @@ class _SplitEncoder:
                         raise _Repeat([(start + k, ids[k]) for k in range(i + 1)])
                     raise self.duplicate(start + i, v)
                 here.add(v)
+            ordered = np.unique(ordered)  # a hash collision inside the batch: one entry
+        hit = self.ids.seen(ordered)
         if hit.any():
-            self.ids.suspects.update(h[hit].tolist())
-        self.ids.add(h)
+            self.ids.suspects.update(ordered[hit].tolist())
+        self.ids.add(ordered)
 
     def duplicate(self, index: int, value: Any) -> SchemaError:
         return SchemaError(
@@ -263,6 +267,11 @@ class _SplitEncoder:
             lo, hi = (min(values), max(values)) if values else (0, 0)
             if -1 <= lo and hi < feat.num_classes:
                 return values
+        # names as the ClassLabel spells them map in one pass; anything else (an int, a name
+        # with spaces or digits that str2int reads, a bad value) takes the row-by-row path
+        index = {n: i for i, n in enumerate(feat.names)}
+        if all(type(v) is str and v in index for v in values):
+            return [index[v] for v in values]
         return [self._label(feat, name, v, start + i, rows[i]) for i, v in enumerate(values)]
 
     @staticmethod

@@ -105,14 +105,14 @@ def test_existing_release_is_a_user_error(capsys, toy, tmp_path):
 def test_console_script_runs(tmp_path):
     """The installed `benchsmith` entry point works as a subprocess (exit codes included)."""
     exe = Path(sys.executable).parent / "benchsmith"
-    proc = subprocess.run([str(exe), "build", "no-such-dataset"], capture_output=True, text=True,
+    proc = subprocess.run([str(exe), "build", "no-such-dataset"], check=False, capture_output=True, text=True,
                           env={**os.environ, "BENCHSMITH_HOME": str(tmp_path)})
     assert proc.returncode == 2
     assert "unknown dataset 'no-such-dataset'" in proc.stderr
 
 
 def test_unknown_command_is_a_usage_error(capsys):
-    code, out, err = run(capsys, "nosuchcmd")
+    code, _out, err = run(capsys, "nosuchcmd")
     assert code == 2
     assert "No such command 'nosuchcmd'" in err and "Traceback" not in err
 

@@ -212,10 +212,25 @@ def test_duplicate_id_check_keeps_8_bytes_an_id():
 
     index = _IdIndex()
     for lo in range(0, 200_000, 10_000):
-        index.add(np.arange(lo, lo + 10_000, dtype=np.int64))
+        index.add(np.arange(lo, lo + 10_000, dtype=np.int64))  # a batch's hashes: sorted, unique
     assert len(index) == 200_000 and sum(r.nbytes for r in index.runs) == 8 * 200_000
     assert len(index.runs) <= 5  # merged as they grow: a lookup is a few binary searches
     assert index.seen(np.array([0, 199_999, 200_000, -1])).tolist() == [True, True, False, False]
+
+
+def test_class_label_names_map_as_str2int_does():
+    """The one-pass name -> index map gives what ``ClassLabel.str2int`` gives row by row;
+    anything it does not know (ints, digit strings, bad names) takes the checked path."""
+    import datasets
+
+    from benchsmith.release import _SplitEncoder
+
+    feat = datasets.ClassLabel(names=["no", "yes", "maybe so"])
+    enc = _SplitEncoder.__new__(_SplitEncoder)
+    names = ["yes", "no", "maybe so", "no"]
+    assert enc._labels(feat, "label", names, [{}] * 4, 0) == [feat.str2int(v) for v in names] == [1, 0, 2, 0]
+    mixed = ["yes", 0, "2", -1]
+    assert enc._labels(feat, "label", mixed, [{}] * 4, 0) == [1, 0, 2, -1]
 
 
 # ----------------------------------------------------------------------------- sources

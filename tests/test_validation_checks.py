@@ -234,6 +234,38 @@ def test_tokens_keep_combining_marks_and_split_cjk():
     assert tokens("The cat, 12 dogs!") == ["The", "cat", ",", "12", "dogs", "!"]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [  # scripts without spaces: a character with its combining marks is a token
+        ("แมวนั่งบนเสื่อ", ["แ", "ม", "ว", "นั่", "ง", "บ", "น", "เ", "สื่", "อ"]),  # Thai
+        ("ຂ້ອຍກິນເຂົ້າ", ["ຂ້", "ອ", "ຍ", "ກິ", "ນ", "ເ", "ຂົ້", "າ"]),  # Lao
+        ("ខ្ញុំញ៉ាំបាយ", ["ខ្", "ញុំ", "ញ៉ាំ", "បា", "យ"]),  # Khmer
+        ("ထမင်းစား", ["ထ", "မ", "င်း", "စား"]),  # Myanmar
+        ("ภาษาไทย 2 ok.", ["ภ", "า", "ษ", "า", "ไ", "ท", "ย", "2", "ok", "."]),
+    ],
+)
+def test_tokens_count_scripts_without_spaces_per_character(text, expected):
+    from benchsmith.validation.dataview import tokens
+
+    assert tokens(text) == expected
+
+
+def test_tokens_of_spaced_scripts_are_unchanged_by_the_per_character_scripts():
+    import re
+
+    from benchsmith.validation.dataview import _mark_class, tokens
+
+    cjk = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    marks = _mark_class()
+    before = re.compile(rf"[{cjk}]|(?:[^\W{cjk}]|[{marks}])+|[^\w\s{marks}]")  # the tokeniser until 1.x
+    texts = ["The man turned on the faucet, so water flowed (didn't it?).",
+             "Mees keeras kraani lahti - vesi voolas!", "नमस्ते दुनिया।", "Вода потекла: 12,5 литра",
+             "அவன் வீட்டுக்குச் சென்றான்.", "我喜欢猫。"]
+    for t in texts:
+        assert tokens(t) == before.findall(t)
+    thai = "ผู้ชายเปิดก๊อกน้ำ น้ำจึงไหลออกมา"  # two space-separated runs: 2 "tokens" before
+    assert len(before.findall(thai)) == 2 and len(tokens(thai)) == 24
+
 def test_fidelity_passes_warns_on_a_named_discrepancy_fails_otherwise_and_skips_what_it_needs(tmp_path):
     from benchsmith.validation.fidelity import FidelityCheck
 

@@ -44,12 +44,18 @@ import pyarrow.parquet as pq
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.policy import AUTO, Policy
 
-# CJK characters are one token each (no spaces to split on); other scripts split on
-# runs of word characters *and combining marks*: Python's \w leaves out marks (Mn,
-# Mc), which would cut Tamil, Hindi or Thai words at every vowel sign; punctuation
-# marks are tokens of their own. Marks are collected from the BMP once, on first use,
-# as ranges (about 190; no third-party regex engine needed).
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# Scripts written without spaces between words get one token per character: CJK
+# ideographs, kana and Hangul syllables, and the Southeast Asian abugidas Thai, Lao,
+# Myanmar and Khmer (a character there is a base letter with its combining vowel and
+# tone marks: "ที่" is one token). Without a word segmenter a Thai sentence would
+# otherwise be a single "word". Other scripts split on runs of word characters *and
+# combining marks*: Python's \w leaves out marks (Mn, Mc), which would cut Tamil or
+# Hindi words at every vowel sign; punctuation marks are tokens of their own. Marks
+# are collected from the BMP once, on first use, as ranges (about 190; no third-party
+# regex engine needed).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+_SEA = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
+_NO_SPACES = _CJK + _SEA
 
 
 def _mark_class() -> str:
@@ -66,12 +72,13 @@ def _mark_class() -> str:
 @lru_cache(maxsize=1)
 def _token_pattern() -> re.Pattern[str]:
     marks = _mark_class()
-    return re.compile(rf"[{_CJK}]|(?:[^\W{_CJK}]|[{marks}])+|[^\w\s{marks}]")
+    return re.compile(rf"[{_NO_SPACES}][{marks}]*|(?:[^\W{_NO_SPACES}]|[{marks}])+|[^\w\s{marks}]")
 
 
 def tokens(text: str) -> list[str]:
-    """Language-agnostic tokens: word runs (with their combining marks), single CJK
-    characters, punctuation."""
+    """Language-agnostic tokens: word runs (with their combining marks), single characters
+    of scripts written without spaces (CJK, Thai, Lao, Myanmar, Khmer; a character with its
+    combining marks), punctuation."""
     return _token_pattern().findall(text)
 
 
