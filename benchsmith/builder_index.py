@@ -5,11 +5,13 @@ Listing needs each builder's configs, and builders define ``datasets.Features``
 as before and writes its summaries to ``$BENCHSMITH_HOME/cache/builder-index.json``
 under a key that changes with anything the summaries can depend on:
 
-* benchsmith's version and the Python interpreter;
+* benchsmith's version and the Python interpreter (resolved, and its prefix: one venv's
+  ``python`` and ``python3.11`` share an index);
 * the size and mtime of every file under the ``benchsmith``, ``benchsmith.builders``
   and ``benchsmith.loaders`` packages (a builder's code, its ``languages.tsv`` ...);
-* the mtime of every ``sys.path`` directory but the working directory (installing or
-  removing a package, an entry-point builder among them, changes its site-packages folder).
+* the mtime of every ``sys.path`` directory but the working directory and the running
+  script's folder (installing or removing a package, an entry-point builder among them,
+  changes its site-packages folder).
 
 A later ``list`` with the same key reads the file instead (a few ms). Builders
 registered in this process (a test's toy builder, a plugin imported by hand) are
@@ -59,7 +61,9 @@ def stamp() -> str:
     """The key the cached summaries are valid for (see module docstring)."""
     import benchsmith
 
-    h = hashlib.sha256(f"{benchsmith.__version__}\0{sys.version}\0{sys.executable}".encode())
+    # the interpreter by what it is (python and python3.11 of one venv are the same one)
+    exe = os.path.realpath(sys.executable)
+    h = hashlib.sha256(f"{benchsmith.__version__}\0{sys.version}\0{exe}\0{sys.prefix}".encode())
     for root in _package_dirs():
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -67,8 +71,12 @@ def stamp() -> str:
                 st = os.stat(os.path.join(dirpath, f))
                 h.update(f"{dirpath}/{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     cwd = os.getcwd()
-    for p in sys.path:
-        if not p or os.path.abspath(p) == cwd:  # `python -c`/`-m` put the working directory first
+    script_dir = os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
+    for i, p in enumerate(sys.path):
+        # `python -c`/`-m` put the working directory first, a script (the `benchsmith` console
+        # script) its own folder: neither is where builders are installed, and keying on them
+        # would make `benchsmith list` and `python -m benchsmith.cli list` evict each other's index
+        if not p or os.path.abspath(p) == cwd or (i == 0 and os.path.abspath(p) == script_dir):
             continue
         try:
             h.update(f"{p}\0{os.stat(p).st_mtime_ns}\n".encode())

@@ -186,9 +186,15 @@ def test_list_reads_the_builder_index_without_heavy_libraries(tmp_path):
     """The first `list` discovers every builder and writes the index; the next reads it."""
     first = _fresh(_PROBE.format(argv=["list", "--json"], heavy=HEAVY), tmp_path)
     assert first.returncode == 0, first.stderr
+    # the console script (another sys.executable name, its own folder first on sys.path) reads
+    # the same index instead of writing one of its own that `python -c` would then rewrite
+    exe = Path(sys.executable).parent / "benchsmith"
+    script = subprocess.run([str(exe), "list", "--json"], check=True, capture_output=True, text=True,
+                            env={**os.environ, "BENCHSMITH_HOME": str(tmp_path)}, cwd=str(tmp_path))
     again = _fresh(_PROBE.format(argv=["list", "--json"], heavy=HEAVY), tmp_path)
     assert again.stdout.strip().endswith("[]"), again.stdout[-300:]
     assert json.loads(again.stdout.splitlines()[0]) == json.loads(first.stdout.splitlines()[0])
+    assert json.loads(script.stdout) == json.loads(first.stdout.splitlines()[0])
 
 
 def test_top_level_help_is_the_same_before_and_after_plugins_load(tmp_path):
