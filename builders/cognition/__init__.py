@@ -23,7 +23,7 @@ Configs:
   ``benchsmith evaluate cognition`` needs nothing but a release.
 
 Beside this module (one home per dataset): ``checksums.tsv``; ``published.yaml`` (the
-paper's figures, checked by the fidelity check; ``measures()`` adds ``distinct``); no
+paper's figures, checked by the fidelity check; ``measures.py`` holds their measures); no
 ``errata.tsv`` (1.0.0 is upstream as released; the known issues are measured by
 ``checks.CGTestProfile`` and listed in the card); ``metric.py`` (the CTER scorer);
 ``checks.py``; ``evaluate.py`` + ``cli.py`` (``benchsmith evaluate cognition``, ``benchsmith
@@ -42,7 +42,7 @@ from benchsmith.loaders.moses import iter_parallel
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ParseError
-from benchsmith.expectation import Figure, Measure
+from benchsmith.expectation import Measure
 from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.source import Source, Sources
 
@@ -193,8 +193,10 @@ class CognitionBuilder(Builder):
             }
 
     def measures(self) -> dict[str, Measure]:
-        """``distinct``: distinct values of ``args.field`` in ``config/split`` (published.yaml)."""
-        return {"distinct": _distinct}
+        """The measures of ``published.yaml`` (:mod:`.measures`)."""
+        from .measures import MEASURES
+
+        return dict(MEASURES)
 
     def checks(self) -> list:
         from .checks import CGTestProfile, CGTestStructure
@@ -223,7 +225,3 @@ class CognitionBuilder(Builder):
         return {"CG-test compounds": f"Lines per category: {cat_line}.\n\n" + "\n".join(rows),
                 "Known upstream issues (kept as released)": issues}
 
-
-def _distinct(release, figure: Figure) -> int:
-    field = figure.args["field"]
-    return len(set(release.table(figure.config, figure.split, [field]).column(field).to_pylist()))

@@ -149,10 +149,10 @@ def stage_stats(
     corpus: Annotated[Path, typer.Argument(help="Tokenised reference corpus, one sentence per line.", **_INPUT)],
     out: Annotated[Path | None, typer.Option("--out", help="Per-compound statistics as JSON lines.")] = None,
     window: Annotated[int, typer.Option("--window")] = 5,
-    few_max: Annotated[int, typer.Option("--few-max")] = 5,
+    few_max: Annotated[int, typer.Option("--few-max", help="Few-shot = 1..N occurrences (paper: 10).")] = 10,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Compound frequency buckets, compound length and mean atom-pair PMI."""
+    """Compound frequency buckets (and the share seen), atom frequencies, compound length, mean atom-pair PMI."""
     from .stats import compound_statistics, summarise
     from .templates import parse_compound_lines
     from .vocab import write_lines
@@ -162,3 +162,36 @@ def stage_stats(
     if out:
         write_lines(out, [json.dumps(s, ensure_ascii=False) for s in stats])
     emit(summarise(stats), json_out)
+
+
+@cognition_stage.command("corpus")
+def stage_corpus(
+    files: Annotated[list[Path], typer.Argument(help="Tokenised text files, one sentence per line.", **_INPUT)],
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Tables 7 and 8 of the paper for a corpus: vocabulary, tokens, sentences, average length and
+    frequency, minimum frequency (ROC-Filter = data/{train,valid,test}.en together)."""
+    from .stats import corpus_statistics
+
+    emit({**corpus_statistics(line for f in files for line in iter_lines(f)), "files": [str(f) for f in files]},
+         json_out)
+
+
+@cognition_stage.command("constituents")
+def stage_constituents(
+    sentences: Annotated[Path, typer.Argument(help="Tokenised sentences, one per line.", **_INPUT)],
+    backend: Annotated[str, typer.Option("--backend", help="benepar (the paper's Berkeley parser) or stanza.")] = "benepar",
+    model: Annotated[str | None, typer.Option("--model", help="Backend model name or directory.")] = None,
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Share of NP / VP / PP among all constituents (the paper's 85.1%, Section 4.3)."""
+    from benchsmith.errors import ConfigError
+    from benchsmith.nlp.parse import get_parser
+
+    from .stats import constituent_shares
+
+    parser = get_parser(backend, model)
+    if parser.kind != "constituency":
+        raise ConfigError(f"backend {backend!r} gives no constituency trees", hint="Use --backend benepar or stanza")
+    trees = parser.parse_many([line.split() for line in read_lines(sentences)])
+    emit({**constituent_shares(trees), "parser": parser.describe()}, json_out)
