@@ -238,6 +238,14 @@ def _source_status(m: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def harvested(m: dict[str, Any]) -> bool:
+    """Whether the release was harvested by a construction pipeline from inputs the user gave
+    (every source's origin ``harvest-input``) rather than rebuilt from upstream's release: its
+    card then never says it "reproduces upstream as released"."""
+    sources = (m.get("sources") or {}).values()
+    return bool(sources) and all(s.get("origin") == "harvest-input" for s in sources)
+
+
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -277,6 +285,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
         source_status=_source_status(m),
         lm_eval_tasks=lm_tasks,
         lm_eval_group=task_name(m["name"]),
+        harvested=harvested(m),
     )
     return f"---\n{card_data(m).to_yaml()}\n---\n\n{body}"
 

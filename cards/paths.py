@@ -24,7 +24,13 @@ _ABSOLUTE = re.compile(
 _LEADING = re.compile(r"^\s*(?:" + _ABSOLUTE.pattern + r")(?::\d+)?:\s+")
 
 
+#: paths that name the same thing on every machine (``/dev/urandom``): kept as written
+_SYSTEM = ("/dev/", "/proc/", "/sys/")
+
+
 def _shorten(match: re.Match[str]) -> str:
+    if match.group(0).startswith(_SYSTEM):
+        return match.group(0)
     parts = [p for p in re.split(r"[/\\]", match.group(0)) if p]
     return "…/" + "/".join(parts[-2:])
 
