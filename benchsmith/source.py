@@ -15,7 +15,17 @@ Resolution (``resolve_sources``):
 * otherwise a :class:`~benchsmith.errors.MissingSourceError` says where to put it.
 
 Every declared file is sha256-checked. A file whose checksum is not yet known is
-accepted with a warning and its observed sha256 is recorded in ``release.json``.
+accepted and its observed sha256 is recorded in ``release.json``; ``resolve_sources``
+warns once per source with such files (``verify_source`` alone, as ``sources
+--register`` uses it, does not: there no file is expected to be registered yet).
+
+A source folder laid out as GitHub's "Download ZIP" extracts it, with the files under
+one top folder ``<repo>-<branch>/`` (``DIR/xcopa/xcopa-master/data/...``), is
+accepted: when the declared files are not directly under ``DIR/<source>/`` and it
+holds a single folder that has them, that folder is the source's root.
+
+Messages name the dataset (``benchsmith sources xcopa``), never a placeholder: the
+``dataset`` argument, else the registered builder that declares the source.
 Optional files (``Source.optional``) may be absent; a builder asks
 ``ResolvedSource.has(path)`` before reading them, and ``path()`` on an absent
 file raises ``MissingSourceError`` naming it.
@@ -96,6 +106,7 @@ class ResolvedSource:
     root: Path
     records: dict[str, FileRecord] = field(default_factory=dict)
     origin: str = "sources-dir"  # or "download-cache"
+    dataset: str = ""  # the dataset whose build resolved it (named in messages)
 
     def has(self, rel: str) -> bool:
         rec = self.records.get(rel)
@@ -112,7 +123,7 @@ class ResolvedSource:
             raise MissingSourceError(
                 f"source file {rel!r} of {self.source.name!r} is missing",
                 path=self.root / rel,
-                hint="Put the upstream file there (see `benchsmith sources NAME`), "
+                hint=f"Put the upstream file there (see {sources_command(self.source, self.dataset)}), "
                 "or build only the splits the sources provide with --skip-missing",
             )
         return self.root / rel
@@ -169,13 +180,15 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def read_checksums(path: Path) -> dict[tuple[str, str], tuple[int | None, str]]:
+def read_checksums(path: Path, *, dataset: str | None = None) -> dict[tuple[str, str], tuple[int | None, str]]:
     """Read a checksums TSV into ``{(source, path): (size, sha256)}``.
 
-    A missing file means "no checksums known yet" and returns ``{}``.
+    A missing file means "no checksums known yet" and returns ``{}``. ``dataset`` names
+    the builder in messages (default: the folder holding the file, ``builders/<dataset>/``).
     """
     if not path.exists():
         return {}
+    regenerate = f"Regenerate it with `benchsmith sources {dataset or Path(path).parent.name} --register DIR`"
     out: dict[tuple[str, str], tuple[int | None, str]] = {}
     with open(path, encoding="utf-8", newline="") as fh:
         rows = csv.reader(fh, delimiter="\t")
@@ -185,7 +198,7 @@ def read_checksums(path: Path) -> dict[tuple[str, str], tuple[int | None, str]]:
                 f"checksums header is {header!r}; expected {list(CHECKSUM_COLUMNS)!r}",
                 path=path,
                 line=1,
-                hint="Regenerate it with `benchsmith sources NAME --register DIR`",
+                hint=regenerate,
             )
         for lineno, row in enumerate(rows, start=2):
             if not row or row[0].startswith("#"):
@@ -195,7 +208,7 @@ def read_checksums(path: Path) -> dict[tuple[str, str], tuple[int | None, str]]:
                     f"malformed checksum row {row!r}; expected source, path, size (digits or empty), 64-hex sha256",
                     path=path,
                     line=lineno,
-                    hint="Regenerate it with `benchsmith sources NAME --register DIR`",
+                    hint=regenerate,
                 )
             size = int(row[2]) if row[2] else None
             out[(row[0], row[1])] = (size, row[3].lower())
@@ -220,20 +233,83 @@ def benchsmith_home() -> Path:
     return Path(os.environ.get("BENCHSMITH_HOME", Path.home() / ".cache" / "benchsmith"))
 
 
+def datasets_declaring(source: Source) -> list[str]:
+    """Names of the builders imported so far that declare ``source`` (no discovery: a build
+    has imported its own builder)."""
+    from benchsmith.builder import _REGISTRY
+
+    return sorted(n for n, cls in _REGISTRY.items() if source in getattr(cls, "sources", ()))
+
+
+def sources_command(source: Source, dataset: str | None = None, register: str | None = None) -> str:
+    """```benchsmith sources xcopa``` (with ``--register DIR`` when ``register`` is given) for messages:
+    ``dataset``, else the builder that declares ``source``, else the source's own name."""
+    names = [dataset] if dataset else datasets_declaring(source) or [source.name]
+    suffix = f" --register {register}" if register else ""
+    return " or ".join(f"`benchsmith sources {n}{suffix}`" for n in names)
+
+
+def register_dir(root: Path, source: Source) -> str:
+    """The DIR of ``--register DIR`` for a source found at ``root`` (``DIR/<source>/`` or, GitHub-zip
+    layout, ``DIR/<source>/<repo>-<branch>/``); ``DIR`` when ``root`` is laid out otherwise."""
+    for up in (root, root.parent):
+        if up.name == source.name:
+            return str(up.parent)
+    return "DIR"
+
+
+def _folders(root: Path) -> list[str]:
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _folders_with_files(root: Path, source: Source) -> list[str]:
+    """The folders of ``root`` that hold declared files of ``source``, when ``root`` itself holds none."""
+    if not root.is_dir() or any((root / rel).is_file() for rel in source.all_files):
+        return []
+    return [f for f in _folders(root) if any((root / f / rel).is_file() for rel in source.all_files)]
+
+
+def github_zip_root(root: Path, source: Source) -> Path | None:
+    """The top folder of a GitHub "Download ZIP" layout under ``root`` (``xcopa/xcopa-master/``):
+    the one folder holding declared files when ``root`` holds none itself (stray folders beside
+    it, e.g. ``__MACOSX/``, are ignored); ``None`` otherwise (the caller reports what is missing)."""
+    with_files = _folders_with_files(root, source)
+    return root / with_files[0] if len(with_files) == 1 else None
+
+
 def verify_source(
     source: Source,
     root: Path,
     checksums: Mapping[tuple[str, str], tuple[int | None, str]],
     *,
     allow_missing: bool = False,
+    dataset: str | None = None,
 ) -> ResolvedSource:
     """Check every declared file of ``source`` under ``root``.
+
+    ``root`` may hold the files under one GitHub-zip top folder (see :func:`github_zip_root`).
+    Files without a registered sha256 are accepted as ``unregistered`` without a word:
+    :func:`resolve_sources` warns about them (``sources --register`` expects them).
+    ``dataset`` names the builder in messages (see :func:`sources_command`).
 
     Raises:
         MissingSourceError: a required file is absent (all absent files are named)
             and ``allow_missing`` is false.
         ChecksumError: a present file's sha256 differs from the registered one.
     """
+    given = Path(root)
+    root = github_zip_root(given, source) or given
+    top_folders = _folders_with_files(given, source)
+    if len(top_folders) > 1:  # two extracted downloads side by side: which one is meant is a guess
+        raise MissingSourceError(
+            f"source {source.name!r}: none of its files is directly under {given}, and {len(top_folders)} "
+            f"folders in it have them ({', '.join(top_folders)}); expected one layout: the files directly "
+            f"under {given}, or under a single top folder as a GitHub zip extracts ({source.name}-master/)",
+            path=given,
+            hint="Keep one of those folders (or move its content up one level)",
+        )
     records: dict[str, FileRecord] = {}
     missing: list[str] = []
     for rel in source.all_files:
@@ -251,15 +327,8 @@ def verify_source(
                 f"sha256 mismatch for source {source.name!r}: expected {exp_sha}, got {actual}",
                 path=fpath,
                 hint="The file is corrupt or a different upstream version; re-download it "
-                "(see `benchsmith sources NAME`), or if upstream changed on purpose, "
-                "re-register with `benchsmith sources NAME --register DIR`",
-            )
-        if exp_sha is None:
-            log.warning(
-                "source %s: no registered sha256 for %s; accepted, observed %s recorded in release.json",
-                source.name,
-                rel,
-                actual,
+                f"(see {sources_command(source, dataset)}), or if upstream changed on purpose, "
+                f"re-register with {sources_command(source, dataset, register=register_dir(root, source))}",
             )
         records[rel] = FileRecord(
             rel, fpath.stat().st_size, actual, exp_sha, "verified" if exp_sha else "unregistered"
@@ -267,13 +336,30 @@ def verify_source(
     if missing and not allow_missing:
         first = root / missing[0]
         more = f" (and {len(missing) - 1} more: {', '.join(missing[1:4])}...)" if len(missing) > 1 else ""
+        folders = _folders(given) if root == given and len(missing) == len(source.files) else []
+        layout = (f" (nor under its folder{'s' if len(folders) > 1 else ''} {', '.join(f + '/' for f in folders[:3])}"
+                  f"{' ...' if len(folders) > 3 else ''}: a GitHub zip's single top folder is looked into)"
+                  if folders else "")
         raise MissingSourceError(
-            f"source {source.name!r} is missing {missing[0]!r}{more}",
+            f"source {source.name!r} is missing {missing[0]!r}{more}{layout}",
             path=first,
-            hint=f"Put the upstream files under {root} laid out as `benchsmith sources NAME` lists"
+            hint=f"Put the upstream files under {root} laid out as {sources_command(source, dataset)} lists"
             + (", or pass --skip-missing to build only the splits they provide" if source.files else ""),
         )
-    return ResolvedSource(source, root, records)
+    return ResolvedSource(source, root, records, dataset=dataset or "")
+
+
+def warn_unregistered(rs: ResolvedSource) -> None:
+    """One warning per source whose files have no registered sha256 (accepted, recorded in release.json)."""
+    files = [r.path for r in rs.records.values() if r.status == "unregistered"]
+    if not files:
+        return
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    log.warning(
+        "source %s: %d file%s without a registered sha256 (%s): accepted, the observed sha256 recorded in "
+        "release.json; register them with %s", rs.source.name, len(files), "" if len(files) == 1 else "s", shown,
+        sources_command(rs.source, rs.dataset or None, register=register_dir(rs.root, rs.source)),
+    )
 
 
 def resolve_sources(
@@ -283,8 +369,10 @@ def resolve_sources(
     *,
     allow_missing: bool = False,
     download: bool = True,
+    dataset: str | None = None,
 ) -> Sources:
-    """Find and verify every source of a build (see module docstring)."""
+    """Find and verify every source of a build (see module docstring); ``dataset`` names the
+    builder in messages (default: the registered builder declaring each source)."""
     resolved: dict[str, ResolvedSource] = {}
     for src in sources:
         if sources_dir is not None:
@@ -294,18 +382,19 @@ def resolve_sources(
                     f"no folder for source {src.name!r} under --sources",
                     path=root,
                     hint=f"Create {root} laid out like the official download "
-                    f"(`benchsmith sources NAME` lists the files)",
+                    f"({sources_command(src, dataset)} lists the files)",
                 )
-            resolved[src.name] = verify_source(src, root, checksums, allow_missing=allow_missing)
-            continue
-        if not src.url or not download:
-            raise MissingSourceError(
-                f"source {src.name!r} has no download url and no --sources DIR was given",
-                hint=f"Pass --sources DIR with DIR/{src.name}/ laid out like the official download",
-            )
-        root = fetch(src)
-        rs = verify_source(src, root, checksums, allow_missing=allow_missing)
-        rs.origin = "download-cache"
+            rs = verify_source(src, root, checksums, allow_missing=allow_missing, dataset=dataset)
+        else:
+            if not src.url or not download:
+                raise MissingSourceError(
+                    f"source {src.name!r} has no download url and no --sources DIR was given",
+                    hint=f"Pass --sources DIR with DIR/{src.name}/ laid out like the official download "
+                    f"({sources_command(src, dataset)} lists the files)",
+                )
+            rs = verify_source(src, fetch(src), checksums, allow_missing=allow_missing, dataset=dataset)
+            rs.origin = "download-cache"
+        warn_unregistered(rs)
         resolved[src.name] = rs
     return Sources(resolved)
 
