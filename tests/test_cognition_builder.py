@@ -268,6 +268,8 @@ def test_card_sections_come_from_the_profile(fixtures, tmp_path):
     assert "| 1.4 | DET+ADJ+N+MOD | 5 |" in sections["CG-test compounds"]
     assert "Identical contexts of one compound (same sentence, reference and compound): 0 (none)" in \
         sections["Known upstream issues (kept as released)"]
+    scoring = sections["Scoring (benchsmith evaluate cognition)"]
+    assert "69.58" in scoring and "character-level" in scoring and "`--rule paper` (default)" in scoring
 
 
 def test_structure_check_fails_on_tampered_release(fixtures, tmp_path):

@@ -255,6 +255,21 @@ def test_evaluate_cli_json_and_details(fixture_release, tmp_path):
     assert lines[12]["failures"] == ["missing:ADJ:large"] and lines[1]["correct"] is True
 
 
+def test_evaluate_cli_rule_and_bleu_options(fixture_release, tmp_path):
+    pred = tmp_path / "pred.txt"
+    pred.write_text("\n".join(_refs(fixture_release)) + "\n", encoding="utf-8")
+    app = typer.Typer()
+    app.add_typer(evaluate_app, name="evaluate")
+    base = ["evaluate", "cognition", str(pred), "--release", str(fixture_release.path), "--json"]
+    default = json.loads(CliRunner().invoke(app, base).stdout)
+    assert "rule:paper" in default["cter_signature"] and default["bleu"]["tokenisation"] == "char"
+    out = CliRunner().invoke(app, [*base, "--rule", "cter-v2", "--bleu", "jieba"])
+    res = json.loads(out.stdout)
+    assert "rule:cter-v2" in res["cter_signature"] and "|seg:jieba-" in res["bleu"]["signature"]
+    bad = CliRunner().invoke(app, [*base, "--bleu", "chars"])
+    assert bad.exit_code != 0 and "unknown BLEU tokenisation 'chars'" in str(bad.exception or bad.output)
+
+
 def test_evaluate_test_split_bleu_only(fixture_release, tmp_path):
     pred = tmp_path / "pred.txt"
     pred.write_text("\n".join(_refs(fixture_release, "test")) + "\n", encoding="utf-8")
