@@ -30,8 +30,9 @@ features, languages and :class:`~benchsmith.policy.Policy` (``context``, ``choic
   and its choices as they are (``xcopa_<lang>``); an English config uses ``because`` /
   ``therefore`` and a space before each choice (``tasks/super_glue/copa/utils.py``, whose
   continuations therefore start with two spaces, as the built-in task does). ``question``
-  may be a ClassLabel (its integer is mapped through the feature's names) or the string
-  ``cause``/``effect``: the Jinja template handles both.
+  is the string ``cause``/``effect`` (as upstream, the Hub and lm-eval have it), looked up as
+  lm-eval does (``connector[doc["question"]]``); a COPA-shaped config whose ``question`` is
+  not a string (a release built before it was stored so) gets the lettered prompt below.
 * **Other multiple-choice configs** get a lettered prompt (as lm-eval's MMLU-style tasks):
   the context fields, one line each; the question; ``A. <option>`` lines; ``Answer:``; the
   choices are the letters and the target the label's index. It works whatever the label means
@@ -93,15 +94,12 @@ def _lower_first(var: str, space: bool) -> str:
     return ('" " + ' if space else "") + f"{var}[:1].lower() + {var}[1:]"
 
 
-def _copa_prompt(feats: datasets.Features, language: str) -> tuple[str, str, str]:
-    """(doc_to_text, doc_to_choice, what) of lm-eval's copa/xcopa prompt."""
-    names = _names(feats["question"]) or ["cause", "effect"]
+def _copa_prompt(language: str) -> tuple[str, str, str]:
+    """(doc_to_text, doc_to_choice, what) of lm-eval's copa/xcopa prompt (``question`` a string)."""
     cause, effect = CONNECTORS.get(language, CONNECTORS["en"])
     space = language == "en" or language not in CONNECTORS
-    text = (
-        f"{{% set q = question if question is string else {names!r}[question] %}}"
-        f"{{{{ premise.strip()[:-1] }}}} {{{{ {cause!r} if q == 'cause' else {effect!r} }}}}"
-    )
+    connector = {"cause": cause, "effect": effect}
+    text = f"{{{{ premise.strip()[:-1] }}}} {{{{ {connector!r}[question] }}}}"
     choice = f"{{{{ [{_lower_first('choice1', space)}, {_lower_first('choice2', space)}] }}}}"
     if language == "en":
         what = "lm-eval's built-in `copa` prompt (tasks/super_glue/copa)"
@@ -157,8 +155,8 @@ def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
             continue  # Jinja variables: a name such as `option-a` cannot be one
         languages = list(cfg.get("languages") or ["en"])
         if list(choices) == ["choice1", "choice2"] and {"premise", "question"} <= set(context) \
-                and {"premise", "question"} <= set(feats):
-            text, choice, what = _copa_prompt(feats, languages[0] if len(languages) == 1 else "en")
+                and "premise" in feats and feats.get("question") == datasets.Value("string"):
+            text, choice, what = _copa_prompt(languages[0] if len(languages) == 1 else "en")
         else:
             question = policy.get("prompt") or cfg.get("description") or ""
             text, choice, what = _lettered_prompt(feats, context, choices, scrub(question))

@@ -447,8 +447,8 @@ def test_lm_eval_runs_xcopa_and_copa_with_the_builtin_prompts(xcopa_fx, monkeypa
     xcopa, copa = builtin_utils("xcopa/utils.py"), builtin_utils("super_glue/copa/utils.py")
     for task in tasks:
         for sample in out["samples"][task]:
-            question = sample["doc"]["question"]  # a ClassLabel index or the string itself
-            doc = {**sample["doc"], "question": question if isinstance(question, str) else ["cause", "effect"][question]}
+            doc = sample["doc"]
+            assert doc["question"] in ("cause", "effect")  # stored as the string, as lm-eval reads it
             if task.endswith(("_et", "_th")) and "translation" not in task:
                 text = getattr(xcopa, f"doc_to_text_{task[-2:]}")(doc)
                 choices = xcopa.doc_to_choice(doc)
@@ -476,6 +476,27 @@ def test_lm_eval_runs_comve_and_generic_multiple_choice(comve_fx, shapes, monkey
     for sample in out["samples"]["benchsmith_shapes_copa_str"]:  # question stored as the string itself
         doc = sample["doc"]
         assert requests(sample) == [(copa.doc_to_text(doc), " " + c) for c in copa.doc_to_choice(doc)]
+
+
+def test_copa_prompt_reads_question_as_lm_eval_does():
+    """The COPA prompt looks ``question`` up as lm-eval does (``connector[doc["question"]]``): no
+    integer workaround; a COPA-shaped config whose question is a ClassLabel (a release built before
+    XCOPA stored the string) gets the lettered prompt, which shows the class name."""
+    def manifest(question: Any) -> dict:
+        feats = datasets.Features({"premise": S, "choice1": S, "choice2": S, "question": question,
+                                   "label": datasets.ClassLabel(names=["choice1", "choice2"])})
+        policy = Policy(task="multiple_choice", choices=("choice1", "choice2"), context=("premise", "question"),
+                        label="label")
+        return {"name": "x", "version": "1.0.0", "configs": {"et": {
+            "features": feats.to_dict(), "policy": policy.to_dict(), "languages": ["et"],
+            "splits": {"test": {}}, "description": "d"}}}
+
+    (task,) = lm_eval_mod.tasks(manifest(S))
+    assert task["yaml"]["doc_to_text"] == "{{ premise.strip()[:-1] }} {{ {'cause': 'sest', 'effect': 'seetõttu'}[question] }}"
+    assert "is string" not in task["yaml"]["doc_to_text"] and task["what"].startswith("lm-eval's built-in `xcopa_et`")
+    (task,) = lm_eval_mod.tasks(manifest(datasets.ClassLabel(names=["cause", "effect"])))
+    assert task["what"].startswith("lettered options")
+    assert "['cause', 'effect'][question] if question is number else question" in task["yaml"]["doc_to_text"]
 
 
 @pytest.mark.slow
