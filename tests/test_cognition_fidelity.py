@@ -138,3 +138,28 @@ def test_table6_figures_are_keyed_by_the_baselines_metrics(tmp_path):
         assert f.measure == "model_baseline" and "--preset paper" in f.needs and "196,246" in f.needs
     assert PUBLISHED["table6/cg-test/Transformer"].value["instance_cter"] == 27.31
     assert Counter(k.split("/")[0] for k in PUBLISHED["table6/cg-test/Transformer"].value)["PP"] == 3
+
+
+def test_baseline_run_shows_table6_beside_its_scores(tmp_path, capsys):
+    """`baseline cognition --train-split validation` (a tiny model on the fixture): the paper's Table 6
+    figures are attached to the rows they are about, and CTER uses the paper rule."""
+    pytest.importorskip("torch")
+    from conftest import one_json, run_cli
+
+    b = get_builder("cognition")
+    sources = resolve_sources(b.sources, {}, FIXTURES / "cognition", allow_missing=True)
+    ReleaseWriter(b, tmp_path, sources, skip_missing=True).write()
+    tiny = [x for kv in ("encoder_layers=1", "decoder_layers=1", "d_model=32", "heads=2", "ffn=64", "dropout=0.0",
+                         "max_tokens=96", "warmup=4", "eval_every=3", "log_every=3", "bpe_merges=8", "beam=2")
+            for x in ("--set", kv)]
+    code, out, err = run_cli(capsys, "--quiet", "baseline", "cognition", "--registry", str(tmp_path),
+                             "--train-split", "validation", "--max-steps", "3", "--no-save", *tiny, "--json")
+    assert code == 0, err
+    [res] = one_json(out)["results"]
+    paper = {(s["config"], s["metric"]): [p["value"] for p in s.get("paper", [])] for s in res["scores"]}
+    assert paper[("parallel", "bleu")] == [69.58]
+    assert paper[("cg_test", "bleu")] == [48.66] and paper[("cg_test", "instance_cter")] == [27.31]
+    assert paper[("cg_test", "aggregate_cter")] == [61.62] and paper[("cg_test", "PP/instance_cter")] == [37.72]
+    assert not any("not in published.yaml" in n for n in res["notes"])
+    assert res["comparable"] is False
+    assert "cter:1|rule:paper" in res["details"]["scorer"]["cg_test/test"]["cter_signature"]
