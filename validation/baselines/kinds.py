@@ -10,10 +10,11 @@ paper's figures and the gate.
   ``config/train_split``, selects on ``config/selection_split``, scores every pair.
   Rows: accuracy (%) per split, with the chance level of the items scored.
 * ``use_zero_shot`` -> :mod:`~.use_transfer`: the head trained on ``config/train_split``
-  (English COPA); selection on ``config/selection_split`` (CO-ZS) or, with
+  (the source language); selection on ``config/selection_split`` (CO-ZS) or, with
   ``options={"selection": "target"}`` (CO-TLV), on each scored config's own
-  ``selection_split``. Rows: accuracy per config, then the XCOPA paper's averages
-  (``All``, ``USE ∩ XCOPA``) as configs of their own when every language was scored.
+  ``selection_split``. Rows: accuracy per config (the spec's declared ``averages`` are
+  added by :func:`~.spec.run_spec`); details: the head's learning rate, selected update
+  and training accuracy per head.
 * ``label_issues`` -> :func:`~.label_issues.detect_label_issues` over the pooled pairs
   (ids prefixed with their split). Rows: out-of-fold accuracy (%) and the number flagged;
   details: the ranked candidate errata.
@@ -352,10 +353,13 @@ def _use_zero_shot(spec: BaselineSpec, release: Any, opts: RunOptions,
                                           selection=f"{select_config}/{split}")
         out.records.append(res.record)
         out.rows.append(accuracy_row(select_config, split, res.validation_accuracy, val))
+        heads.append({"selection": f"{select_config}/{split}", "train": f"{spec.config}/{train}", "lr": res.lr,
+                      "best_update": res.best_update, "updates": res.record.steps, "lr_search": res.search,
+                      "train_accuracy": res.train_accuracy})
         return res
 
+    heads: list[dict[str, Any]] = []
     shared = None if target else head(spec.config)
-    by_language: dict[str, dict[str, float]] = {}
     for config, split in evaluations:
         items = subsample(mc_items(spec, release, config, split), n, seed)
         if not items:
@@ -364,19 +368,13 @@ def _use_zero_shot(spec: BaselineSpec, release: Any, opts: RunOptions,
         res = shared if shared is not None else head(config)
         accuracy = ut.evaluate(res, items)
         out.rows.append(accuracy_row(config, split, accuracy, items))
-        lang = (release.manifest["configs"][config].get("metadata") or {}).get("source_language") or config
-        by_language.setdefault(split, {})[lang] = accuracy
-    for split, accuracies in by_language.items():
-        for average, value in ut.xcopa_averages(accuracies).items():
-            if value is None:
-                missing = [lang for lang in ut.AVERAGES[average] if lang not in accuracies]
-                out.notes.append(f"average {average!r} of {split} not computed: {', '.join(missing)} not scored")
-            else:
-                out.rows.append({"config": average, "split": split, "metric": "accuracy",
-                                 "value": round(100 * value, 2), "n": None})
     out.model = out.records[0].model if out.records else "USE"
-    out.details = {"setup": "CO-TLV (selection on each language's validation split)" if target
-                   else "CO-ZS (selection on English)", "lr": [r.hyperparameters.get("lr") for r in out.records]}
+    out.details = {"selection": f"each scored config's {spec.selection_split} split" if target
+                   else f"{spec.config}/{spec.selection_split}", "heads": heads}
+    for h in heads:
+        out.notes.append(f"head selected on {h['selection']}: lr {h['lr']} at update {h['best_update']} "
+                         f"({h['updates']} updates over the lr grid); its accuracy on {h['train']} "
+                         f"{100 * h['train_accuracy']:.1f}%")
     return out
 
 

@@ -2,7 +2,7 @@
 
 Input is plain data: a split is a list of :class:`MCItem` (``context`` or None, the
 ``options``, the gold ``label`` index, a stable ``id``); any number of options per
-item (COPA and ComVE A have 2, ComVE B has 3), mixed within a split.
+item (e.g. 2 or 3), mixed within a split.
 
 The architecture is the XCOPA paper's (Ponti et al., 2020, §4.1 "Neural
 Architecture", following Sap et al., 2019): the encoder reads each answer choice
@@ -40,7 +40,7 @@ Decisions:
 * **No ``torch.compile`` by default** (``compile=True`` turns it on, with
   ``dynamic=True``): dynamic padding gives a new (sequences, length) shape in almost
   every batch, so a static compile recompiles constantly and a dynamic one costs tens
-  of seconds to minutes of compile time, more than a COPA-sized run (400 items) takes
+  of seconds to minutes of compile time, more than a 400-item training run takes
   to train; on CPU it also needs a C++ toolchain. It pays off only for long GPU runs.
 * **Throughput figures.** ``RunRecord.wall_time_s`` covers the whole call (loading,
   tokenising, training, evaluating); ``examples_per_s``/``tokens_per_s`` are training
@@ -50,9 +50,8 @@ Decisions:
   smoke runs.
 
 Partial-input variants are pure data transforms on item lists: :func:`options_only`
-hides the context; :func:`copa_items` builds (X)COPA items as the paper does (context =
-premise + the question prompt, "What was the cause?" / "What happened as a result?")
-with its Table 6 variants ``NoP`` (premise hidden) and ``NoQ`` (prompt hidden).
+hides the context. A dataset's own variants (e.g. a premise or a prompt hidden) belong to
+its builder, which shapes its rows into :class:`MCItem` (``items`` of its ``BaselineSpec``).
 """
 
 from __future__ import annotations
@@ -134,59 +133,6 @@ def check_items(items: Sequence[MCItem], split: str) -> None:
             raise SchemaError(f"{where}: duplicate id; expected unique ids within a split",
                               hint="Make ids unique (predictions are keyed by id)")
         seen.add(it.id)
-
-
-# --------------------------------------------------------------------------- (X)COPA items
-
-COPA_PROMPTS = {"cause": "What was the cause?", "effect": "What happened as a result?"}
-#: XCOPA paper, Table 6: full input, premise hidden (NoP), prompt hidden (NoQ)
-COPA_VARIANTS = ("full", "NoP", "NoQ")
-_QUESTIONS = ("cause", "effect")  # an int question is an index into this (0 = cause)
-
-
-def copa_context(premise: str, question: str, variant: str = "full",
-                 prompts: Mapping[str, str] = COPA_PROMPTS) -> str:
-    """The context the encoder reads with each choice: premise + prompt (``full``), the
-    prompt alone (``NoP``) or the premise alone (``NoQ``)."""
-    if variant not in COPA_VARIANTS:
-        raise ConfigError(f"unknown COPA variant {variant!r}", hint=did_you_mean(variant, COPA_VARIANTS))
-    prompt = prompts[question]
-    if variant == "NoP":
-        return prompt
-    if variant == "NoQ":
-        return premise
-    return f"{premise} {prompt}"
-
-
-def _question_name(value: Any, idx: Any) -> str:
-    if isinstance(value, str) and value in _QUESTIONS:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(_QUESTIONS):
-        return _QUESTIONS[value]
-    raise SchemaError(f"item idx {idx!r} has question {value!r}; expected 'cause'/'effect' or 0/1 (0 = cause)",
-                      hint="Pass XCOPA/COPA rows with their question field")
-
-
-def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
-               prompts: Mapping[str, str] = COPA_PROMPTS) -> list[MCItem]:
-    """(X)COPA rows (``premise, choice1, choice2, question, label, idx``) as items of ``variant``.
-
-    ``question`` is ``"cause"``/``"effect"`` or 0/1 (0 = cause, as the XCOPA ClassLabel);
-    ``label`` is 0-based; the id is ``str(idx)``. Prompts are English (the paper's
-    zero-shot setup) unless ``prompts`` says otherwise.
-    """
-    if variant not in COPA_VARIANTS:
-        raise ConfigError(f"unknown COPA variant {variant!r}", hint=did_you_mean(variant, COPA_VARIANTS))
-    out = []
-    for n, row in enumerate(rows):
-        missing = [k for k in ("premise", "choice1", "choice2", "question", "label", "idx") if k not in row]
-        if missing:
-            raise SchemaError(f"COPA row {n} lacks {missing}; expected premise, choice1, choice2, question, "
-                              "label, idx", hint="Pass rows as the XCOPA loader/builder yields them")
-        question = _question_name(row["question"], row["idx"])
-        out.append(MCItem(context=copa_context(row["premise"], question, variant, prompts),
-                          options=[row["choice1"], row["choice2"]], label=int(row["label"]), id=str(row["idx"])))
-    return out
 
 
 # --------------------------------------------------------------------------- options
@@ -624,7 +570,7 @@ def train_multiple_choice(
 
 
 __all__ = [
-    "COPA_PROMPTS", "COPA_VARIANTS", "EpochStats", "MCItem", "MCOptions", "MCResult", "Prediction",
-    "check_items", "copa_context", "copa_items", "encode_items", "options_only", "pool", "resolve_model_path",
+    "EpochStats", "MCItem", "MCOptions", "MCResult", "Prediction",
+    "check_items", "encode_items", "options_only", "pool", "resolve_model_path",
     "score_head", "subsample", "train_multiple_choice",
 ]

@@ -47,6 +47,10 @@ What a :class:`BaselineSpec` says:
   config, or the config's ``source_language`` (``translation-et`` -> ``et``), a number is
   taken as it is. Only rows of ``eval_splits`` get paper figures.
   ``paper_note`` says how the paper's setup differs from ours.
+* ``averages``: ``{name: (language, ...)}``: the mean accuracy over those languages (a
+  config's ``source_language``, else its name) of each eval split, a row of its own with
+  ``name`` as its config, when every one of them was scored (else a note); e.g. a paper's
+  "All" column. The languages are the dataset's to name, so they are declared here.
 * ``options``: engine defaults for this spec (e.g. ``{"lr": 2e-5}``); command-line
   ``--set KEY=VALUE`` overrides them, unknown names are the engine's ConfigError.
 * ``model``/``setup``: short names ``benchsmith baseline --model``/``--setup`` select by.
@@ -122,6 +126,7 @@ class BaselineSpec:
     setup: str | None = None
     requires_model_path: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+    averages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -130,6 +135,17 @@ class BaselineSpec:
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         object.__setattr__(self, "options", dict(self.options))
         where = f"baseline {self.name!r}"
+        averages = {}
+        for avg, langs in dict(self.averages).items():
+            langs = (langs,) if isinstance(langs, str) else tuple(langs)
+            if not langs:
+                raise ConfigError(f"{where}: average {avg!r} names no languages",
+                                  hint="averages={'All': ('et', 'ht', ...)}")
+            averages[avg] = langs
+        object.__setattr__(self, "averages", averages)
+        if averages and self.kind not in ACCURACY_KINDS:
+            raise ConfigError(f"{where}: averages apply to accuracy baselines ({', '.join(ACCURACY_KINDS)}), "
+                              f"not {self.kind!r}")
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ConfigError(f"baseline name {self.name!r} is not a lower-case slug",
                               hint="Use letters, digits and - _ . + (e.g. 'copa-en-NoP' -> 'copa-en-nop')")
@@ -192,8 +208,9 @@ class BaselineSpec:
 
     def summary(self) -> dict[str, Any]:
         """What ``benchsmith baseline NAME --list`` shows of the declaration."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("items", "score", "options")}
+        out = {k: v for k, v in asdict(self).items() if k not in ("items", "score", "options", "averages")}
         out["options"] = dict(self.options)
+        out["averages"] = {k: list(v) for k, v in self.averages.items()}
         out["items"] = getattr(self.items, "__qualname__", None) if self.items else None
         out["score"] = getattr(self.score, "__qualname__", None) if self.score else None
         return out
@@ -441,6 +458,30 @@ def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence
     return notes
 
 
+def average_rows(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str]]:
+    """The spec's declared ``averages`` over the accuracy rows of each eval split (see module docstring)."""
+    out: list[ScoreRow] = []
+    notes: list[str] = []
+    if not spec.averages:
+        return out, notes
+    for split in spec.eval_splits:
+        by_language = {}
+        for row in rows:
+            if row.split == split and row.metric == "accuracy" and row.value is not None \
+                    and row.config in release.configs():
+                by_language[_source_language(release, row.config) or row.config] = row.value
+        if not by_language:
+            continue
+        for name, langs in spec.averages.items():
+            missing = [lang for lang in langs if lang not in by_language]
+            if missing:
+                notes.append(f"average {name!r} of {split} not computed: {', '.join(missing)} not scored")
+                continue
+            out.append(ScoreRow(config=name, split=split, metric="accuracy",
+                                value=round(sum(by_language[lang] for lang in langs) / len(langs), 2)))
+    return out, notes
+
+
 # --------------------------------------------------------------------------- gate
 
 
@@ -542,6 +583,9 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
             caveats.append(f"subsampled to {opts.max_examples} items per split (seed {opts.seed}): {', '.join(cut)}")
     out = kinds.run_kind(spec, release, opts, evaluations)
     rows = [ScoreRow(**r) for r in out.rows]
+    averaged, average_notes = average_rows(spec, release, rows)
+    rows += averaged
+    notes += average_notes
     if figures is None:
         figures = published_figures(builder, release.version)
     notes += out.notes + attach_paper(spec, rows, figures, release)
@@ -563,5 +607,5 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
 
 __all__ = [
     "ACCURACY_KINDS", "KINDS", "BaselineResult", "BaselineSpec", "RunOptions", "ScoreRow", "Seq2SeqItem",
-    "attach_paper", "gate_verdict", "paper_value", "published_figures", "run_spec", "select_specs", "short_model",
+    "attach_paper", "average_rows", "gate_verdict", "paper_value", "published_figures", "run_spec", "select_specs", "short_model",
 ]
