@@ -14,6 +14,9 @@ Deliberate differences, none of which changes a verdict on valid input:
   eval.py raises ``KeyError`` / ``NameError`` or silently reuses the previous atom's type.
 * eval.py asserts that the compound occurs in the source sentence; the release's structure
   check (``cognition_cg_test_structure``) guarantees it, so the judge does not see the source.
+* eval.py reads ``src TAB compound TAB hyp`` lines, so a hypothesis with a tab, a line break or
+  nothing at all cannot reach it (it raises); ``evaluate`` reads one hypothesis per line and
+  refuses empty ones, and the judge takes any other string as eval.py would take its last field.
 """
 
 from __future__ import annotations
