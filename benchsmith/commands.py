@@ -120,6 +120,16 @@ def gold_release(arg: str, registry: Path | None = None) -> Release:
     return release
 
 
+def _how_to_get(name: str) -> str:
+    """What to do about a release not in the registry: build it when ``name`` is a dataset
+    (never "build nothing" for a name no builder has)."""
+    from benchsmith.builder_index import summaries
+
+    if name in summaries():
+        return f"Build it with `benchsmith build {name}` or pass a release directory."
+    return f"No dataset is named {name!r} either (`benchsmith list` shows them): pass a release directory."
+
+
 def resolve_release(arg: str, registry: Path | None = None) -> Release:
     """A release from a path, or from ``NAME`` / ``NAME/VERSION`` in the registry (newest version)."""
     from benchsmith.registry import recover
@@ -138,7 +148,7 @@ def resolve_release(arg: str, registry: Path | None = None) -> Release:
         names = [d.name for d in reg.iterdir() if d.is_dir() and not d.name.startswith(".")] if reg.is_dir() else []
         raise ConfigError(
             f"no release directory {arg!r} and no release of {name!r} in registry {reg}",
-            hint=f"Build it with `benchsmith build {name}` or pass a path. {did_you_mean(name, names)}",
+            hint=f"{_how_to_get(name)} {did_you_mean(name, names)}",
         )
     if not version:
         return releases[-1]

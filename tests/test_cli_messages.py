@@ -178,6 +178,11 @@ def test_did_you_mean_ignores_case_on_the_command_line(capsys, tmp_path):
     (tmp_path / "xcopa").mkdir()
     line = _one_line_error(*run_cli(capsys, "show", "nothing", "--registry", str(tmp_path)))
     assert ".staging" not in line
+    assert "`benchsmith build nothing`" not in line and "No dataset is named 'nothing'" in line
+    line = _one_line_error(*run_cli(capsys, "show", "XCOPA", "--registry", str(tmp_path)))
+    assert "Did you mean 'xcopa'?" in line
+    line = _one_line_error(*run_cli(capsys, "show", "comve", "--registry", str(tmp_path)))
+    assert "Build it with `benchsmith build comve`" in line
 
 
 class _TestFromExtra(ToyBuilder):
