@@ -15,6 +15,7 @@ subprocess; its per-line flags and its two printed error rates are compared with
 
 from __future__ import annotations
 
+import hashlib
 import random
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 from benchsmith.builders.cognition.atoms import lexicon_roles, parse_compound
 from benchsmith.builders.cognition.metric import CTER, CompoundJudge, Lexicon
+from benchsmith.builders.cognition.paper_rule import EVAL_PY_SHA256
 from benchsmith.loaders.cognition_files import read_lexicon
 
 pytestmark = pytest.mark.realdata
@@ -34,6 +36,8 @@ def upstream(raw) -> Path:
     root = raw / "cognition"
     if not (root / "eval" / "eval.py").is_file():
         pytest.skip(f"{root}/eval/eval.py is not there")
+    digest = hashlib.sha256((root / "eval" / "eval.py").read_bytes()).hexdigest()
+    assert digest == EVAL_PY_SHA256, f"{root}/eval/eval.py is not the version paper_rule.py reimplements"
     return root
 
 

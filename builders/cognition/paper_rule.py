@@ -26,6 +26,10 @@ from collections.abc import Mapping, Sequence
 
 from benchsmith.errors import ConfigError
 
+#: sha256 of the eval.py this module reimplements (``../shared/raw/cognition/eval/eval.py``, upstream
+#: commit f2f980a); the conformance test refuses another copy (an older one with other atom lists circulates)
+EVAL_PY_SHA256 = "cabb025caeb60b37e5a022bfe0cb966c97e19e950b9732a57a82e1d9fac5b415"
+
 # eval.py, "# atom list": the lists and their order (the order of the flags, and "last list wins")
 P = ("about", "around", "before", "behind", "except", "for", "from", "inside", "like", "near", "on", "to",
      "toward", "towards", "under", "with", "without")
