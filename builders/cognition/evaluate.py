@@ -21,7 +21,8 @@ Figures:
   "The Chinese sentences are segmented by jieba segmenter"), so this is the BLEU of that
   pipeline's tokens; it is not comparable with the paper's figures.
 * CTER (``--split cg_test`` only): :class:`benchsmith.builders.cognition.metric.CTER`
-  (the scorer, on the :class:`~benchsmith.validation.metric.Metric` base), instance and
+  (the scorer, on the :class:`~benchsmith.validation.metric.Metric` base; ``rule="paper"`` by
+  default, i.e. upstream's eval.py, ``"cter-v2"`` on request), instance and
   aggregate level, overall and per NP / VP / PP; ``cter_signature`` is that score's result
   signature (every option that moves the number, then the line and compound counts).
 
