@@ -106,7 +106,7 @@ def test_a_malformed_checksums_table_names_its_dataset(tmp_path):
 
 
 def test_no_message_of_the_source_module_keeps_a_placeholder():
-    import benchsmith.source as source
+    from benchsmith import source
 
     text = Path(source.__file__).read_text(encoding="utf-8")
     code = text.split('"""', 2)[2]  # after the module docstring
@@ -138,7 +138,7 @@ def test_a_build_warns_once_per_source_about_unregistered_files(capsys, toy, tmp
 def test_a_github_zip_layout_is_accepted(capsys, toy, tmp_path):
     raw = _toy_sources(tmp_path, "toy-main/items.tsv")
     (raw / "toy" / "__MACOSX").mkdir()  # a stray folder beside it does not matter
-    code, out, err = run_cli(capsys, "build", "toy", "--sources", str(raw), "--registry", str(tmp_path / "a"),
+    code, _, err = run_cli(capsys, "build", "toy", "--sources", str(raw), "--registry", str(tmp_path / "a"),
                              "--json")
     assert code == 0, err
     flat = _toy_sources(tmp_path / "flat")
