@@ -248,18 +248,31 @@ BASELINES = [
         description="translate-test: the English COPA model applied to every translation-<lang> test split "
         "(upstream's Google translations into English)",
     ),
+    # The partial-input gates (accuracy on en/test minus chance, 50%; a significant excess fails). What a
+    # faithful release gives with the strongest model the paper has (Table 6 top, XLM-R-L after SIQA, EN)
+    # and with our default MiniLM, against copies of English COPA broken on purpose (MiniLM, every item /
+    # validate's CPU setting of 500 items and 2 epochs; README, "The NoP / NoQ gate"):
+    #
+    #                                    NoP            NoQ
+    #   paper, faithful, XLM-R-L         +13.0          +26.2
+    #   MiniLM, faithful                 +7.0 / +5.8    +10.8 / +10.0
+    #   wrong choice lost its period     +50            +50
+    #   wrong choice = another's answer  +1.8           +42.0 / +40.6
     BaselineSpec(
-        "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=True, setup="NoP",
-        paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
-        description="premise hidden (NoP): gated at the config's partial_input_max_gain (0.2 over chance)",
+        # NoP: options and prompt alone should not answer COPA (the paper: "without premises the performance
+        # is not much better than chance", Section 4.3); a cue in the options takes any model far past 0.2.
+        "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=True, max_gain=0.2,
+        setup="NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
+        description="premise hidden (NoP): gated at 0.2 over chance (the paper's strongest model: +13)",
     ),
     BaselineSpec(
-        # NoQ keeps premise and choices: plausibility alone answers many items (the paper's XLM-R Large
-        # reaches 76.2 on English, +26.2 over chance), so the gate is wider than NoP's: it catches a release
-        # in which the question (cause / effect) has stopped mattering.
-        "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=True, max_gain=0.3,
+        # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +30.6
+        # within its 95% interval on 500 items), so 0.3 could fail a faithful release run with a strong
+        # --model-path model; choices unrelated to the premise give +40 even with MiniLM. Hence 0.35.
+        "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=True, max_gain=0.35,
         setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
-        description="question prompt hidden (NoQ): gated at 0.3 over chance",
+        description="question prompt hidden (NoQ): gated at 0.35 over chance (the paper's strongest model: "
+        "+26.2)",
     ),
     BaselineSpec(
         "use-co-zs", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
