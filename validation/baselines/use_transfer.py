@@ -32,14 +32,20 @@ sits at chance (All 50.6%, English test 50.6%, paper 54.7 and 63.0), and no bug 
   sentences 0.13 on average (five English/it/tr/zh/th pairs);
 * the head learns: trained on without a stop it fits English COPA train to 100% (lr 1e-3,
   ~1,500 updates), but validation falls from 54% to 40% and English test from 58% to 51%:
-  the frozen v3 features do not carry what generalises on COPA;
+  what it fits in the one-sentence v3 vectors does not generalise (see the last point);
 * selection works as specified, on a split that cannot tell heads apart: English COPA
   validation has 100 items, 55 with the first option right, so a nearly untrained head
   (update 10, 55% on train) scores 57% there and wins (seed 0, lr 1e-4);
 * nothing within reach fixes it: over seeds 0-4 All is 50.2-52.0 and English test 50.6-58.0;
   even choosing the checkpoint on the test sets themselves (an oracle, every 10 updates up to
-  800, lr 1e-3 and 1e-4) gives All <= 52.0 (English 55.8-58.8 at those checkpoints). The gap to the paper is the encoder (DAN+CNN v3 against the
-  Transformer Large), not the training loop.
+  800, lr 1e-3 and 1e-4) gives All <= 52.0 (English 55.8-58.8 at those checkpoints);
+* the signal is there, but not in the one-sentence input: a logistic regression (C chosen on
+  en/validation) on the difference of the two options' one-sentence vectors scores 50.2 on
+  English test, while one on context ⊙ option products of separately encoded context and
+  option scores 61.2 (it 58.4, zh 57.2). A DAN+CNN composes "premise prompt choice" nearly
+  additively, so the shared premise shifts both options alike; the paper's Transformer
+  contextualises the choice by the premise. That diagnostic is not the paper's setup and is
+  not offered as a baseline.
 
 Averages over languages (the paper's "All", "USE ∩ XCOPA") are the dataset's to declare
 (``BaselineSpec.averages``). Accuracies here are fractions; score rows are percentages.
