@@ -103,7 +103,7 @@ def subtask_c_score(release: Any, config: str, split: str, items: Sequence[Seq2S
     """The official subtask C BLEU (:class:`ComVEMetric`) of ``outputs`` against the items' references."""
     res = ComVEMetric("c").score({it.id: list(it.references) for it in items},
                                  {it.id: out for it, out in zip(items, outputs, strict=True)})
-    return {"bleu": res["bleu"], "signature": res["signature"]}
+    return {"bleu": round(res["bleu"], 2), "signature": res["signature"]}  # two decimals, as the paper prints
 
 
 BASELINES = [
