@@ -266,9 +266,9 @@ BASELINES = [
         description="premise hidden (NoP): gated at 0.2 over chance (the paper's strongest model: +13)",
     ),
     BaselineSpec(
-        # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +30.6
-        # within its 95% interval on 500 items), so 0.3 could fail a faithful release run with a strong
-        # --model-path model; choices unrelated to the premise give +40 even with MiniLM. Hence 0.35.
+        # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
+        # within its 95% interval on 500 items), so 0.3 leaves no margin for a faithful release run with a
+        # strong --model-path model; choices unrelated to the premise give +40 even with MiniLM. Hence 0.35.
         "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=True, max_gain=0.35,
         setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="question prompt hidden (NoQ): gated at 0.35 over chance (the paper's strongest model: "
