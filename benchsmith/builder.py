@@ -234,7 +234,7 @@ class Builder:
         """The registered ``checksums.tsv`` beside the builder (``{}`` when there is none yet)."""
         from benchsmith.source import read_checksums
 
-        return read_checksums(cls.data_path("checksums.tsv"))
+        return read_checksums(cls.data_path("checksums.tsv"), dataset=cls.name)
 
 
 # ------------------------------------------------------------------- registry

@@ -37,7 +37,8 @@ def unreadable(path: Path, exc: OSError) -> SourceError:
     """The typed error for an ``OSError`` met while opening or reading ``path``."""
     if isinstance(exc, FileNotFoundError):
         return MissingSourceError("file not found; expected a raw source file here", path=path,
-                                  hint="Check the path (`benchsmith sources NAME` lists the files a build needs)")
+                                  hint="Check the path; the files a build needs are listed by `benchsmith sources` "
+                                       "followed by the dataset's name (see `benchsmith list`)")
     if isinstance(exc, IsADirectoryError):
         return SourceError("is a directory; expected a file", path=path,
                            hint="Point at the file itself, laid out as upstream ships it")

@@ -111,6 +111,9 @@ def test_no_message_of_the_source_module_keeps_a_placeholder():
     text = Path(source.__file__).read_text(encoding="utf-8")
     code = text.split('"""', 2)[2]  # after the module docstring
     assert "sources NAME" not in code
+    from benchsmith.loaders import rawfile
+
+    assert "sources NAME" not in Path(rawfile.__file__).read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- register, unregistered files
@@ -219,6 +222,20 @@ def test_an_audit_of_the_published_version_has_one_outcome(capsys, toy, tmp_path
     assert code == 0, err
     assert f"identical to the published release, verified: {release}" in out
     assert "not committed" not in out and "committed to" not in out
+    # the report it names outlives the staged build (kept beside the published release)
+    (report,) = [ln.removeprefix("report: ") for ln in out.splitlines() if ln.startswith("report: ")]
+    assert Path(report).is_file() and Path(report).parent == reg / "toy" / ".reports" / "1.1.0" / "audit"
+    assert ".staging" not in report
+
+
+def test_an_audit_that_commits_names_the_committed_report(capsys, toy, tmp_path):
+    reg = tmp_path / "reg"
+    code, out, err = run_cli(capsys, "-q", "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg),
+                             "--near-dup-threshold", "0.95", "--baselines", "none")
+    assert code == 0, err
+    assert f"committed to {reg / 'toy' / '1.1.0'}" in out
+    (report,) = [ln.removeprefix("report: ") for ln in out.splitlines() if ln.startswith("report: ")]
+    assert Path(report) == reg / "toy" / "1.1.0" / "reports" / "validation.html" and Path(report).is_file()
 
 
 # ----------------------------------------------------------------------------- harvests

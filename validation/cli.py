@@ -172,7 +172,7 @@ def audit_cmd(
         console.print(f"[{style}]{outcome['outcome']}[/]", highlight=False)
 
     emit(outcome, json_out, human)
-    gate.enforce(v.report, where=v.release.reports_dir / "validation.json")
+    gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")
 
 
 def audit(
@@ -214,15 +214,21 @@ def audit(
     outcome_text = ""
     if v.passed and published:
         # Never replaced: drift proved the rebuild identical, PublishedFilesCheck the files intact.
+        # The audit's report outlives the staged build: beside the published release's own
+        # detached reports (a published folder is read-only).
+        kept = reg_layout.detached_reports_dir(target) / "audit"
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(v.report_dir or staged.reports_dir, kept)
         shutil.rmtree(staged.path, ignore_errors=True)
-        v.release = Release(target)
+        v.release, v.report_dir = Release(target), kept
         outcome_text = f"identical to the published release, verified: {target}"
     elif v.passed:
         target.parent.mkdir(parents=True, exist_ok=True)
         with reg_layout.lock(target, timeout=0):
             reg_layout.guard_published(target)  # re-checked under the lock: a publish may have landed
             reg_layout.commit(staged.path, target, overwrite=True)
-        v.release = Release(target)
+        v.release, v.report_dir = Release(target), None  # the reports moved with the release
         committed = True
         outcome_text = f"committed to {target}"
     else:
