@@ -109,6 +109,10 @@ class Builder:
     sources: ClassVar[tuple[Source, ...]] = ()
     #: seed for anything random in examples() (recorded in release.json).
     seed: ClassVar[int] = 0
+    #: False when a rebuild from the same inputs may give other files (e.g. an aligner that seeds
+    #: itself): recorded as ``reproducible`` in release.json, and drift then warns, not fails, on a
+    #: same-version difference in content (a lost config or split still fails).
+    reproducible: ClassVar[bool] = True
 
     def __init__(self, version: str | None = None):
         versions = self.versions()

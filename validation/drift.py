@@ -16,7 +16,10 @@ every field but the id, compared by a hash of its JSON). Verdicts:
 
 * same version (a rebuild): any difference fails. A version is immutable and
   builds are deterministic, so a difference is a reproducibility bug or a silent
-  upstream change;
+  upstream change. The one exception is declared, not guessed: when either manifest
+  says ``"reproducible": false`` (a builder whose output depends on something it cannot
+  seed, e.g. an aligner that seeds itself), changed content warns and names that
+  declaration; a lost or new config or split still fails;
 * a newer version: a config or split that disappeared fails (a regression);
   removed or changed ids that the errata newly applied in this version do not
   list warn ("unexplained"); additions and explained changes pass. An erratum's
@@ -88,6 +91,8 @@ class DriftCheck(Check):
     def run(self, release: Any) -> list[CheckResult]:
         old = self.previous
         rebuild = old.version == release.version
+        # declared in release.json by the builder (Builder.reproducible); absent means reproducible
+        self.tolerant = rebuild and not all(r.manifest.get("reproducible", True) for r in (release, old))
         against = f"{old.name} {old.version}" + (" (the release this build replaces)" if rebuild else "")
         explained = _newly_fixed_items(release, old)
         results = []
@@ -113,6 +118,7 @@ class DriftCheck(Check):
         problems: list[str] = []
         unexplained: list[str] = []
         changes: list[str] = []
+        tolerated: list[str] = []  # differing splits of a build declared not reproducible
         for split in old.splits:
             if split not in new.splits:
                 problems.append(f"split {split!r} of {against} is missing")
@@ -151,7 +157,9 @@ class DriftCheck(Check):
                     )
                 else:
                     changes.append(f"{split} content changed (no id field to say where)")
-                if rebuild:
+                if rebuild and self.tolerant:
+                    tolerated.append(split)
+                elif rebuild:
                     problems.append(f"{split} differs from the same version's previous build")
             splits[split] = entry
         metrics = {
@@ -162,6 +170,14 @@ class DriftCheck(Check):
         if problems:
             return self.result(Status.FAIL, f"vs {against}: " + "; ".join(problems), config=new.config,
                                metrics=metrics, details=details)
+        if tolerated:
+            details["tolerated"] = tolerated
+            return self.result(
+                Status.WARN,
+                f"vs {against}: {', '.join(tolerated)} differ, tolerated because the build is declared not "
+                "reproducible (release.json `reproducible: false`); " + ", ".join(changes),
+                config=new.config, metrics=metrics, details=details,
+            )
         if unexplained:
             return self.result(
                 Status.WARN,

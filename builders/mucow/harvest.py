@@ -334,8 +334,8 @@ class HarvestBuilder(Builder):
         o = result.options
         self.name = f"mucow-harvest-{o.src}-{o.tgt}"
         self.seed = o.seed  # release.json's `seed`: sentence ranking and eflomal's sampler
-        # whether a rebuild from the same inputs gives the same files; for a drift check that reads it
-        # (validation/drift.py does not yet: the flag is in each config's metadata, `alignment`)
+        # whether a rebuild from the same inputs gives the same files: release.json's `reproducible`,
+        # which drift reads (a same-version difference of a non-reproducible harvest warns, not fails)
         self.reproducible = bool(result.alignment.get("deterministic", False))
         corpora = ", ".join(c.describe() for c in result.corpora)
         self.description = (f"MuCoW-style WSD test suites for {o.src}->{o.tgt} harvested from {corpora} "
