@@ -10,7 +10,9 @@ size's memory cannot leak into the next; the child's peak RSS is read with
 
 Figures of merit, per size against the smallest: the time ratio (``10x rows ->
 at most 11x time``) and the peak RSS (at most 2 GB at 1M rows). Each size runs
-``--repeat`` times; min and median are reported. ``--tree DIR`` runs the children
+``--repeat`` times, in rounds over the sizes (so every size sees the same spread of
+machine load); min and median are reported, and the CPU seconds of the child (every
+thread), the steadier figure on a shared machine. ``--tree DIR`` runs the children
 against another source tree laid out like this repository (for before/after
 comparisons: a copy whose ``benchsmith/`` holds symlinks ``validation``,
 ``builders``, ``loaders``, ``cards`` to its sibling folders), side by side with
@@ -100,6 +102,14 @@ def build(root: Path, n: int) -> Path:
     return ReleaseWriter(Synthetic(), root, Sources({}), overwrite=True).write().path
 
 
+def _cpu() -> float:
+    """CPU seconds of this process, every thread (steadier than wall time on a loaded machine)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def child_validate(path: Path, baselines: str) -> None:
     """In the child: validate one release, print per-check seconds and the near-duplicate count."""
     from benchsmith.validation import runner
@@ -109,25 +119,29 @@ def child_validate(path: Path, baselines: str) -> None:
 
     progress.set_enabled(False)
     per_check: dict[str, float] = {}
+    per_check_cpu: dict[str, float] = {}
     original = runner.run_checks
 
     def timed_run_checks(release, checks):  # per-check seconds, same order and crash handling
         results = []
         for check in checks:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _cpu()
             results.extend(original(release, [check]))
             name = getattr(check, "name", type(check).__name__)
             per_check[name] = round(per_check.get(name, 0.0) + time.perf_counter() - t, 3)
+            per_check_cpu[name] = round(per_check_cpu.get(name, 0.0) + _cpu() - c, 3)
         return results
 
     runner.run_checks = timed_run_checks
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     v = runner.validate(Release(path), baselines=baselines, builder=None, previous=None)
-    seconds = time.perf_counter() - t
+    seconds, cpu = time.perf_counter() - t, _cpu() - c
     by = {r["check"]: r for r in v.report["results"]}
     print(json.dumps({
         "validate_s": round(seconds, 3),
+        "validate_cpu_s": round(cpu, 3),
         "per_check_s": per_check,
+        "per_check_cpu_s": per_check_cpu,
         "near_duplicate_pairs": by.get("near_duplicates", {}).get("metrics", {}).get("pairs"),
         "partial_input": {k: by.get("partial_input", {}).get("metrics", {}).get(k) for k in ("accuracy", "gain")},
         "summary": v.report["summary"],
@@ -152,29 +166,36 @@ def run_child(args: list[str], tree: Path | None) -> tuple[float, int, str]:
 
 
 def measure(sizes: list[int], releases: dict[int, Path], repeat: int, baselines: str, tree: Path | None) -> dict:
+    walls: dict[int, list[float]] = {n: [] for n in sizes}
+    rss: dict[int, list[int]] = {n: [] for n in sizes}
+    inner: dict[int, list[dict]] = {n: [] for n in sizes}
+    for _ in range(repeat):  # rounds over the sizes: every size sees the same spread of machine load
+        for n in sizes:
+            wall, peak, out = run_child(["--child-validate", str(releases[n]), "--baselines", baselines], tree)
+            walls[n].append(wall)
+            rss[n].append(peak)
+            inner[n].append(json.loads(out.strip().splitlines()[-1]))
     rows = {}
     for n in sizes:
-        walls, rss, inner = [], [], []
-        for _ in range(repeat):
-            wall, peak, out = run_child(["--child-validate", str(releases[n]), "--baselines", baselines], tree)
-            walls.append(wall)
-            rss.append(peak)
-            inner.append(json.loads(out.strip().splitlines()[-1]))
-        best = min(range(repeat), key=lambda i: inner[i]["validate_s"])
+        runs = inner[n]
+        best = min(range(repeat), key=lambda i: runs[i]["validate_s"])
         rows[n] = {
-            "validate_s_min": min(r["validate_s"] for r in inner),
-            "validate_s_median": round(statistics.median(r["validate_s"] for r in inner), 3),
-            "wall_s_min": round(min(walls), 3),
-            "peak_rss_mb": round(max(rss) / 2**20, 1),
-            "per_check_s": inner[best]["per_check_s"],
-            "near_duplicate_pairs": inner[best]["near_duplicate_pairs"],
+            "validate_s_min": min(r["validate_s"] for r in runs),
+            "validate_s_median": round(statistics.median(r["validate_s"] for r in runs), 3),
+            "validate_cpu_s_min": min(r["validate_cpu_s"] for r in runs),
+            "wall_s_min": round(min(walls[n]), 3),
+            "peak_rss_mb": round(max(rss[n]) / 2**20, 1),
+            "per_check_s": runs[best]["per_check_s"],
+            "per_check_cpu_s": runs[best]["per_check_cpu_s"],
+            "near_duplicate_pairs": runs[best]["near_duplicate_pairs"],
             "planted_near_duplicates": planted(n),
-            "partial_input": inner[best]["partial_input"],
-            "summary": inner[best]["summary"],
+            "partial_input": runs[best]["partial_input"],
+            "summary": runs[best]["summary"],
         }
     base = sizes[0]
     for n in sizes[1:]:
         rows[n]["time_ratio_vs_smallest"] = round(rows[n]["validate_s_min"] / rows[base]["validate_s_min"], 2)
+        rows[n]["cpu_ratio_vs_smallest"] = round(rows[n]["validate_cpu_s_min"] / rows[base]["validate_cpu_s_min"], 2)
         rows[n]["rows_ratio_vs_smallest"] = round(n / base, 2)
     return rows
 

@@ -251,6 +251,7 @@ def tatoeba(raw, tmp_path_factory):
     return Release(reg / "mucow-harvest-deu-eng" / "1.0.0")
 
 
+@pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_statistics(tatoeba):
     st = tatoeba.manifest["configs"]["scoring"]["metadata"]["statistics"]
     assert st["sentence_pairs"] == 17565
@@ -259,6 +260,7 @@ def test_tatoeba_statistics(tatoeba):
     assert st["translation"]["items"] == tatoeba.num_examples("translation", "test") > 20
 
 
+@pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_scoring_suite_is_well_formed(tatoeba):
     rows = list(tatoeba.examples("scoring", "test"))
     assert len({r["id"] for r in rows}) == len(rows)
@@ -277,6 +279,7 @@ def test_tatoeba_scoring_suite_is_well_formed(tatoeba):
             assert len(c) - len(r["reference"]) == len(w) - len(r["original_translation"])
 
 
+@pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_translation_suite_is_well_formed(tatoeba):
     rows = list(tatoeba.examples("translation", "test"))
     by_word = defaultdict(Counter)
@@ -289,6 +292,7 @@ def test_tatoeba_translation_suite_is_well_formed(tatoeba):
         assert len(senses) >= 2 and all(4 <= n <= 10 for n in senses.values())
 
 
+@pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_harvest_passes_mucows_checks(tatoeba):
     """Every construction rule holds on a real harvest (the checks validation runs on it)."""
     results = [r for c in HarvestBuilder.for_validation(tatoeba).checks() for r in c.run(tatoeba)]
@@ -296,6 +300,7 @@ def test_tatoeba_harvest_passes_mucows_checks(tatoeba):
     assert {r.config for r in results} == {"scoring", "translation"}
 
 
+@pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_harvest_is_reproducible_and_the_previous_pipelines(raw, tatoeba):
     """eflomal seeded with the harvest's seed: the CLI harvest (pieces on worker processes) gives exactly the
     items of the previous, sequential pipeline run in this process with the same seed (issue 15: it gave
@@ -311,6 +316,7 @@ def test_tatoeba_harvest_is_reproducible_and_the_previous_pipelines(raw, tatoeba
     assert translation == reference["translation"]
 
 
+@pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_release_loads(tatoeba):
     d = datasets.load_dataset(str(tatoeba.path), "translation", split="test")
     assert d.features["domain"].names == ["in", "out"] and len(d) == tatoeba.num_examples("translation", "test")

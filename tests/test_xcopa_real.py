@@ -336,6 +336,7 @@ def test_table2_samples_leave_english_out():
         assert abs(without - f.value) <= f.tolerance < abs(with_en - f.value), column
 
 
+@pytest.mark.slow  # ~35 s over every lang2vec set; Table 2's typology row is checked in the default run above
 def test_typology_best_feature_set_is_syntax_knn_in_nats():
     """Of lang2vec's syntax sets in either unit, syntax_knn in nats is closest to Table 2's row."""
     from benchsmith.builders.xcopa.diversity import typology_alternatives
