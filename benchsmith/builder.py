@@ -252,11 +252,17 @@ def register(cls: type[Builder]) -> type[Builder]:
     if not getattr(cls, "name", None):
         raise TypeError(f"{cls.__qualname__} needs a class attribute `name`")
     _REGISTRY[cls.name] = cls
+    from benchsmith.source import declare_sources  # builder -> source only, never back
+
+    declare_sources(cls.name, getattr(cls, "sources", ()))
     return cls
 
 
 def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
+    from benchsmith.source import forget_sources
+
+    forget_sources(name)
 
 
 def discover() -> None:

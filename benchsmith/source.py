@@ -233,12 +233,27 @@ def benchsmith_home() -> Path:
     return Path(os.environ.get("BENCHSMITH_HOME", Path.home() / ".cache" / "benchsmith"))
 
 
-def datasets_declaring(source: Source) -> list[str]:
-    """Names of the builders imported so far that declare ``source`` (no discovery: a build
-    has imported its own builder)."""
-    from benchsmith.builder import _REGISTRY
+#: dataset name per declared source, filled by ``builder.register`` (kept here, not read from
+#: the builder registry, so that this module never imports ``benchsmith.builder``)
+_DECLARED_BY: dict[Source, set[str]] = {}
 
-    return sorted(n for n, cls in _REGISTRY.items() if source in getattr(cls, "sources", ()))
+
+def declare_sources(dataset: str, sources: Iterable[Source]) -> None:
+    """Record that ``dataset``'s builder declares ``sources`` (for :func:`sources_command`)."""
+    for source in sources:
+        _DECLARED_BY.setdefault(source, set()).add(dataset)
+
+
+def forget_sources(dataset: str) -> None:
+    """Undo :func:`declare_sources` for ``dataset`` (its builder was unregistered)."""
+    for names in _DECLARED_BY.values():
+        names.discard(dataset)
+
+
+def datasets_declaring(source: Source) -> list[str]:
+    """Names of the builders registered so far that declare ``source`` (no discovery: a build
+    has imported its own builder)."""
+    return sorted(_DECLARED_BY.get(source, ()))
 
 
 def sources_command(source: Source, dataset: str | None = None, register: str | None = None) -> str:
