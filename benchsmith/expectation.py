@@ -127,7 +127,14 @@ def _value_count(release: Any, f: Figure) -> int:
     return sum(1 for v in _labels(release, f) if v == f.args["value"])
 
 
-CORE_MEASURES: dict[str, Measure] = {"count": _count, "label_counts": _label_counts, "value_count": _value_count}
+def _model_baseline(release: Any, f: Figure) -> Any:
+    """A figure that a model baseline reproduces (``benchsmith baseline``, shown beside its scores),
+    never ``validate``: listed as skipped with its ``needs``."""
+    raise ConfigError(f"{f.id} is measured by a model baseline, not by validate ({f.needs or 'no run'})")
+
+
+CORE_MEASURES: dict[str, Measure] = {"count": _count, "label_counts": _label_counts, "value_count": _value_count,
+                                     "model_baseline": _model_baseline}
 
 
 # ----------------------------------------------------------------- reading

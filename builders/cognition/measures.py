@@ -7,7 +7,7 @@
   (Table 4; roles DET, N, ADJ, MOD, V, P);
 * ``frequency_buckets``: the compound-frequency buckets the ``stats`` stage uses, read off
   :func:`.stats.frequency_bucket` (Section 6.1: few-shot = 1 to 10 occurrences);
-* ``needs_train_split``, ``needs_parser``, ``model_baseline``: figures that this release cannot
+* ``needs_train_split``, ``needs_parser`` (and the core ``model_baseline``): figures that this release cannot
   measure; they raise :class:`ConfigError` (the figure's ``needs:`` says what computes them).
 """
 
@@ -58,10 +58,6 @@ def needs_parser(release: Any, figure: Figure) -> NoReturn:
     raise ConfigError(f"{figure.id} needs a constituency parser and the train split ({figure.needs or 'not named'})")
 
 
-def model_baseline(release: Any, figure: Figure) -> NoReturn:
-    raise ConfigError(f"{figure.id} is measured by a model baseline, not by validate ({figure.needs or 'no run'})")
-
-
 MEASURES: Mapping[str, Measure] = {
     "distinct": distinct,
     "compound_extent": compound_extent,
@@ -69,5 +65,4 @@ MEASURES: Mapping[str, Measure] = {
     "frequency_buckets": frequency_buckets,
     "needs_train_split": needs_train_split,
     "needs_parser": needs_parser,
-    "model_baseline": model_baseline,
 }
