@@ -21,7 +21,7 @@ Not released: the 4 Italian native speakers' labels of the follow-up experiment 
 0.926 / 0.917, Section 3). When a maintainer has such labels they are supplied as a TSV
 (``BENCHSMITH_XCOPA_ANNOTATIONS``) with header ``lang  split  idx  annotator  label``
 (label 0/1 or choice1/choice2), every item labelled by the same number of annotators;
-``fleiss_by_language`` computes statsmodels' Fleiss' kappa per language (items of both
+``fleiss_by_language`` computes Fleiss' kappa (statsmodels' formula) per language (items of both
 splits pooled).
 """
 
@@ -81,11 +81,34 @@ def read_annotations(path: str | Path) -> dict[str, dict[tuple[str, int], dict[s
 
 
 def fleiss(labels_per_item: list[list[int]]) -> float:
-    """Fleiss' kappa of items x raters labels (statsmodels, imported here: the validation extra)."""
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+    """Fleiss' kappa of items x raters labels (0/1), for two categories.
 
-    table, _ = aggregate_raters(np.array(labels_per_item), n_cat=2)
-    return float(fleiss_kappa(table, method="fleiss"))
+    statsmodels' ``aggregate_raters(..., n_cat=2)`` + ``fleiss_kappa(method="fleiss")``
+    written out in numpy with the same operations in the same order, so the value is the
+    same float (tests/test_build_overhead.py holds it to statsmodels on the release's
+    translator matrices): importing statsmodels (and scipy.stats) cost the card ~0.7 s.
+    """
+    data = np.asarray(labels_per_item)
+    if data.ndim != 2:
+        raise ValueError(f"expected an items x raters matrix, got shape {data.shape}")
+    if data.size and (data.min() < 0 or data.max() > 1):
+        raise ValueError("labels must be 0 or 1")
+    n_cat = 2
+    counts = np.zeros((data.shape[0], n_cat), int)  # aggregate_raters: per item, raters per category
+    for c in range(n_cat):
+        counts[:, c] = (data == c).sum(axis=1)
+    table = 1.0 * counts
+    n_sub, _ = table.shape
+    n_total = table.sum()
+    n_rat = table.sum(1).max()
+    if n_total != n_sub * n_rat:
+        raise ValueError("every item needs the same number of raters")
+    p_cat = table.sum(0) / n_total
+    table2 = table * table
+    p_rat = (table2.sum(1) - n_rat) / (n_rat * (n_rat - 1.))
+    p_mean = p_rat.mean()
+    p_mean_exp = (p_cat * p_cat).sum()
+    return float((p_mean - p_mean_exp) / (1 - p_mean_exp))
 
 
 def fleiss_by_language(path: str | Path) -> dict[str, dict[str, float]]:

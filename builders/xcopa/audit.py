@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from statistics import mean
 from typing import Any
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
@@ -135,10 +134,10 @@ def length_ratios(release: Any) -> dict[str, dict[str, float]]:
                 c_e += [len(e["choice1"]), len(e["choice2"])]
         if p_l:
             out[lang] = {
-                "premise_ratio": round(mean(p_l) / mean(p_e), 3),
-                "choice_ratio": round(mean(c_l) / mean(c_e), 3),
-                "premise_chars": round(mean(p_l), 1),
-                "choice_chars": round(mean(c_l), 1),
+                "premise_ratio": round(_mean(p_l) / _mean(p_e), 3),
+                "choice_ratio": round(_mean(c_l) / _mean(c_e), 3),
+                "premise_chars": round(_mean(p_l), 1),
+                "choice_chars": round(_mean(c_l), 1),
             }
     return out
 
@@ -160,23 +159,127 @@ def word_counter(lang: str) -> tuple[str | None, Callable[[str], int] | None]:
     return None, None
 
 
-def text_lengths(release: Any) -> dict[str, dict[str, Any]]:
+#: file under ``$BENCHSMITH_HOME/cache`` that keeps segmenter word counts between builds
+WORD_COUNT_CACHE = "xcopa-word-counts.json"
+#: entries kept in it (one per distinct set of texts and segmenter version)
+WORD_COUNT_CACHE_ENTRIES = 32
+#: bump when :func:`word_counter`'s rule changes: older entries then never match
+_WORD_RULE = "alnum-words-v1"
+
+
+def _segmenter_version(how: str | None) -> str | None:
+    """The installed version of a segmenter package (its dictionary ships with it), or None."""
+    if how != "jieba":
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jieba")
+    except PackageNotFoundError:  # not installed: no cache, word_counter says characters only
+        return None
+
+
+def _word_key(how: str, version: str, premises: list[str], choices: list[str]) -> str:
+    import hashlib
+
+    h = hashlib.sha256(f"{_WORD_RULE}\0{how}\0{version}\0".encode())
+    for group in (premises, choices):
+        h.update(b"\1")
+        for t in group:
+            h.update(t.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
+def _word_cache_path() -> Any:
+    from benchsmith.source import benchsmith_home
+
+    return benchsmith_home() / "cache" / WORD_COUNT_CACHE
+
+
+def _read_word_cache() -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(_word_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_word_cache(entries: dict[str, Any]) -> None:
+    import json
+    import os
+
+    path = _word_cache_path()
+    tmp = path.with_name(f".{WORD_COUNT_CACHE}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        keep = dict(list(entries.items())[-WORD_COUNT_CACHE_ENTRIES:])
+        tmp.write_text(json.dumps(keep), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _mean(values: list[int]) -> float | int:
+    """``statistics.mean`` of ints, without its Fraction arithmetic: the exact mean, an int
+    where it is one (as ``statistics.mean`` returns), else the correctly rounded float."""
+    total, n = sum(values), len(values)
+    if n == 0:
+        raise ValueError("mean requires at least one data point")
+    return total // n if total % n == 0 else total / n
+
+
+def _word_means(how: str | None, count: Callable[[str], int] | None, premises: list[str],
+                choices: list[str]) -> tuple[Any, Any]:
+    if not count:
+        return None, None
+    return (round(_mean([count(t) for t in premises]), 1), round(_mean([count(t) for t in choices]), 1))
+
+
+def text_lengths(release: Any, *, cache: bool = True) -> dict[str, dict[str, Any]]:
     """Per XCOPA language and ``en`` (validation + test): mean premise and choice length in
-    characters, and in words where :func:`word_counter` has a segmenter for the language."""
+    characters, and in words where :func:`word_counter` has a segmenter for the language.
+
+    Word counts by a segmenter that needs start-up (jieba loads its dictionary: ~0.7 s of a
+    build) are kept in ``$BENCHSMITH_HOME/cache`` (:data:`WORD_COUNT_CACHE`), keyed by the
+    sha256 of the texts, the segmenter's installed version and the counting rule, so a
+    rebuild of the same texts never starts jieba; ``cache=False`` always segments. A cache
+    that cannot be read or written is ignored."""
     out: dict[str, dict[str, Any]] = {}
+    entries: dict[str, Any] | None = None
     for config in [*languages_in(release), "en"]:
         splits = [s for s in SPLITS if _has(release, config, s)]
         if not splits:
             continue
-        rows = [r for s in splits for r in release.table(config, s, ["premise", "choice1", "choice2"]).to_pylist()]
-        premises = [r["premise"] for r in rows]
-        choices = [c for r in rows for c in (r["choice1"], r["choice2"])]
-        how, count = word_counter(config)
+        tables = [release.table(config, s, ["premise", "choice1", "choice2"]) for s in splits]
+        premises = [t for tab in tables for t in tab.column("premise").to_pylist()]
+        choices = [c for tab in tables for pair in zip(tab.column("choice1").to_pylist(),
+                                                         tab.column("choice2").to_pylist()) for c in pair]
+        how = WORD_SEGMENTERS.get(config, "whitespace")
+        version = _segmenter_version(how) if cache else None
+        if version is not None:
+            key = _word_key(how, version, premises, choices)
+            if entries is None:
+                entries = _read_word_cache()
+            hit = entries.get(key)
+            if isinstance(hit, list) and len(hit) == 2:
+                words = (hit[0], hit[1])
+            else:
+                how, count = word_counter(config)
+                words = _word_means(how, count, premises, choices)
+                if count:
+                    entries.pop(key, None)
+                    entries[key] = list(words)
+                    _write_word_cache(entries)
+        else:
+            how, count = word_counter(config)
+            words = _word_means(how, count, premises, choices)
         out[config] = {
-            "premise_chars": round(mean(len(t) for t in premises), 1),
-            "choice_chars": round(mean(len(t) for t in choices), 1),
-            "premise_words": round(mean(count(t) for t in premises), 1) if count else None,
-            "choice_words": round(mean(count(t) for t in choices), 1) if count else None,
+            "premise_chars": round(_mean([len(t) for t in premises]), 1),
+            "choice_chars": round(_mean([len(t) for t in choices]), 1),
+            "premise_words": words[0],
+            "choice_words": words[1],
             "words_by": how,
         }
     return out
