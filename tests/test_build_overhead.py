@@ -141,3 +141,23 @@ def test_xcopa_card_imports_neither_statsmodels_nor_scipy(release, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "BENCHSMITH_HOME": str(tmp_path)})
     assert out.stdout.strip() == "", out.stdout
+
+
+@pytest.mark.realdata
+def test_text_order_memo_is_order_margin(release):
+    from collections import Counter
+
+    from benchsmith.builders.xcopa.alignment import order_margin
+
+    for split in ("validation", "test"):
+        en = {r["idx"]: r for r in release.table("en", split).to_pylist()}
+        margin: Counter = Counter()
+        configs = [c for c in release.configs() if c.startswith("translation-")]
+        for c in configs:
+            for r in release.table(c, split).to_pylist():
+                e = en[r["idx"]]
+                margin[r["idx"]] += order_margin(r["choice1"], r["choice2"], e["choice1"], e["choice2"])
+        got = audit.text_order(release, split)
+        assert got == {"reversed": sorted(i for i, m in margin.items() if m > 0), "items": len(margin),
+                       "languages": len(configs),
+                       "smallest_margin": round(min(abs(m) for m in margin.values()), 3)}

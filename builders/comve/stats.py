@@ -75,7 +75,7 @@ def label_distribution(release: Any, config: str, split: str) -> dict[str, int]:
 def mean_length(release: Any, splits: Iterable[str], kind: str) -> float:
     """Mean whitespace-token length of one sentence type over ``splits`` (Table 4), unrounded."""
     texts = [t for s in splits for t in _texts(release, s, SENTENCE_TYPES[kind])]
-    return sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0
+    return sum(map(len, map(str.split, texts))) / len(texts) if texts else 0.0  # the same int sum, at C speed
 
 
 def average_lengths(release: Any, splits: Iterable[str]) -> dict[str, float]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
-from .alignment import order_margin
+from .alignment import _words
 
 SPLITS = ("validation", "test")
 #: how words are counted per config language; a language not listed is written with spaces
@@ -55,12 +55,21 @@ def text_order(release: Any, split: str) -> dict[str, Any] | None:
     if en is None or not configs:
         return None
     margin: Counter[int] = Counter()
+    words: dict[str, set[str]] = {}  # each text's word set once (the English ones recur per language)
+
+    def jaccard(a: str, b: str) -> float:  # alignment._jaccard over the memoised word sets
+        wa = words[a] if a in words else words.setdefault(a, _words(a))
+        wb = words[b] if b in words else words.setdefault(b, _words(b))
+        return len(wa & wb) / max(1, len(wa | wb))
+
     for c in configs:
         for r in _rows(release, c, split):
             e = en.get(r["idx"])
             if e is None:
                 continue
-            margin[r["idx"]] += order_margin(r["choice1"], r["choice2"], e["choice1"], e["choice2"])
+            c1, c2, a1, a2 = r["choice1"], r["choice2"], e["choice1"], e["choice2"]
+            # alignment.order_margin, term for term (the same float)
+            margin[r["idx"]] += (jaccard(c1, a2) + jaccard(c2, a1)) - (jaccard(c1, a1) + jaccard(c2, a2))
     return {"reversed": sorted(i for i, m in margin.items() if m > 0), "items": len(margin),
             "languages": len(configs),
             "smallest_margin": round(min((abs(m) for m in margin.values()), default=0.0), 3)}
