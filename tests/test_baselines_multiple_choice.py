@@ -24,6 +24,7 @@ from benchsmith.validation.baselines.multiple_choice import (
     train_multiple_choice,
 )
 from benchsmith.validation.baselines.runtime import model_sha256
+from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 
 from benchsmith.errors import ConfigError, SchemaError
 
@@ -49,44 +50,12 @@ def make_items(n: int, start: int = 0) -> list[MCItem]:
     return items
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """The tiny model's matrices gain nothing from threads; on a loaded CI machine thread hand-offs
-    would dominate (restored after this module)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
-    path = tmp_path_factory.mktemp("tiny-bert")
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS])}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
-    PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-        mask_token="[MASK]", model_input_names=["input_ids", "token_type_ids", "attention_mask"],
-    ).save_pretrained(path)
-    import torch
-
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=64)
-    BertModel(config).save_pretrained(path)
-    return path
+    return tiny_bert(tmp_path_factory.mktemp("tiny-bert"), WORDS)
 
 
 @pytest.fixture()

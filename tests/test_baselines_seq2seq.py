@@ -23,6 +23,7 @@ pytest.importorskip("tokenizers")
 
 from benchsmith.validation.baselines import seq2seq
 from benchsmith.validation.baselines.subword import PREFIX, TargetBPE
+from model_helpers import one_thread  # noqa: F401 - autouse fixture
 
 from benchsmith.errors import ConfigError
 
@@ -37,15 +38,6 @@ PAIRS = [(f"{s} {v} {o} .", f"{zs}{zv}{zo}。")
 TRAIN, VALID = PAIRS[:-4], PAIRS[-4:]
 TINY = {"encoder_layers": 1, "decoder_layers": 1, "d_model": 32, "heads": 2, "ffn": 64, "dropout": 0.0,
         "max_tokens": 96, "warmup": 8, "lr": 5e-3, "max_steps": 40, "eval_every": 20, "log_every": 10, "bpe_merges": 8}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and on a busy machine OpenMP's spinning costs seconds."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

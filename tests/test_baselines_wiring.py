@@ -27,6 +27,7 @@ pytest.importorskip("tokenizers")
 from benchsmith.validation.baselines.checks import GatedBaselines
 from benchsmith.validation.baselines.spec import BaselineSpec, RunOptions, run_spec, select_specs
 from conftest import FIXTURES, one_json, run_cli
+from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 from validation_helpers import make_release, mc_features, mc_rows
 from xcopa_helpers import FixtureXcopa, build_fixture
 
@@ -43,15 +44,6 @@ TINY_NMT = ["--set", "encoder_layers=1", "--set", "decoder_layers=1", "--set", "
             "--set", "beam=2"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads; on a busy machine thread hand-offs cost seconds."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     return run_cli(capsys, "--quiet", *argv)
 
@@ -59,28 +51,9 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 # ----------------------------------------------------------------------------- tiny models
 
 
-def tiny_bert(path: Path, texts) -> Path:
+def tiny_bert_over(path: Path, texts) -> Path:
     """A one-layer BERT and a word-level tokenizer over the words of ``texts``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
-
-    words = sorted({w for t in texts for w in re.findall(r"\w+|[^\w\s]", t.lower())})
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words])}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
-    PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-        mask_token="[MASK]", model_input_names=["input_ids", "token_type_ids", "attention_mask"],
-    ).save_pretrained(path)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=37, max_position_embeddings=64)
-    BertModel(config).save_pretrained(path)
-    return path
+    return tiny_bert(path, sorted({w for t in texts for w in re.findall(r"\w+|[^\w\s]", t.lower())}))
 
 
 def tiny_marian(path: Path, texts) -> Path:
@@ -114,7 +87,7 @@ def xcopa(tmp_path_factory):
     texts = [str(r[k]) for c in release.configs() for s in release.splits(c) for r in release.examples(c, s)
              for k in ("premise", "choice1", "choice2")]
     texts += ["What was the cause?", "What happened as a result?"]
-    return reg, release, tiny_bert(tmp_path_factory.mktemp("bert-xcopa"), texts)
+    return reg, release, tiny_bert_over(tmp_path_factory.mktemp("bert-xcopa"), texts)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +116,7 @@ def cue_release(tmp_path: Path, cue: str | None):
     meta = {"task": "multiple_choice", "choices": ["choice1", "choice2"], "label": "label", "context": ["premise"]}
     release = make_release(tmp_path / "reg", splits, mc_features(), meta, name="cuefx")
     texts = [f"{r['premise']} {r['choice1']} {r['choice2']}" for rows in splits.values() for r in rows]
-    return release, tiny_bert(tmp_path / "bert", texts)
+    return release, tiny_bert_over(tmp_path / "bert", texts)
 
 
 OPTIONS_ONLY = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True,
