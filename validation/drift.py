@@ -92,7 +92,7 @@ class DriftCheck(Check):
         old = self.previous
         rebuild = old.version == release.version
         # declared in release.json by the builder (Builder.reproducible); absent means reproducible
-        self.tolerant = rebuild and not all(r.manifest.get("reproducible", True) for r in (release, old))
+        tolerant = rebuild and not all(r.manifest.get("reproducible", True) for r in (release, old))
         against = f"{old.name} {old.version}" + (" (the release this build replaces)" if rebuild else "")
         explained = _newly_fixed_items(release, old)
         results = []
@@ -108,11 +108,13 @@ class DriftCheck(Check):
                 results.append(self.result(status, f"new config (not in {against})", config=cfg,
                                            details={"previous": str(old.path)}))
                 continue
-            results.append(self._config(ConfigView(release, cfg), ConfigView(old, cfg), rebuild, against, explained))
+            results.append(self._config(ConfigView(release, cfg), ConfigView(old, cfg), rebuild, against, explained,
+                                        tolerant))
         return results
 
     def _config(
-        self, new: ConfigView, old: ConfigView, rebuild: bool, against: str, explained: set[str]
+        self, new: ConfigView, old: ConfigView, rebuild: bool, against: str, explained: set[str],
+        tolerant: bool = False,
     ) -> CheckResult:
         splits: dict[str, Any] = {}
         problems: list[str] = []
@@ -157,7 +159,7 @@ class DriftCheck(Check):
                     )
                 else:
                     changes.append(f"{split} content changed (no id field to say where)")
-                if rebuild and self.tolerant:
+                if rebuild and tolerant:
                     tolerated.append(split)
                 elif rebuild:
                     problems.append(f"{split} differs from the same version's previous build")
