@@ -93,47 +93,104 @@ def _tool_versions() -> dict[str, str]:
 
 #: the id hash of :class:`_IdIndex` (a name of its own so a test can force collisions)
 _id_hash = hash
+#: id hashes an :class:`_IdIndex` holds in memory (8 MB) before it moves them to disk
+_ID_MEMORY_ROWS = 1 << 20
+# Hashes are multiplied by this odd constant (a bijection of 64-bit integers, so equal stays
+# equal and unequal unequal) before bucketing: hash() of small ints is the int itself, and
+# unmixed they would all fall into one bucket.
+_MIX = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+_BUCKET_SHIFT = np.uint64(56)  # 256 buckets by the top 8 bits
+
+
+def _mixed(value: Any) -> int:
+    """The mixed hash of one id, as :meth:`_SplitEncoder._check_ids` computes it for a batch."""
+    return ((_id_hash(value) & _MASK) * _MIX) & _MASK
+
+
+def _bucket_bounds(ordered: np.ndarray) -> np.ndarray:
+    """Where each of the 256 buckets starts in a sorted array of mixed hashes (257 offsets)."""
+    return np.searchsorted(ordered >> _BUCKET_SHIFT, np.arange(257, dtype=np.uint64))
 
 
 class _IdIndex:
-    """The ids a split has had so far, in 8 bytes an id instead of a Python set (which held
-    ~340 bytes an id: 341 MB at 1M rows, 681 MB at 5M).
+    """The hashes of the ids a split has had so far, in memory that does not grow with the split.
 
-    Each id's ``hash()`` goes into sorted int64 runs merged like a log-structured tree (runs
-    of falling size, so a lookup is a few binary searches and the merges cost
-    O(n log n) in all). A hash is only a hint: the check stays exact.
+    (A Python set of the ids held ~340 bytes an id: 341 MB at 1M rows, 681 MB at 5M.) Each
+    batch adds its ids' 64-bit hashes, mixed, sorted and without repeats. Past
+    ``_ID_MEMORY_ROWS`` hashes the held batches are merged into one sorted segment and
+    appended to an anonymous temporary file in the release's staging folder (gone when
+    closed, or when the process dies). :meth:`repeated` then finds the hashes two batches
+    had, bucket by bucket (the top 8 bits), so it holds 1/256 of the split at a time.
+
+    A hash is only a hint: the check stays exact.
 
     * Repeats *within* a batch are confirmed on the ids themselves at once.
-    * An id whose hash an earlier batch had is a *suspect* (a duplicate, or a hash
-      collision): writing goes on and, when the split ends or a confirmed repeat must be
-      reported, the written ids of the suspect hashes are read back from the shards and
-      compared. The error names the first repeated id in example order, as before; it comes
-      at the end of the split instead of at once when the earlier copy is in another batch.
+    * A hash two batches had belongs to a duplicate or to a hash collision: when the split
+      ends, or when a repeat inside a batch must be reported, the written ids of those
+      hashes are read back from the shards and compared. The error names the first repeated
+      id in example order; it comes at the end of the split when the earlier copy is in
+      another batch.
     """
 
-    def __init__(self) -> None:
-        self.runs: list[np.ndarray] = []
-        self.suspects: set[int] = set()
+    def __init__(self, spill_dir: Path | None = None, memory_rows: int | None = None) -> None:
+        self.batches: list[np.ndarray] = []  # held in memory, each sorted
+        self.held = 0
+        self.count = 0
+        self.memory_rows = _ID_MEMORY_ROWS if memory_rows is None else memory_rows
+        self.spill_dir = spill_dir
+        self.segments: list[tuple[int, np.ndarray]] = []  # (byte offset in the file, bucket bounds)
+        self.file: Any = None
 
     def __len__(self) -> int:
-        return sum(len(r) for r in self.runs)
-
-    def seen(self, h: np.ndarray) -> np.ndarray:
-        """Which hashes an earlier batch had."""
-        hit = np.zeros(len(h), dtype=bool)
-        for run in self.runs:  # at most a few: runs merge as they grow
-            at = np.minimum(np.searchsorted(run, h), len(run) - 1)
-            hit |= run[at] == h
-        return hit
+        return self.count
 
     def add(self, ordered: np.ndarray) -> None:
-        """Add a batch's hashes, sorted and without repeats."""
-        self.runs.append(ordered)
-        while len(self.runs) > 1 and len(self.runs[-1]) * 2 >= len(self.runs[-2]):
-            last = self.runs.pop()
-            merged = np.concatenate([self.runs.pop(), last])
-            merged.sort(kind="stable")
-            self.runs.append(merged)
+        """Add a batch's mixed hashes (uint64), sorted and without repeats."""
+        self.batches.append(ordered)
+        self.held += len(ordered)
+        self.count += len(ordered)
+        if self.held > self.memory_rows:
+            self._spill()
+
+    def _spill(self) -> None:
+        import tempfile
+
+        segment = np.concatenate(self.batches)
+        segment.sort()  # repeats across batches stay: repeated() finds them
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(dir=self.spill_dir)  # noqa: SIM115 - closed by close()
+        offset = self.file.seek(0, os.SEEK_END)
+        self.file.write(segment.tobytes())
+        self.segments.append((offset, _bucket_bounds(segment)))
+        self.batches, self.held = [], 0
+
+    def repeated(self) -> set[int]:
+        """The mixed hashes that more than one batch had."""
+        if not self.segments and len(self.batches) < 2:
+            return set()
+        held = np.concatenate(self.batches) if self.batches else np.empty(0, dtype=np.uint64)
+        held.sort()
+        held_bounds = _bucket_bounds(held)
+        if self.file is not None:
+            self.file.flush()
+        out: set[int] = set()
+        for b in range(256):
+            parts = [held[held_bounds[b]:held_bounds[b + 1]]]
+            for offset, bounds in self.segments:
+                n = int(bounds[b + 1] - bounds[b])
+                if n:
+                    data = os.pread(self.file.fileno(), 8 * n, offset + 8 * int(bounds[b]))
+                    parts.append(np.frombuffer(data, dtype=np.uint64))
+            bucket = np.concatenate(parts)
+            bucket.sort()
+            out.update(bucket[1:][bucket[1:] == bucket[:-1]].tolist())
+        return out
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
 
 class _Repeat(Exception):
@@ -148,7 +205,8 @@ class _Repeat(Exception):
 class _SplitEncoder:
     """Turns example dicts into record batches, column-wise (the fast path)."""
 
-    def __init__(self, config: Config, split: str, id_field: str | None, batch_rows: int = 65_536):
+    def __init__(self, config: Config, split: str, id_field: str | None, batch_rows: int = 65_536,
+                 spill_dir: Path | None = None):
         self.config = config
         self.batch_rows = batch_rows
         self.split = split
@@ -160,7 +218,7 @@ class _SplitEncoder:
         self.class_labels = {
             n: f for n, f in self.features.items() if isinstance(f, datasets.ClassLabel)
         }
-        self.ids = _IdIndex()
+        self.ids = _IdIndex(spill_dir)  # spills to the staging folder's disk, not /tmp (maybe RAM)
         # Non-label columns convert in one C++ pass; ClassLabel columns also accept names.
         self.plain_schema = pa.schema([f for f in self.schema if f.name not in self.class_labels])
 
@@ -201,22 +259,17 @@ class _SplitEncoder:
 
     def _check_ids(self, ids: list, rows: list[dict], start: int) -> None:
         """Record the batch's ids; a repeat raises SchemaError (see :class:`_IdIndex`)."""
-        h = np.fromiter(map(_id_hash, ids), dtype=np.int64, count=len(ids))
-        ordered = np.sort(h)  # one sort serves the repeat test, the lookup and the index
-        repeats = len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any())
-        if repeats:
-            hit = self.ids.seen(h)
+        h = np.fromiter(map(_id_hash, ids), dtype=np.int64, count=len(ids)).view(np.uint64)
+        ordered = np.sort(h * np.uint64(_MIX))  # wraps modulo 2**64, as _mixed() does
+        if len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any()):
             here: set = set()
             for i, v in enumerate(ids):  # equal hashes in the batch: compare the ids themselves
                 if v in here:
-                    if self.ids.suspects or hit[:i].any():
+                    if len(self.ids):  # an earlier batch may hold an earlier repeat: settle that first
                         raise _Repeat([(start + k, ids[k]) for k in range(i + 1)])
                     raise self.duplicate(start + i, v)
                 here.add(v)
             ordered = np.unique(ordered)  # a hash collision inside the batch: one entry
-        hit = self.ids.seen(ordered)
-        if hit.any():
-            self.ids.suspects.update(ordered[hit].tolist())
         self.ids.add(ordered)
 
     def duplicate(self, index: int, value: Any) -> SchemaError:
@@ -228,7 +281,9 @@ class _SplitEncoder:
     def first_duplicate(self, shards: Sequence[Path], pending: Sequence[tuple[int, Any]] = ()) -> SchemaError | None:
         """The first repeated id among the written shards followed by ``pending`` (example number,
         id) pairs not yet written, reading back only the ids whose hash is a suspect."""
-        wanted = set(self.ids.suspects) | {_id_hash(v) for _, v in pending}
+        wanted = self.ids.repeated() | {_mixed(v) for _, v in pending}
+        if not wanted:
+            return None
         first: dict[Any, int] = {}
 
         def written() -> Iterator[tuple[int, Any]]:
@@ -240,7 +295,7 @@ class _SplitEncoder:
                     n += batch.num_rows
 
         for index, v in itertools.chain(written(), pending):
-            if _id_hash(v) not in wanted:
+            if _mixed(v) not in wanted:
                 continue
             if v in first:
                 return self.duplicate(index, v)
@@ -440,7 +495,7 @@ class ReleaseWriter:
     def _write_split(
         self, root: Path, config: Config, split: str, pool: ThreadPoolExecutor
     ) -> SplitInfo | SkippedSplit:
-        enc = _SplitEncoder(config, split, config.policy.id_field, self.batch_rows)
+        enc = _SplitEncoder(config, split, config.policy.id_field, self.batch_rows, spill_dir=root)
         errata = ErrataApplier(self.builder.errata_applied, config.name, split, enc.id_field, config.features)
         sink = _ShardSink(root / "data" / config.name, split, enc.schema, self.batch_rows, self.shard_bytes)
         # One writer thread: parquet encoding and sha256 release the GIL, so batch N is
@@ -475,10 +530,10 @@ class ReleaseWriter:
                 pending.result()
             errata.finish()
             info = sink.finish()
-            if enc.ids.suspects:  # ids whose hash an earlier batch had: read back, compare exactly
-                error = enc.first_duplicate([root / f for f in info.files])
-                if error is not None:
-                    raise error
+            # ids whose hash two batches had: read back, compare exactly
+            error = enc.first_duplicate([root / f for f in info.files])
+            if error is not None:
+                raise error
             return info
         except MissingSourceError as exc:
             _settle(pending)  # the writer thread may still hold a shard open
@@ -490,6 +545,7 @@ class ReleaseWriter:
         finally:
             _settle(pending)
             sink.close()
+            enc.ids.close()
 
     def _manifest(self, splits: dict[str, dict[str, SplitInfo | SkippedSplit]]) -> dict[str, Any]:
         b = self.builder

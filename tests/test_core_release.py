@@ -189,10 +189,14 @@ class _Repeats(ToyBuilder):
             yield ex | {"id": self.repeat[ex["id"]]} if ex["id"] in self.repeat else ex
 
 
+@pytest.mark.parametrize("spill", [False, True])  # the hashes held in memory, or moved to disk every 4 ids
 @pytest.mark.parametrize("batch_rows", [3, 64])  # the earlier copy in another batch, or in the same one
 @pytest.mark.parametrize("collide", [False, True])  # every id hashing alike: the check stays exact
-def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_path, monkeypatch, batch_rows, collide):
+def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_path, monkeypatch, batch_rows,
+                                                                          collide, spill):
     plain = build(tmp_path / "plain", batch_rows=batch_rows)
+    if spill:
+        monkeypatch.setattr("benchsmith.release._ID_MEMORY_ROWS", 4)
     if collide:
         monkeypatch.setattr("benchsmith.release._id_hash", lambda v: 7)
     unique = build(tmp_path / "unique", batch_rows=batch_rows)  # unique ids: no error, the same bytes
@@ -207,15 +211,30 @@ def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_pa
     assert leftovers(tmp_path / "dup") == []
 
 
-def test_duplicate_id_check_keeps_8_bytes_an_id():
+def test_duplicate_id_index_holds_a_bounded_number_of_hashes_and_finds_every_repeat(tmp_path):
     from benchsmith.release import _IdIndex
 
-    index = _IdIndex()
-    for lo in range(0, 200_000, 10_000):
-        index.add(np.arange(lo, lo + 10_000, dtype=np.int64))  # a batch's hashes: sorted, unique
-    assert len(index) == 200_000 and sum(r.nbytes for r in index.runs) == 8 * 200_000
-    assert len(index.runs) <= 5  # merged as they grow: a lookup is a few binary searches
-    assert index.seen(np.array([0, 199_999, 200_000, -1])).tolist() == [True, True, False, False]
+    rng = np.random.default_rng(0)
+    hashes = rng.integers(0, 2**64, size=200_000, dtype=np.uint64)
+    planted = set(hashes[[5, 50_000, 150_000, 199_999]].tolist())
+    batches = np.split(hashes, 20)
+    batches[3] = np.concatenate([batches[3], hashes[[5, 50_000]]])  # batch 3 repeats hashes of batches 0 and 5
+    batches[19] = np.concatenate([batches[19], hashes[[150_000]]])  # batch 19 repeats one of batch 15
+    batches[0] = np.concatenate([batches[0], hashes[[199_999]]])  # batch 0 has one of batch 19's hashes
+    index = _IdIndex(tmp_path, memory_rows=25_000)
+    peak = 0
+    for batch in batches:
+        index.add(np.unique(batch))  # what a batch adds: sorted, without its own repeats
+        peak = max(peak, index.held)
+    assert peak <= 25_000 + 10_002 and len(index.segments) >= 6  # the rest moved to the file
+    assert index.repeated() == planted
+    index.close()
+    assert list(tmp_path.iterdir()) == []  # the spill file was anonymous
+    # small ints hash to themselves: mixed, they still spread over the buckets
+    from benchsmith.release import _MIX, _bucket_bounds
+
+    small = np.sort(np.arange(100_000, dtype=np.uint64) * np.uint64(_MIX))
+    assert np.diff(_bucket_bounds(small)).max() < 2 * 100_000 / 256
 
 
 def test_class_label_names_map_as_str2int_does():
