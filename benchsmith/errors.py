@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 
 class BenchsmithError(Exception):
@@ -124,7 +125,7 @@ class EnvironmentFault(BenchsmithError, OSError):
     exit_code = 3
 
     #: errno values that are environment faults, and what to do about each
-    HINTS = {
+    HINTS: ClassVar[dict[str, str]] = {
         "ENOSPC": "Free disk space (or point --registry / $BENCHSMITH_HOME at a larger disk) and run it again",
         "EDQUOT": "Free space within your disk quota and run it again",
         "EROFS": "The file system is read-only: use a writable --registry / $BENCHSMITH_HOME",

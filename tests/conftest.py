@@ -20,7 +20,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 
-from benchsmith import progress  # noqa: E402
+from benchsmith import progress
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"

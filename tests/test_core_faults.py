@@ -106,7 +106,7 @@ def test_sigkill_leaves_the_previous_release_intact_or_restored(tmp_path, toy, c
     if point == "between-renames":
         assert not (reg / "toy" / "1.1.0").exists()  # the crash window the registry must recover from
     # the next command recovers: the previous release is back and nothing hidden remains
-    code, out, err = run_cli(capsys, "show", "toy/1.1.0", "--registry", str(reg), "--json")
+    code, _, err = run_cli(capsys, "show", "toy/1.1.0", "--registry", str(reg), "--json")
     assert code == 0, err
     assert Release(reg / "toy" / "1.1.0").fingerprints() == before
     assert Release(reg / "toy" / "1.1.0").verify_files() == []

@@ -18,7 +18,7 @@ class ToyBuilder(Builder):
     name = "toy"
     pretty_name = "Toy"
     description = "Thirty labelled sentences."
-    release_notes = {"1.0.0": "as upstream", "1.1.0": "drops toy-30"}
+    release_notes = {"1.0.0": "as upstream", "1.1.0": "drops toy-30"}  # noqa: RUF012 - as the Builder base declares it
     license = "CC0-1.0"
     sources = (Source("toy", url="", license="CC0-1.0", files=("items.tsv",), optional=("extra.tsv",)),)
     fail_after: int | None = None  # tests set it to make examples() raise midway

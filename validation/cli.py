@@ -24,8 +24,8 @@ from typing import Annotated, Any
 
 import typer
 from benchsmith.validation import gate
-from benchsmith.validation.drift import previous_release
 from benchsmith.validation.check import Check, CheckResult, Status
+from benchsmith.validation.drift import previous_release
 from benchsmith.validation.runner import AUTO, Validation, check_level, validate
 
 from benchsmith import commands

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 import benchsmith.builders.comve.baseline as baselines
-import benchsmith.builders.comve.stats as stats
+from benchsmith.builders.comve import stats
 from benchsmith.builders.comve.findings import FINDINGS_PATH, read_findings
 from benchsmith.validation.check import Check, CheckResult, Status
 

@@ -24,7 +24,6 @@ from typing import Any
 
 from benchsmith.errors import ParseError, did_you_mean
 
-
 #: the findings file beside the builder
 FINDINGS_PATH = Path(__file__).with_name("findings.yaml")
 

@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import sacrebleu
+from benchsmith.validation.metric import Metric
 from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.helpers import extract_all_word_ngrams
 
 import benchsmith
-from benchsmith.validation.metric import Metric
-
 from benchsmith.errors import ConfigError, did_you_mean
 
 
