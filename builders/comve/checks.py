@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 import benchsmith.builders.comve.baseline as baselines
-from benchsmith.builders.comve import stats
+import benchsmith.builders.comve.stats as stats  # noqa: PLR0402 - a from-import of the package would cycle through its __init__
 from benchsmith.builders.comve.findings import FINDINGS_PATH, read_findings
 from benchsmith.validation.check import Check, CheckResult, Status
 
