@@ -24,6 +24,7 @@ each with optional ``title``, ``xlabel``, ``ylabel``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import io
 import json
@@ -90,14 +91,74 @@ def write_report(release: Any, report: dict[str, Any], out: Path | None = None) 
     jpath, hpath = out / "validation.json", out / "validation.html"
     write_text_atomic(jpath, json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
     write_text_atomic(hpath, render_html(report, release.manifest))
+    _prune_figure_cache()
     return jpath, hpath
 
 
 # ------------------------------------------------------------------ plots
 
 
+#: bump when :func:`_draw` changes what it draws: cached figures of older versions never match
+_DRAW_VERSION = "2"
+#: rendered figures kept in ``$BENCHSMITH_HOME/cache/figures`` (about 15 KB each)
+FIGURE_CACHE_FILES = 4096
+
+
 def _png(spec: dict[str, Any]) -> str:
-    """Render one figure spec to a base64 PNG."""
+    """One figure spec as a base64 PNG, from the figure cache when this spec was drawn before.
+
+    Validating unchanged data again (``validate`` then ``audit``, a CI re-run) draws the same
+    specs, and drawing is most of a report's cost (~50-80 ms a figure; 133 for XCOPA). The
+    cache is keyed by the spec, matplotlib's version and :data:`_DRAW_VERSION`, and Agg writes
+    the same bytes for the same input, so a cached figure is the figure a fresh render gives.
+    """
+    import hashlib
+    from importlib.metadata import version
+
+    from benchsmith.source import benchsmith_home
+
+    key = hashlib.sha256(json.dumps([_DRAW_VERSION, version("matplotlib"), spec], sort_keys=True,
+                                    default=str).encode()).hexdigest()
+    path = benchsmith_home() / "cache" / "figures" / f"{key}.png"
+    try:
+        return base64.b64encode(path.read_bytes()).decode("ascii")
+    except OSError:
+        pass
+    data = _render(spec)
+    _cache_figure(path, data)
+    return base64.b64encode(data).decode("ascii")
+
+
+def _cache_figure(path: Path, data: bytes) -> None:
+    """Keep ``data`` at ``path`` (atomically; best effort), and the cache at its size."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:  # a read-only, full or misplaced cache never fails a report
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def _prune_figure_cache() -> None:
+    """Keep the newest :data:`FIGURE_CACHE_FILES` cached figures (once per report, not per figure)."""
+    from benchsmith.source import benchsmith_home
+
+    try:
+        files = list((benchsmith_home() / "cache" / "figures").glob("*.png"))
+        if len(files) > FIGURE_CACHE_FILES:
+            files.sort(key=lambda f: f.stat().st_mtime)
+            for old in files[: len(files) - FIGURE_CACHE_FILES]:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _render(spec: dict[str, Any]) -> bytes:
+    """Render one figure spec to PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -110,7 +171,7 @@ def _png(spec: dict[str, Any]) -> str:
         return _draw(spec, kind, plt, np)
 
 
-def _draw(spec: dict[str, Any], kind: Any, plt: Any, np: Any) -> str:
+def _draw(spec: dict[str, Any], kind: Any, plt: Any, np: Any) -> bytes:
     height = 3.0 if kind != "barh" else 0.3 * len(spec.get("labels", [])) + 1.2
     fig, ax = plt.subplots(figsize=(6.4, max(height, 2.2)), dpi=80)
     try:
@@ -150,7 +211,7 @@ def _draw(spec: dict[str, Any], kind: Any, plt: Any, np: Any) -> str:
         fig.savefig(buf, format="png")
     finally:
         plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return buf.getvalue()
 
 
 # ------------------------------------------------------------------ html
