@@ -544,6 +544,36 @@ def test_diversity_is_a_stat(releases):
     assert XcopaDiversity().run(_TableRelease({"en": {"test": []}}))[0].status == Status.SKIP
 
 
+def test_uriel_vectors_come_from_the_cache_without_importing_lang2vec(tmp_path, monkeypatch):
+    from benchsmith.builders.xcopa import diversity
+
+    def imported():
+        raise AssertionError("lang2vec imported")
+
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    diversity.uriel_syntax.cache_clear()  # the per-process cache would hide the disk one
+    try:
+        fresh = diversity.uriel_syntax(("est", "tha"))
+        assert len(fresh["est"]) == 103 and (tmp_path / "cache" / diversity.URIEL_CACHE).is_file()
+        diversity.uriel_syntax.cache_clear()
+        with monkeypatch.context() as m:
+            m.setattr(diversity, "_import_lang2vec", imported)
+            assert diversity.uriel_syntax(("est", "tha")) == fresh  # the same floats, from the file
+            assert diversity.uriel_syntax(("tha",)) == {"tha": fresh["tha"]}
+            with pytest.raises(AssertionError, match="lang2vec imported"):  # a language not read yet
+                diversity.uriel_syntax(("est", "ita"))
+            with pytest.raises(AssertionError, match="lang2vec imported"):  # a feature set not read yet
+                diversity.uriel_syntax(("est",), "syntax_wals")
+            m.setattr(diversity, "_lang2vec_version", lambda: "0.0-other")
+            diversity.uriel_syntax.cache_clear()
+            with pytest.raises(AssertionError, match="lang2vec imported"):  # another lang2vec
+                diversity.uriel_syntax(("est", "tha"))
+        diversity.uriel_syntax.cache_clear()
+        assert diversity.uriel_syntax(("est", "ita"))["est"] == fresh["est"]  # lang2vec again, added to the file
+    finally:
+        diversity.uriel_syntax.cache_clear()
+
+
 @pytest.mark.parametrize("text, fragment", [
     ('{"lang": "et", "idx": ' + "9" * 5000 + ', "label": 0}\n', "more than 4300 digits"),
     ("[" * 100_000 + "\n", "nested too deeply"),

@@ -127,10 +127,19 @@ def log_base(value: Any) -> float:
                       hint="Use base: e (nats) or base: 2 (bits)")
 
 
+#: file under ``$BENCHSMITH_HOME/cache`` that keeps the URIEL vectors read so far
+URIEL_CACHE = "uriel-syntax.json"
+
+
 @lru_cache(maxsize=32)
 def uriel_syntax(iso_codes: tuple[str, ...], feature_set: str = URIEL_FEATURE_SET
                  ) -> dict[str, tuple[float | None, ...]]:
-    """URIEL syntax vectors through lang2vec (bundled data, offline); cached per process.
+    """URIEL syntax vectors through lang2vec (bundled data, offline); cached per process and on disk.
+
+    Importing lang2vec costs ~3.5 s (it lists its languages at import by re-reading a zipped
+    array per language), so the vectors read are kept in ``$BENCHSMITH_HOME/cache/``
+    :data:`URIEL_CACHE`, keyed by lang2vec's installed version: a later validation of the
+    same languages does not import it.
 
     ``syntax_knn`` must be complete for every language; in the other sets a missing
     value (lang2vec's ``--``) is ``None``.
@@ -141,6 +150,11 @@ def uriel_syntax(iso_codes: tuple[str, ...], feature_set: str = URIEL_FEATURE_SE
     """
     if feature_set not in SYNTAX_SETS:
         raise ConfigError(f"unknown URIEL syntax feature set {feature_set!r}", hint=did_you_mean(feature_set, SYNTAX_SETS))
+    version = _lang2vec_version()
+    cache = _read_uriel_cache(version)
+    known = cache.get(feature_set, {})
+    if version is not None and all(c in known for c in iso_codes):
+        return {c: tuple(known[c]) for c in iso_codes}
     try:
         l2v = _import_lang2vec()
     except ImportError as exc:
@@ -161,7 +175,53 @@ def uriel_syntax(iso_codes: tuple[str, ...], feature_set: str = URIEL_FEATURE_SE
             raise SourceError(f"lang2vec returned no complete {feature_set} vector for {c!r}",
                               hint="Use another ISO 639-3 code for the language in languages.tsv")
         out[c] = tuple(None if v == "--" else float(v) for v in vec)
+    if version is not None:
+        cache.setdefault(feature_set, {}).update({c: list(v) for c, v in out.items()})
+        _write_uriel_cache(version, cache)
     return out
+
+
+def _lang2vec_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lang2vec")
+    except PackageNotFoundError:
+        return None
+
+
+def _uriel_cache_path() -> Path:
+    from benchsmith.source import benchsmith_home
+
+    return benchsmith_home() / "cache" / URIEL_CACHE
+
+
+def _read_uriel_cache(version: str | None) -> dict[str, dict[str, list[float | None]]]:
+    """``{feature_set: {iso639_3: vector}}`` read with lang2vec ``version``; {} if none or unreadable."""
+    import json
+
+    try:
+        data = json.loads(_uriel_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("lang2vec") != version or not isinstance(data.get("sets"), dict):
+        return {}
+    return data["sets"]
+
+
+def _write_uriel_cache(version: str, sets: dict[str, dict[str, list[float | None]]]) -> None:
+    import contextlib
+    import json
+
+    path = _uriel_cache_path()
+    tmp = path.with_name(f".{URIEL_CACHE}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps({"lang2vec": version, "sets": sets}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only or misplaced cache only costs the next run the import
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _import_lang2vec():
