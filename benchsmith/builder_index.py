@@ -23,11 +23,12 @@ process, the live registry is used alone. A cache that cannot be read or written
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from benchsmith import cache
 
 FILE = "builder-index.json"
 
@@ -85,31 +86,15 @@ def stamp() -> str:
     return h.hexdigest()
 
 
-def _path() -> Path:
-    from benchsmith.source import benchsmith_home
-
-    return benchsmith_home() / "cache" / FILE
-
-
 def _read(key: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = cache.read_json(cache.cache_path(FILE))
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("builders"), dict):
         return None
     return data["builders"]
 
 
 def _write(key: str, summaries: dict[str, Any]) -> None:
-    path = _path()
-    tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"key": key, "builders": summaries}, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    cache.write_json(cache.cache_path(FILE), {"key": key, "builders": summaries})
 
 
 def summaries() -> dict[str, dict[str, Any]]:

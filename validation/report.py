@@ -24,7 +24,7 @@ each with optional ``title``, ``xlabel``, ``ylabel``.
 from __future__ import annotations
 
 import base64
-import contextlib
+import functools
 import html
 import io
 import json
@@ -113,42 +113,34 @@ def _png(spec: dict[str, Any]) -> str:
     the same bytes for the same input, so a cached figure is the figure a fresh render gives.
     """
     import hashlib
-    from importlib.metadata import version
 
-    from benchsmith.source import benchsmith_home
+    from benchsmith.cache import cache_path, write_bytes
 
-    key = hashlib.sha256(json.dumps([_DRAW_VERSION, version("matplotlib"), spec], sort_keys=True,
+    key = hashlib.sha256(json.dumps([_DRAW_VERSION, _matplotlib_version(), spec], sort_keys=True,
                                     default=str).encode()).hexdigest()
-    path = benchsmith_home() / "cache" / "figures" / f"{key}.png"
+    path = cache_path("figures", f"{key}.png")
     try:
         return base64.b64encode(path.read_bytes()).decode("ascii")
     except OSError:
         pass
     data = _render(spec)
-    _cache_figure(path, data)
+    write_bytes(path, data)
     return base64.b64encode(data).decode("ascii")
 
 
-def _cache_figure(path: Path, data: bytes) -> None:
-    """Keep ``data`` at ``path`` (atomically; best effort), and the cache at its size."""
-    import os
+@functools.cache
+def _matplotlib_version() -> str:
+    from importlib.metadata import version
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:  # a read-only, full or misplaced cache never fails a report
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+    return version("matplotlib")
 
 
 def _prune_figure_cache() -> None:
     """Keep the newest :data:`FIGURE_CACHE_FILES` cached figures (once per report, not per figure)."""
-    from benchsmith.source import benchsmith_home
+    from benchsmith.cache import cache_path
 
     try:
-        files = list((benchsmith_home() / "cache" / "figures").glob("*.png"))
+        files = list(cache_path("figures").glob("*.png"))
         if len(files) > FIGURE_CACHE_FILES:
             files.sort(key=lambda f: f.stat().st_mtime)
             for old in files[: len(files) - FIGURE_CACHE_FILES]:

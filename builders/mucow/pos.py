@@ -27,6 +27,7 @@ from typing import Any
 from benchsmith.builders.mucow.senses import AmbiguousWord
 from benchsmith.builders.mucow.suites import Occurrence
 
+from benchsmith import cache
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.tokenize import iso1
 
@@ -37,9 +38,7 @@ CACHE_NAME = "mucow-pos-probe.json"
 
 
 def cache_path() -> Path:
-    from benchsmith.source import benchsmith_home
-
-    return benchsmith_home() / "cache" / CACHE_NAME
+    return cache.cache_path(CACHE_NAME)
 
 
 def environment_key(lang: str, backend: str) -> str:
@@ -55,22 +54,15 @@ def environment_key(lang: str, backend: str) -> str:
 
 
 def _read_cache(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = cache.read_json(path)
+    return data if isinstance(data, dict) else {}
 
 
 def _remember_none(path: Path, key: str, lang: str, backend: str, message: str) -> None:
-    cache = _read_cache(path)
-    cache[key] = {"lang": lang, "backend": backend, "tagger": None, "message": message}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cache, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:  # a cache that cannot be written only costs time
-        log.debug("POS probe cache not written (%s)", exc)
+    entries = _read_cache(path)
+    entries[key] = {"lang": lang, "backend": backend, "tagger": None, "message": message}
+    if not cache.write_json(path, entries):  # a cache that cannot be written only costs time
+        log.debug("POS probe cache %s not written", path)
 
 
 def probe(lang: str, backend: str = "auto") -> Any:

@@ -200,34 +200,22 @@ def _word_key(how: str, version: str, premises: list[str], choices: list[str]) -
 
 
 def _word_cache_path() -> Any:
-    from benchsmith.source import benchsmith_home
+    from benchsmith.cache import cache_path
 
-    return benchsmith_home() / "cache" / WORD_COUNT_CACHE
+    return cache_path(WORD_COUNT_CACHE)
 
 
 def _read_word_cache() -> dict[str, Any]:
-    import json
+    from benchsmith.cache import read_json
 
-    try:
-        data = json.loads(_word_cache_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = read_json(_word_cache_path())
     return data if isinstance(data, dict) else {}
 
 
 def _write_word_cache(entries: dict[str, Any]) -> None:
-    import json
-    import os
+    from benchsmith.cache import write_json
 
-    path = _word_cache_path()
-    tmp = path.with_name(f".{WORD_COUNT_CACHE}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        keep = dict(list(entries.items())[-WORD_COUNT_CACHE_ENTRIES:])
-        tmp.write_text(json.dumps(keep), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    write_json(_word_cache_path(), dict(list(entries.items())[-WORD_COUNT_CACHE_ENTRIES:]))
 
 
 def _mean(values: list[int]) -> float | int:

@@ -190,38 +190,20 @@ def _lang2vec_version() -> str | None:
         return None
 
 
-def _uriel_cache_path() -> Path:
-    from benchsmith.source import benchsmith_home
-
-    return benchsmith_home() / "cache" / URIEL_CACHE
-
-
 def _read_uriel_cache(version: str | None) -> dict[str, dict[str, list[float | None]]]:
     """``{feature_set: {iso639_3: vector}}`` read with lang2vec ``version``; {} if none or unreadable."""
-    import json
+    from benchsmith.cache import cache_path, read_json
 
-    try:
-        data = json.loads(_uriel_cache_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = read_json(cache_path(URIEL_CACHE))
     if not isinstance(data, dict) or data.get("lang2vec") != version or not isinstance(data.get("sets"), dict):
         return {}
     return data["sets"]
 
 
 def _write_uriel_cache(version: str, sets: dict[str, dict[str, list[float | None]]]) -> None:
-    import contextlib
-    import json
+    from benchsmith.cache import cache_path, write_json
 
-    path = _uriel_cache_path()
-    tmp = path.with_name(f".{URIEL_CACHE}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"lang2vec": version, "sets": sets}), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:  # a read-only or misplaced cache only costs the next run the import
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+    write_json(cache_path(URIEL_CACHE), {"lang2vec": version, "sets": sets})
 
 
 def _import_lang2vec():
