@@ -208,6 +208,9 @@ def register(builder: Builder, built: Built, sources: Sources, *, full: bool) ->
     new = {(version, c, s): fp for c, splits in built.items() for s, fp in splits.items()}
     kept = [(*k, fp) for k, (fp, _) in rows.items()
             if k[0] != version or (not full and k not in new)]
+    replaced = sorted(f"{c}/{s}" for (v, c, s), fp in new.items() if (v, c, s) in rows and rows[(v, c, s)][0] != fp)
     write_text_atomic(path, render([*kept, *((*k, fp) for k, fp in new.items())]))
-    return Outcome("registered", f"registered {len(new)} split fingerprints of {name} {version} in {path}",
+    changed = f"; {len(replaced)} replace a different registered fingerprint ({', '.join(replaced[:3])}" \
+        f"{' ...' if len(replaced) > 3 else ''})" if replaced else ""
+    return Outcome("registered", f"registered {len(new)} split fingerprints of {name} {version} in {path}{changed}",
                    [f"{c}/{s}" for _, c, s in new])
