@@ -171,17 +171,20 @@ class EnvironmentFault(BenchsmithError, OSError):
         return cls(f"{what} ({name})", path=_os_path(exc), hint=cls.HINTS[name])
 
     @classmethod
-    def of(cls, exc: OSError) -> EnvironmentFault:
+    def of(cls, exc: OSError, *, where: str | Path | None = None) -> EnvironmentFault:
         """Every ``OSError`` as a fault (exit 3): a known errno with its hint, any other one (ENOENT of a
         file that vanished mid-run, an errno benchsmith has no advice for) named with the generic hint.
 
         An ``OSError`` that reaches the CLI is never bad input: every input path benchsmith is given
-        is checked first and reported as a typed error of its own (exit 2).
+        is checked first and reported as a typed error of its own (exit 2). ``where`` names what
+        was being written when the error names no file (``write()`` on an open file, pyarrow).
         """
         import errno
 
         known = cls.from_os_error(exc)
         if known is not None:
+            if known.path is None and where is not None:
+                known.path = Path(where)
             return known
         name = errno.errorcode.get(exc.errno or -1)
         what = exc.strerror or str(exc)
@@ -190,7 +193,7 @@ class EnvironmentFault(BenchsmithError, OSError):
         elif type(exc) is not OSError:
             what = f"{type(exc).__name__}: {what}" if what else type(exc).__name__
         what = what or "operating-system error"
-        return cls(what, path=_os_path(exc), hint=cls.GENERIC_HINT)
+        return cls(what, path=_os_path(exc) or where, hint=cls.GENERIC_HINT)
 
 
 def _os_path(exc: OSError) -> str | None:

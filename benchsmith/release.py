@@ -39,7 +39,15 @@ import benchsmith
 from benchsmith import fingerprint_registry, progress
 from benchsmith.builder import Builder, Config
 from benchsmith.erratum import ErrataApplier
-from benchsmith.errors import ConfigError, MissingSourceError, ReleaseError, SchemaError, did_you_mean
+from benchsmith.errors import (
+    BenchsmithError,
+    ConfigError,
+    EnvironmentFault,
+    MissingSourceError,
+    ReleaseError,
+    SchemaError,
+    did_you_mean,
+)
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter, fingerprint_table
 from benchsmith.registry import CARD, MANIFEST, write_text_atomic  # noqa: F401 - re-exported for callers
 from benchsmith.source import Sources, sha256_file
@@ -476,8 +484,11 @@ class ReleaseWriter:
                 # a version's registered content never changes: checked (or registered) before the commit
                 self.fingerprint_outcome = self._registered_fingerprints(splits)
                 registry.commit(tmp, target, overwrite=self.overwrite)
-            except BaseException:
+            except BaseException as exc:
                 shutil.rmtree(tmp, ignore_errors=True)
+                if isinstance(exc, OSError) and not isinstance(exc, BenchsmithError) and exc.filename is None:
+                    # a write() that failed (EFBIG, EIO...) names no file: name the release being written
+                    raise EnvironmentFault.of(exc, where=target) from exc
                 raise
         return Release(target)
 
