@@ -162,13 +162,13 @@ def check(builder: Builder, built: Built, sources: Sources, *, selected: Iterabl
             if reg is None:
                 changed.append((config, split, f"config {config!r} split {split!r} is not registered for this version"))
             elif reg[0] != fp:
-                changed.append((config, split, f"config {config!r} split {split!r} has fingerprint {fp[:12]} "
-                                f"(registered: {reg[0][:12]})"))
+                changed.append((config, split, (f"config {config!r} split {split!r} has fingerprint {fp[:12]} "
+                                f"(registered: {reg[0][:12]})")))
     chosen, left_out = set(selected), set(skipped)
     for (config, split), (_, line) in sorted(rows.items(), key=lambda kv: kv[1][1]):
         if config in chosen and split not in built.get(config, {}) and (config, split) not in left_out:
-            changed.append((config, split, f"registered config {config!r} split {split!r} (line {line}) "
-                            "was not built"))
+            changed.append((config, split, (f"registered config {config!r} split {split!r} (line {line}) "
+                            "was not built")))
     if changed:
         config, split, what = changed[0]
         more = f" (and {len(changed) - 1} more split{'s' if len(changed) > 2 else ''})" if len(changed) > 1 else ""
