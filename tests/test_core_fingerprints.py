@@ -370,3 +370,26 @@ def test_ulimit_f_on_a_real_build_is_exit_3_one_line_and_nothing_half_written(ra
     assert not (reg / "xcopa" / "1.1.0").exists()
     left = [p.relative_to(reg).as_posix() for p in reg.rglob("*") if p.is_file()]
     assert all(p.startswith(".locks/") for p in left), left  # only the (empty) lock file of the version
+
+
+def test_a_failed_registration_keeps_the_file_and_commits_nothing(tmp_path, toy, capsys, monkeypatch):
+    from benchsmith import registry
+
+    reg = tmp_path / "reg"
+    write(reg, version="1.0.0", register_fps=True)
+    tsv = toy.home / "fingerprints.tsv"
+    before = tsv.read_bytes()
+    real = os.replace
+
+    def full(src, dst):
+        if Path(dst) == tsv:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(registry.os, "replace", full)
+    code, out, err = run_cli(capsys, "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg),
+                             "--register-fingerprints")
+    assert code == 3 and out == "" and "(ENOSPC)" in err and "Traceback" not in err
+    assert tsv.read_bytes() == before  # never truncated: the old rows are all there
+    assert [p.name for p in toy.home.iterdir() if p.name.startswith(".")] == []
+    assert not (reg / "toy" / "1.1.0").exists() and hidden(reg) == []
