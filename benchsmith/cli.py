@@ -172,9 +172,16 @@ def build_cmd(
         bool, typer.Option("--skip-missing", help="Build the splits whose sources are present; record the rest.")
     ] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing release of this version.")] = False,
+    register_fingerprints: Annotated[
+        bool, typer.Option("--register-fingerprints",
+                           help="Record this build's split fingerprints as the version's in builders/NAME/fingerprints.tsv.")
+    ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Build a release from raw sources into the registry."""
+    """Build a release from raw sources into the registry.
+
+    A build of a version registered in fingerprints.tsv must reproduce it split for split, or
+    it fails before anything is committed (see benchsmith/fingerprint_registry.py)."""
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import resolve_sources
 
@@ -182,14 +189,22 @@ def build_cmd(
     for c in config or []:
         b.config(c)  # fail on a typo before hashing sources
     resolved = resolve_sources(b.sources, b.checksums(), sources, allow_missing=skip_missing)
-    release = ReleaseWriter(
-        b, registry_path(registry), resolved, configs=config, skip_missing=skip_missing, overwrite=overwrite
-    ).write()
+    writer = ReleaseWriter(
+        b, registry_path(registry), resolved, configs=config, skip_missing=skip_missing, overwrite=overwrite,
+        register_fingerprints=register_fingerprints,
+    )
+    release = writer.write()
     summary = release.summary()
     summary["fingerprints"] = release.fingerprints()
+    summary["registered_fingerprints"] = writer.fingerprint_outcome.to_dict()
 
     def human() -> None:
         _print_summary(summary, f"built {name} {release.version} -> {release.path}")
+        outcome = writer.fingerprint_outcome
+        style = {"match": "green", "registered": "green"}.get(outcome.status, "yellow")
+        from rich.markup import escape
+
+        console.print(f"[{style}]fingerprints {outcome.status}[/]: {escape(outcome.note)}", highlight=False)
 
     emit(summary, json_out, human)
 
@@ -353,10 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     except BenchsmithError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return exc.exit_code
-    except OSError as exc:  # disk full, read-only registry...: one line, exit 3 (see EnvironmentFault)
-        fault = EnvironmentFault.from_os_error(exc)
-        if fault is None:
-            raise
+    except OSError as exc:  # disk full, file too large, EIO...: one line, exit 3 (see EnvironmentFault.of)
+        fault = EnvironmentFault.of(exc)
         err_console.print(f"error: {fault}", markup=False, highlight=False, soft_wrap=True)
         return fault.exit_code
     except typer.Exit as exc:

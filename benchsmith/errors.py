@@ -105,6 +105,15 @@ class PredictionError(BenchsmithError, ValueError):
     """A predictions file for ``benchsmith evaluate`` is malformed or does not match the data."""
 
 
+class VersionChangedError(ReleaseError):
+    """A build's content differs from the fingerprints registered for its version
+    (``builders/<name>/fingerprints.tsv``, see ``benchsmith.fingerprint_registry``)."""
+
+    def __init__(self, message: str, *, config: str | None = None, split: str | None = None, **kw) -> None:
+        self.config, self.split = config, split
+        super().__init__(message, **kw)
+
+
 class GateError(BenchsmithError, RuntimeError):
     """Validation failed: the release must not be published."""
 
@@ -128,21 +137,72 @@ class EnvironmentFault(BenchsmithError, OSError):
     HINTS: ClassVar[dict[str, str]] = {
         "ENOSPC": "Free disk space (or point --registry / $BENCHSMITH_HOME at a larger disk) and run it again",
         "EDQUOT": "Free space within your disk quota and run it again",
+        "EFBIG": "A file outgrew the file-size limit (`ulimit -f`, or the file system's own): raise the limit "
+        "or use a --registry / $BENCHSMITH_HOME on a file system that allows larger files",
         "EROFS": "The file system is read-only: use a writable --registry / $BENCHSMITH_HOME",
         "EACCES": "Check the permissions of the path (or use a --registry you can write to)",
         "EPERM": "Check the permissions of the path (or use a --registry you can write to)",
+        "EMFILE": "This process has too many open files: raise the limit (`ulimit -n`) and run it again",
+        "ENFILE": "The system has too many open files: close other programs (or raise fs.file-max) and run it again",
+        "EIO": "The disk reported an I/O error: check the device (dmesg, SMART) and run it again on a healthy disk",
+        "ENOMEM": "The machine ran out of memory: free memory (or build fewer configs at once) and run it again",
+        "ENOBUFS": "The machine ran out of buffer space: free memory and run it again",
+        "ENAMETOOLONG": "A path is too long for the file system: use a shorter --registry / $BENCHSMITH_HOME path",
+        "ELOOP": "A path has too many (or looping) symbolic links: fix the links on the path",
+        "ETXTBSY": "The file is busy (in use by another program): stop that program and run it again",
+        "EBUSY": "The file or device is busy (in use by another program): stop that program and run it again",
+        "ESTALE": "A network file system handle went stale: remount it and run it again",
+        "EXDEV": "The registry and its staging folder must be on one file system: use one --registry folder",
+        "ENOTCONN": "A network file system is disconnected: reconnect it and run it again",
     }
+    #: hint for every other ``OSError`` (a file removed while it was read, an unexpected errno)
+    GENERIC_HINT: ClassVar[str] = ("An unexpected error from the operating system: check the path, the disk (or "
+                                   "network) and that no other program is changing these files, then run it again")
 
     @classmethod
     def from_os_error(cls, exc: OSError) -> EnvironmentFault | None:
-        """The fault for an ``OSError`` whose errno is an environment fault, else None."""
+        """The fault for an ``OSError`` whose errno is a known environment fault (:attr:`HINTS`), else None."""
         import errno
 
         name = errno.errorcode.get(exc.errno or -1)
         if name not in cls.HINTS:
             return None
         what = exc.strerror or name
-        return cls(f"{what} ({name})", path=exc.filename, hint=cls.HINTS[name])
+        return cls(f"{what} ({name})", path=_os_path(exc), hint=cls.HINTS[name])
+
+    @classmethod
+    def of(cls, exc: OSError, *, where: str | Path | None = None) -> EnvironmentFault:
+        """Every ``OSError`` as a fault (exit 3): a known errno with its hint, any other one (ENOENT of a
+        file that vanished mid-run, an errno benchsmith has no advice for) named with the generic hint.
+
+        An ``OSError`` that reaches the CLI is never bad input: every input path benchsmith is given
+        is checked first and reported as a typed error of its own (exit 2). ``where`` names what
+        was being written when the error names no file (``write()`` on an open file, pyarrow).
+        """
+        import errno
+
+        known = cls.from_os_error(exc)
+        if known is not None:
+            if known.path is None and where is not None:
+                known.path = Path(where)
+            return known
+        name = errno.errorcode.get(exc.errno or -1)
+        what = exc.strerror or str(exc)
+        if name:
+            what = f"{what or name} ({name})"
+        elif type(exc) is not OSError:
+            what = f"{type(exc).__name__}: {what}" if what else type(exc).__name__
+        what = what or "operating-system error"
+        return cls(what, path=_os_path(exc) or where, hint=cls.GENERIC_HINT)
+
+
+def _os_path(exc: OSError) -> str | None:
+    """The path(s) an ``OSError`` names, as text (``filename`` may be bytes or a descriptor)."""
+    import os
+
+    names = [os.fsdecode(f) if isinstance(f, (bytes, os.PathLike)) else str(f)
+             for f in (exc.filename, exc.filename2) if f is not None]
+    return " -> ".join(names) or None
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -36,10 +36,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import benchsmith
-from benchsmith import progress
+from benchsmith import fingerprint_registry, progress
 from benchsmith.builder import Builder, Config
 from benchsmith.erratum import ErrataApplier
-from benchsmith.errors import ConfigError, MissingSourceError, ReleaseError, SchemaError, did_you_mean
+from benchsmith.errors import (
+    BenchsmithError,
+    ConfigError,
+    EnvironmentFault,
+    MissingSourceError,
+    ReleaseError,
+    SchemaError,
+    did_you_mean,
+)
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter, fingerprint_table
 from benchsmith.registry import CARD, MANIFEST, write_text_atomic  # noqa: F401 - re-exported for callers
 from benchsmith.source import Sources, sha256_file
@@ -422,6 +430,9 @@ class ReleaseWriter:
         skip_missing: a split whose builder raises ``MissingSourceError`` is left
             out and recorded as skipped instead of failing the build.
         overwrite: replace an existing release of the same version.
+        register_fingerprints: record the build's split fingerprints as its version's in the
+            builder's ``fingerprints.tsv`` instead of comparing with them
+            (``benchsmith.fingerprint_registry``; the outcome is ``fingerprint_outcome``).
     """
 
     def __init__(
@@ -435,8 +446,11 @@ class ReleaseWriter:
         overwrite: bool = False,
         batch_rows: int = DEFAULT_BATCH_ROWS,
         shard_bytes: int = DEFAULT_SHARD_BYTES,
+        register_fingerprints: bool = False,
     ) -> None:
         self.builder = builder
+        self.register_fingerprints = register_fingerprints
+        self.fingerprint_outcome: fingerprint_registry.Outcome | None = None
         self.registry = Path(registry)
         self.sources = sources
         self.configs = [builder.config(c) for c in configs] if configs else list(builder.configs())
@@ -466,14 +480,32 @@ class ReleaseWriter:
                 )
             tmp = registry.make_staging(target.parent, self.builder.version)
             try:
-                self._write_into(tmp)
+                splits = self._write_into(tmp)
+                # a version's registered content never changes: checked (or registered) before the commit
+                self.fingerprint_outcome = self._registered_fingerprints(splits)
                 registry.commit(tmp, target, overwrite=self.overwrite)
-            except BaseException:
+            except BaseException as exc:
                 shutil.rmtree(tmp, ignore_errors=True)
+                if isinstance(exc, OSError) and not isinstance(exc, BenchsmithError) and exc.filename is None:
+                    # a write() that failed (EFBIG, EIO...) names no file: name the release being written
+                    raise EnvironmentFault.of(exc, where=target) from exc
                 raise
         return Release(target)
 
-    def _write_into(self, tmp: Path) -> None:
+    def _registered_fingerprints(
+        self, splits: dict[str, dict[str, SplitInfo | SkippedSplit]]
+    ) -> fingerprint_registry.Outcome:
+        built = {c: {s: i.fingerprint for s, i in v.items() if isinstance(i, SplitInfo)} for c, v in splits.items()}
+        built = {c: v for c, v in built.items() if v}
+        skipped = [(c, s) for c, v in splits.items() for s, i in v.items() if isinstance(i, SkippedSplit)]
+        if self.register_fingerprints:
+            declared = {c.name for c in self.builder.configs()}
+            full = not skipped and {c.name for c in self.configs} >= declared
+            return fingerprint_registry.register(self.builder, built, self.sources, full=full)
+        return fingerprint_registry.check(self.builder, built, self.sources,
+                                          selected=[c.name for c in self.configs], skipped=skipped)
+
+    def _write_into(self, tmp: Path) -> dict[str, dict[str, SplitInfo | SkippedSplit]]:
         splits: dict[str, dict[str, SplitInfo | SkippedSplit]] = {}
         # One writer thread for the whole release (not one per split: XCOPA has 45 small ones)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchsmith-writer") as pool:
@@ -491,6 +523,7 @@ class ReleaseWriter:
         from benchsmith.cards.card import write_card_files
 
         write_card_files(Release(tmp), self.builder)
+        return splits
 
     def _write_split(
         self, root: Path, config: Config, split: str, pool: ThreadPoolExecutor

@@ -371,8 +371,8 @@ def warn_unregistered(rs: ResolvedSource) -> None:
         return
     shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
     log.warning(
-        "source %s: %d file%s without a registered sha256 (%s): accepted, the observed sha256 recorded in "
-        "release.json; register them with %s", rs.source.name, len(files), "" if len(files) == 1 else "s", shown,
+        "source %s: %d file%s without a registered sha256 (%s): accepted for this build, the observed sha256 "
+        "recorded in release.json, and the build is not compared with fingerprints.tsv; register them with %s", rs.source.name, len(files), "" if len(files) == 1 else "s", shown,
         sources_command(rs.source, rs.dataset or None, register=register_dir(rs.root, rs.source)),
     )
 

@@ -99,19 +99,21 @@ class Xcopa(Builder):
         "11 typologically diverse languages, with the English COPA split the XCOPA paper trains on and "
         "upstream's machine translations back into English."
     )
+    #: What each version contains (its history is in CHANGELOG.md). Both versions' content is the
+    #: one registered in fingerprints.tsv on 2026-11-25; any change to it needs a new version.
     release_notes: ClassVar[dict[str, str]] = {
-        "1.0.0": "Upstream XCOPA (and COPA) values as released, every item verified against English COPA. "
-        "Rebuilt on 2026-11-22 with `question` stored as the string \"cause\"/\"effect\" (as upstream's jsonl "
-        "and the Hub's xcopa and super_glue/copa have it) instead of a ClassLabel: the values read the same, "
-        "the Arrow type and every split fingerprint change.",
-        "1.1.0": "Fixes the `question` (cause/effect) of the items where upstream disagrees with English COPA "
-        "(Thai, Turkish, Swahili, Indonesian, Italian); see Errata. Rebuilt on 2026-11-22 from the corrected "
-        "copa-dev.xml (sha256 ee350172...): the earlier copy had the two alternatives and the answer of 55 of "
-        "COPA dev items 401-500 exchanged, an error of that copy only. `en/validation` now has COPA's real choice "
-        "order (labels: 55 choice1, 45 choice2); XCOPA's own configs are unchanged and agree with COPA on "
-        "every item. Rebuilt again on 2026-11-22 with `question` stored as the string \"cause\"/\"effect\" "
-        "(as upstream's jsonl and the Hub's xcopa and super_glue/copa) instead of a ClassLabel: the values "
-        "read the same, the Arrow type and every split fingerprint change.",
+        "1.0.0": "Upstream XCOPA (and English COPA) values as released, every item verified against COPA's "
+        "label and choice order: 11 languages (validation 100, test 500), upstream's Google translations into "
+        "English (`translation-<lang>`, none for Quechua), and the `en` config (COPA dev 1-400 / 401-500 / "
+        "test). `question` is the string \"cause\"/\"effect\" as in upstream's jsonl and the Hub's xcopa and "
+        "super_glue/copa; `label` a ClassLabel; `changed` upstream's marker of items whose majority label "
+        "overrode the translator's choice. Builds made under this number before 2026-11-25 may differ (see "
+        "CHANGELOG.md); the fingerprints registered on 2026-11-25 are the reference.",
+        "1.1.0": "1.0.0's content with the `question` (cause/effect) of the items where upstream disagrees with "
+        "English COPA set to COPA's (Thai, Turkish, Swahili, Indonesian and Italian, in the language config and "
+        "its translation; see Errata). `en/validation` has COPA's own choice order (labels: 55 choice1, 45 "
+        "choice2). Builds made under this number before 2026-11-25 may differ (see CHANGELOG.md); the "
+        "fingerprints registered on 2026-11-25 are the reference.",
     }
     citation = """@inproceedings{ponti2020xcopa,
   title={{XCOPA}: A Multilingual Dataset for Causal Commonsense Reasoning},
