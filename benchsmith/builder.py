@@ -106,6 +106,9 @@ class Builder:
     multilinguality: ClassVar[tuple[str, ...]] = ()
     source_datasets: ClassVar[tuple[str, ...]] = ()
     paperswithcode_id: ClassVar[str | None] = None
+    #: the Hub dataset repo (``ORG/NAME``) this dataset is published to, if any: ``audit`` on a
+    #: runner whose registry has no older version compares with its newest tag up to ``version``
+    hub_repo: ClassVar[str | None] = None
     sources: ClassVar[tuple[Source, ...]] = ()
     #: seed for anything random in examples() (recorded in release.json).
     seed: ClassVar[int] = 0
