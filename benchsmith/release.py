@@ -595,6 +595,7 @@ class ReleaseWriter:
             "errata_pending": [e.to_dict() for e in b.errata() if e not in b.errata_applied],
             "seed": b.seed,
             "reproducible": bool(getattr(b, "reproducible", True)),
+            **({"rai": dict(b.rai)} if b.rai else {}),  # Croissant RAI fields only the builder knows
             "tool_versions": _tool_versions(),
             "fingerprint_definition": "sha256 of the Arrow IPC stream of the split "
             f"(schema without metadata, {CANONICAL_BATCH_ROWS}-row batches)",
