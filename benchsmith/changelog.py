@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -115,9 +116,11 @@ class Changelog:
         return {"name": self.name, "before": self.before, "after": self.after, "totals": self.totals(),
                 "splits": [s.to_dict() for s in self.splits]}
 
-    def to_markdown(self, limit: int = MARKDOWN_LIMIT, *, heading: str = "##", full: str | None = None) -> str:
-        """Counts per split and the first ``limit`` items of each kind (``full``: where the
-        complete changelog is, named when items were left out)."""
+    def to_markdown(self, limit: int = MARKDOWN_LIMIT, *, heading: str = "##", full: str | None = None,
+                    per_split: bool = True) -> str:
+        """Counts per split and the first ``limit`` items of each kind, per split or (``per_split=False``,
+        the card's excerpt) in all (``full``: where the complete changelog is, named when items
+        were left out)."""
         t = self.totals()
         lines = [f"{heading} Changes in {self.name} {self.after} since {self.before}", ""]
         if self.identical:
@@ -135,6 +138,15 @@ class Changelog:
                          f"{'' if b is None else b} | {'' if a is None else a} | {s.count('added')} | "
                          f"{s.count('removed')} | {s.count('changed')} |")
         left_out = 0
+        if not per_split:
+            lines.append("")
+            for kind in ("changed", "removed", "added"):
+                items = [(s, i) for s in self.splits for i in s.items if i.kind == kind]
+                lines += [f"{_item_line(i)} ({s.config}/{s.split})" for s, i in items[:limit]]
+                left_out += max(0, len(items) - limit)
+            if left_out:
+                lines += ["", f"{left_out} more item(s) not listed here: the full changelog is {full}."]
+            return "\n".join(lines) + "\n"
         for s in self.splits:
             if not s.items:
                 continue
@@ -253,3 +265,54 @@ def diff(old: Release, new: Release, *, configs: Sequence[str] | None = None,
             else:
                 splits.append(_split(old, new, config, split, errata))
     return Changelog(new.name, before_label or old.version, after_label or new.version, splits)
+
+
+# --------------------------------------------------------------------------- in a release
+
+#: where a build records its changes since the previous version (inside the release)
+CHANGES_DIR = "changes"
+#: items of each kind per split the card lists
+CARD_LIMIT = 5
+
+
+def previous_in_registry(registry: Path, name: str, version: str) -> Release | None:
+    """The newest release of ``name`` older than ``version`` in ``registry`` (None if none)."""
+    from benchsmith.release import find_releases
+    from benchsmith.semver import parse_version
+
+    mine = parse_version(version)
+    older = [r for r in find_releases(registry, name) if parse_version(r.version) < mine]
+    return older[-1] if older else None
+
+
+def record_changes(staging: Path, previous: Release | None, registry: Path) -> dict[str, Any] | None:
+    """Write ``changes/since-<previous>.{json,md}`` into a release being built and record
+    ``changes_since`` (version, files, totals) in its manifest; the card renders the markdown.
+
+    ``previous`` defaults to the newest older version in ``registry``. No previous version: nothing.
+    A previous release that cannot be read is not a reason to fail a build: the manifest says
+    why there is no changelog (``changes_since.error``) and the card shows it.
+    """
+    from benchsmith.errors import BenchsmithError
+    from benchsmith.registry import MANIFEST
+
+    new = Release(staging)
+    try:
+        prev = previous if previous is not None else previous_in_registry(registry, new.name, new.version)
+        if prev is None or prev.version == new.version:
+            return None
+        log = diff(prev, new, before_label=prev.version)
+    except BenchsmithError as exc:
+        record: dict[str, Any] = {"error": f"no changelog: the previous release could not be read ({exc.message})"}
+    else:
+        base = f"{CHANGES_DIR}/since-{prev.version}"
+        (staging / CHANGES_DIR).mkdir(exist_ok=True)
+        (staging / f"{base}.json").write_text(json.dumps(log.to_dict(), indent=1, ensure_ascii=False, default=str)
+                                              + "\n", encoding="utf-8")
+        (staging / f"{base}.md").write_text(log.to_markdown(CARD_LIMIT, heading="###", full=f"`{base}.json`", per_split=False),
+                                            encoding="utf-8")
+        record = {"version": prev.version, "json": f"{base}.json", "markdown": f"{base}.md", "totals": log.totals()}
+    manifest = json.loads((staging / MANIFEST).read_text(encoding="utf-8"))
+    manifest["changes_since"] = record
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return record

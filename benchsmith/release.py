@@ -422,6 +422,9 @@ class ReleaseWriter:
         skip_missing: a split whose builder raises ``MissingSourceError`` is left
             out and recorded as skipped instead of failing the build.
         overwrite: replace an existing release of the same version.
+        previous: the release this version is compared with for its "Changes since" section
+            (``benchsmith.changelog.record_changes``); default: the newest older version of
+            the same dataset in ``registry``.
     """
 
     def __init__(
@@ -435,8 +438,10 @@ class ReleaseWriter:
         overwrite: bool = False,
         batch_rows: int = DEFAULT_BATCH_ROWS,
         shard_bytes: int = DEFAULT_SHARD_BYTES,
+        previous: Release | None = None,
     ) -> None:
         self.builder = builder
+        self.previous = previous
         self.registry = Path(registry)
         self.sources = sources
         self.configs = [builder.config(c) for c in configs] if configs else list(builder.configs())
@@ -488,6 +493,9 @@ class ReleaseWriter:
             )
         manifest = self._manifest(splits)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from benchsmith.changelog import record_changes
+
+        record_changes(tmp, self.previous, self.registry)
         from benchsmith.cards.card import write_card_files
 
         write_card_files(Release(tmp), self.builder)
