@@ -181,6 +181,20 @@ def audit_cmd(
     gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")
 
 
+def _changes(previous: Any, release: Any) -> dict[str, Any] | None:
+    """The item-level changelog against the release audit compared with (``benchsmith diff``):
+    totals and a markdown excerpt, for the CI summary; None without a previous release."""
+    if previous is None:
+        return None
+    from benchsmith.changelog import diff
+
+    where = getattr(previous, "origin", None) or str(previous.path)
+    log = diff(previous, release, before_label=f"{previous.version} ({where})")
+    return {"previous": where, "previous_version": previous.version, "totals": log.totals(),
+            "markdown": log.to_markdown(5, heading="###", per_split=False,
+                                        full=f"`benchsmith diff {where} {release.path} --json`")}
+
+
 def audit(
     name: str,
     sources: Path,
@@ -261,6 +275,7 @@ def audit(
     outcome["outcome"] = outcome_text
     outcome["drift"] = [r for r in _rows(v) if r["family"] == "drift"]
     outcome["previous_from"] = previous_from
+    outcome["changes"] = _changes(prev, v.release)
     return outcome, v
 
 
