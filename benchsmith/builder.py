@@ -106,6 +106,12 @@ class Builder:
     multilinguality: ClassVar[tuple[str, ...]] = ()
     source_datasets: ClassVar[tuple[str, ...]] = ()
     paperswithcode_id: ClassVar[str | None] = None
+    #: the Hub dataset repo (``ORG/NAME``) this dataset is published to, if any: ``audit`` on a
+    #: runner whose registry has no older version compares with its newest tag up to ``version``
+    hub_repo: ClassVar[str | None] = None
+    #: Croissant Responsible-AI fields only the builder knows (annotation protocol, biases...),
+    #: keyed as the ``rai:`` vocabulary without its prefix; the rest is computed (cards/croissant.py)
+    rai: ClassVar[dict[str, Any]] = {}
     sources: ClassVar[tuple[Source, ...]] = ()
     #: seed for anything random in examples() (recorded in release.json).
     seed: ClassVar[int] = 0

@@ -433,6 +433,9 @@ class ReleaseWriter:
         register_fingerprints: record the build's split fingerprints as its version's in the
             builder's ``fingerprints.tsv`` instead of comparing with them
             (``benchsmith.fingerprint_registry``; the outcome is ``fingerprint_outcome``).
+        previous: the release this version is compared with for its "Changes since" section
+            (``benchsmith.changelog.record_changes``); default: the newest older version of
+            the same dataset in ``registry``.
     """
 
     def __init__(
@@ -447,10 +450,12 @@ class ReleaseWriter:
         batch_rows: int = DEFAULT_BATCH_ROWS,
         shard_bytes: int = DEFAULT_SHARD_BYTES,
         register_fingerprints: bool = False,
+        previous: Release | None = None,
     ) -> None:
         self.builder = builder
         self.register_fingerprints = register_fingerprints
         self.fingerprint_outcome: fingerprint_registry.Outcome | None = None
+        self.previous = previous
         self.registry = Path(registry)
         self.sources = sources
         self.configs = [builder.config(c) for c in configs] if configs else list(builder.configs())
@@ -520,6 +525,9 @@ class ReleaseWriter:
             )
         manifest = self._manifest(splits)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        from benchsmith.changelog import record_changes
+
+        record_changes(tmp, self.previous, self.registry)
         from benchsmith.cards.card import write_card_files
 
         write_card_files(Release(tmp), self.builder)
@@ -628,6 +636,7 @@ class ReleaseWriter:
             "errata_pending": [e.to_dict() for e in b.errata() if e not in b.errata_applied],
             "seed": b.seed,
             "reproducible": bool(getattr(b, "reproducible", True)),
+            **({"rai": dict(b.rai)} if b.rai else {}),  # Croissant RAI fields only the builder knows
             "tool_versions": _tool_versions(),
             "fingerprint_definition": "sha256 of the Arrow IPC stream of the split "
             f"(schema without metadata, {CANONICAL_BATCH_ROWS}-row batches)",

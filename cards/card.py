@@ -286,6 +286,20 @@ class _ReadOnce:
         return table if columns is None else table.select(list(columns))
 
 
+def _changes_markdown(release: Any) -> str | None:
+    """The "Changes since" excerpt a build wrote into the release (benchsmith.changelog), without
+    its own heading (the template has one)."""
+    record = release.manifest.get("changes_since") or {}
+    rel = record.get("markdown")
+    if not isinstance(rel, str) or not rel.startswith("changes/") or ".." in rel:
+        return None
+    path = Path(release.path) / rel
+    if path.is_symlink() or not path.is_file():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return "\n".join(lines[2:] if lines and lines[0].startswith("#") else lines).strip() + "\n"
+
+
 def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
@@ -317,6 +331,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
         lm_eval_tasks=lm_tasks,
         lm_eval_group=task_name(m["name"]),
         harvested=harvested(m),
+        changes_md=_changes_markdown(release),
     )
     return f"---\n{card_data(m).to_yaml()}\n---\n\n{body}"
 

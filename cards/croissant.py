@@ -243,6 +243,69 @@ def croissant(release: Any, *, hub: dict[str, str] | None = None) -> dict[str, A
     keywords = [*m.get("task_categories", []), *m.get("task_ids", [])]
     if keywords:
         doc["keywords"] = keywords
+    doc.update(responsible_ai(m))
     doc["distribution"] = dist
     doc["recordSet"] = record_sets
     return doc
+
+
+#: what any benchsmith release promises about its maintenance (rai:dataReleaseMaintenancePlan)
+MAINTENANCE_PLAN = (
+    "Versioned with semantic versioning. A released version's content never changes: its split fingerprints "
+    "are registered (builders/<name>/fingerprints.tsv) and a build that differs fails; fixes to upstream data "
+    "ship as errata in a new version, each listed with its evidence, and `benchsmith diff` gives the item-level "
+    "changelog between any two versions."
+)
+
+
+def responsible_ai(m: dict[str, Any]) -> dict[str, Any]:
+    """Croissant RAI fields (``rai:`` vocabulary) from what the manifest already records.
+
+    Computed, never typed by hand: ``dataCollection`` (the builder's description and its
+    upstream sources), ``dataCollectionRawData`` (each source with its licence, URL and the
+    sha256 of every file read), ``dataPreprocessingProtocol`` (how the release was made and
+    each erratum applied), ``dataLimitations`` (errata not yet applied, skipped configs and
+    splits, a build declared not reproducible, known artifacts the builder declares),
+    ``dataUseCases`` (the task categories and the configs' languages), and
+    ``dataReleaseMaintenancePlan`` (:data:`MAINTENANCE_PLAN`). A builder adds what only it knows
+    (annotation protocol, demographics, biases...) as ``rai`` in the manifest (``Builder.rai``):
+    keys in the vocabulary's spelling without the prefix, e.g. ``{"dataAnnotationProtocol": ...}``.
+    """
+    sources = m.get("sources") or {}
+    raw = []
+    for name, src in sources.items():
+        files = src.get("files") or {}
+        digests = "; ".join(f"{f} sha256 {(r or {}).get('sha256', '?')}" for f, r in files.items())
+        raw.append(f"{name}: {src.get('url') or 'no download URL'} (licence {src.get('license') or 'not stated'})"
+                   + (f"; files read: {digests}" if digests else ""))
+    out: dict[str, Any] = {}
+    description = scrub(m.get("description") or m.get("pretty_name") or m["name"])
+    if sources:
+        out["rai:dataCollection"] = (f"{description} This release is built by benchsmith from "
+                                     f"{len(sources)} upstream source(s): {', '.join(sources)}; nothing is "
+                                     "collected anew.")
+        out["rai:dataCollectionRawData"] = "\n".join(raw)
+    steps = [f"Built by benchsmith {(m.get('tool_versions') or {}).get('benchsmith', '?')} from the upstream "
+             "files, each verified against its registered sha256, into deterministic Parquet shards."]
+    steps += [f"Erratum {e.get('id')}: {e.get('what')} -> {e.get('fix')} (evidence: {e.get('evidence')})"
+              for e in m.get("errata_applied") or []]
+    out["rai:dataPreprocessingProtocol"] = steps
+    limits = [f"Known upstream defect not fixed in this version: {e.get('id')}: {e.get('what')}"
+              for e in m.get("errata_pending") or []]
+    limits += [f"Config {c} not built: {why}" for c, why in (m.get("skipped_configs") or {}).items()]
+    limits += [f"Config {c} split {s} not built: {why}" for c, cfg in (m.get("configs") or {}).items()
+               for s, why in (cfg.get("skipped_splits") or {}).items()]
+    if m.get("reproducible") is False:
+        limits.append("The build is declared not reproducible: a rebuild from the same sources may differ.")
+    limits += [f"Known artifact: {a}" for a in m.get("known_artifacts") or []]
+    if limits:
+        out["rai:dataLimitations"] = limits
+    tasks = [*m.get("task_categories", []), *m.get("task_ids", [])]
+    languages = sorted({lang for c in (m.get("configs") or {}).values() for lang in c.get("languages", [])})
+    if tasks:
+        out["rai:dataUseCases"] = [f"Evaluation benchmark for {t}" + (f" in {', '.join(languages)}" if languages else "")
+                                   for t in tasks]
+    out["rai:dataReleaseMaintenancePlan"] = MAINTENANCE_PLAN
+    for key, value in (m.get("rai") or {}).items():
+        out[f"rai:{key}"] = value
+    return out

@@ -548,3 +548,34 @@ def test_real_cards_run_as_written_and_hold_no_local_path(real, raw):
 def test_real_xcopa_lm_eval_tasks_run(real, monkeypatch):
     run_lm_eval(real["xcopa"], ["benchsmith_xcopa_qu", "benchsmith_xcopa_translation_zh", "benchsmith_xcopa_en"],
                 monkeypatch)
+
+
+@pytest.mark.parametrize("name", ["xcopa_fx", "comve_fx"])
+def test_croissant_carries_the_responsible_ai_fields_mlcroissant_reads(name, request):
+    """NeurIPS asks for the Croissant RAI fields: filled from the manifest, read back by
+    mlcroissant's own Metadata (no warning: check_croissant), nothing typed by hand."""
+    release = request.getfixturevalue(name)
+    check_croissant(release)
+    meta = mlc.Dataset(release.path / "croissant.json").metadata
+    m = release.manifest
+    assert all(src in meta.data_collection for src in m["sources"])
+    digests = [f["sha256"] for s in m["sources"].values() for f in (s.get("files") or {}).values() if f.get("sha256")]
+    assert digests and all(d in meta.data_collection_raw_data for d in digests)
+    assert len(meta.data_preprocessing_protocol) == 1 + len(m["errata_applied"])
+    assert [e["id"] for e in m["errata_applied"]] == [p.split(":")[0].removeprefix("Erratum ")
+                                                      for p in meta.data_preprocessing_protocol[1:]]
+    assert meta.data_use_cases and "semantic versioning" in meta.data_release_maintenance_plan
+
+
+def test_croissant_rai_limitations_follow_the_manifest(tmp_path, xcopa_fx):
+    from benchsmith.cards.croissant import responsible_ai
+
+    m = json.loads((xcopa_fx.path / "release.json").read_text())
+    assert "rai:dataLimitations" not in responsible_ai(m) or m["errata_pending"] or m["skipped_configs"]
+    m["errata_pending"] = [{"id": "later-fix", "what": "three mislabelled items"}]
+    m["reproducible"] = False
+    m["rai"] = {"dataAnnotationProtocol": "translated by one professional translator per language"}
+    rai = responsible_ai(m)
+    assert any("later-fix" in x for x in rai["rai:dataLimitations"])
+    assert any("not reproducible" in x for x in rai["rai:dataLimitations"])
+    assert rai["rai:dataAnnotationProtocol"].startswith("translated")

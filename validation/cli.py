@@ -125,18 +125,19 @@ def validate_cmd(
     baselines: Annotated[str, BASELINES_OPTION] = "cheap",
     registry: Path | None = REGISTRY_OPTION,
     previous: Annotated[
-        Path | None, typer.Option("--previous", help="Release to compute drift against (default: newest older version).")
+        str | None, typer.Option("--previous", help="Release to compute drift against: a folder, NAME/VERSION or "
+                                 "hf://datasets/ORG/NAME@REV (default: newest older version in the registry).")
     ] = None,
     near_dup_threshold: Annotated[float | None, THRESHOLD_OPTION] = None,
     model_path: Annotated[Path | None, MODEL_OPTION] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Run every check on a release, write reports/validation.{json,html}; exit 1 if a check fails."""
-    from benchsmith.release import Release
+    from benchsmith.reference import resolve
 
     check_level(baselines)  # before any work
     r = resolve_release(release, registry)
-    prev = Release(previous) if previous is not None else AUTO
+    prev = resolve(previous, registry) if previous is not None else AUTO
     v = validate(r, baselines=baselines, previous=prev, near_dup_threshold=near_dup_threshold, model_path=model_path)
     emit(_outcome(v), json_out, lambda: _print_results(v, f"validate {r.name} {r.version}"))
     gate.enforce(v.report, where=(v.report_dir or r.reports_dir) / "validation.json")
@@ -157,13 +158,18 @@ def audit_cmd(
     baselines: Annotated[str, BASELINES_OPTION] = "cheap",
     near_dup_threshold: Annotated[float | None, THRESHOLD_OPTION] = None,
     model_path: Annotated[Path | None, MODEL_OPTION] = None,
+    previous: Annotated[
+        str | None, typer.Option("--previous", help="Release to compare with: a folder, NAME/VERSION or "
+                                 "hf://datasets/ORG/NAME@REV (default: the registry's, else the builder's Hub repo's "
+                                 "newest older tag).")
+    ] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
     """CI: build into staging, validate, compare with the last release; commit only if the gate passes."""
     check_level(baselines)  # before any work
     outcome, v = audit(
         name, sources, version=version, registry=registry, configs=config, skip_missing=skip_missing,
-        baselines=baselines, near_dup_threshold=near_dup_threshold, model_path=model_path,
+        baselines=baselines, near_dup_threshold=near_dup_threshold, model_path=model_path, previous=previous,
     )
 
     def human() -> None:
@@ -173,6 +179,20 @@ def audit_cmd(
 
     emit(outcome, json_out, human)
     gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")
+
+
+def _changes(previous: Any, release: Any) -> dict[str, Any] | None:
+    """The item-level changelog against the release audit compared with (``benchsmith diff``):
+    totals and a markdown excerpt, for the CI summary; None without a previous release."""
+    if previous is None:
+        return None
+    from benchsmith.changelog import diff
+
+    where = getattr(previous, "origin", None) or str(previous.path)
+    log = diff(previous, release, before_label=f"{previous.version} ({where})")
+    return {"previous": where, "previous_version": previous.version, "totals": log.totals(),
+            "markdown": log.to_markdown(5, heading="###", per_split=False,
+                                        full=f"`benchsmith diff {where} {release.path} --json`")}
 
 
 def audit(
@@ -186,6 +206,7 @@ def audit(
     baselines: str = "cheap",
     near_dup_threshold: float | None = None,
     model_path: Path | None = None,
+    previous: str | None = None,
 ) -> tuple[dict[str, Any], Validation]:
     """Build + validate + drift; returns (the JSON outcome, the validation). See module docstring."""
     from benchsmith.builder import get_builder
@@ -199,16 +220,32 @@ def audit(
         b, reg / STAGING, resolved, configs=configs, skip_missing=skip_missing, overwrite=True
     ).write()
     target = reg / b.name / b.version
-    if (target / "release.json").is_file():
-        previous: Release | None = Release(target)
+    previous_from = "the registry's release of this version"
+    if previous is not None:
+        from benchsmith.reference import resolve
+
+        prev: Release | None = resolve(previous, reg)
+        previous_from = f"--previous {previous}"
+    elif (target / "release.json").is_file():
+        prev = Release(target)
     else:
-        previous = previous_release(staged, reg)
+        prev = previous_release(staged, reg)
+        previous_from = "the registry's newest older version"
+        if prev is None and b.hub_repo:
+            from benchsmith.reference import newest_hub_tag, resolve
+
+            tag = newest_hub_tag(b.hub_repo, at_most=b.version)
+            if tag is not None:
+                prev = resolve(f"hf://datasets/{b.hub_repo}@{tag}")
+                previous_from = f"the builder's Hub repo, newest tag up to {b.version} (hf://datasets/{b.hub_repo}@{tag})"
+    if prev is None:
+        previous_from = "none (no older version in the registry or on the builder's Hub repo)"
     from benchsmith import registry as reg_layout
 
     published = reg_layout.published_fingerprints(target) is not None
     # a published version is audited against its files on disk, not only its manifest
     extra = [PublishedFilesCheck(Release(target))] if published else []
-    v = validate(staged, baselines=baselines, builder=b, previous=previous,
+    v = validate(staged, baselines=baselines, builder=b, previous=prev,
                  near_dup_threshold=near_dup_threshold, model_path=model_path, extra_checks=extra)
     committed = False
     outcome_text = ""
@@ -237,6 +274,8 @@ def audit(
     outcome["committed"] = committed
     outcome["outcome"] = outcome_text
     outcome["drift"] = [r for r in _rows(v) if r["family"] == "drift"]
+    outcome["previous_from"] = previous_from
+    outcome["changes"] = _changes(prev, v.release)
     return outcome, v
 
 

@@ -1,0 +1,196 @@
+"""A release named from anywhere: a folder, ``NAME[/VERSION]`` in a registry, or a Hub revision.
+
+``validate --previous``, ``audit --previous`` and ``diff`` accept any of::
+
+    registry/xcopa/1.0.0                     a release folder
+    xcopa/1.0.0   xcopa                      NAME[/VERSION] in the registry (newest version)
+    hf://datasets/ORG/NAME@REV               a revision (tag, branch or commit) of a Hub dataset repo
+
+(``hf://datasets/...`` is huggingface_hub's own URL form, as ``HfFileSystem`` reads it.)
+
+Decisions for Hub revisions:
+
+* The revision is resolved to its commit id first (one API call), and the snapshot is kept
+  under ``$BENCHSMITH_HOME/cache/hub/<org>--<name>/<commit>/``: a commit never changes, so a
+  cached snapshot is reused without asking the Hub again, and a tag that moved is noticed
+  (its new commit is another folder). ``HF_HUB_OFFLINE=1`` uses the commit the tag had
+  when it was last resolved (``refs/<rev>`` beside the snapshots), or fails saying so.
+* The snapshot is downloaded by ``huggingface_hub.snapshot_download`` into a staging
+  sibling and renamed into place when complete (an interrupted download leaves no
+  half-snapshot that a later run would trust). ``local_dir`` mode writes regular files, not
+  the links into a blob store of the default cache, so the folder is a release folder like
+  any other and goes through the same untrusted-input checks (``benchsmith.release.Release``).
+* A snapshot is then checked like any release: its data files against its manifest's
+  per-file sha256 (:meth:`Release.require_intact`), and, when the repo was published by
+  benchsmith and carries a seal, against that seal (``benchsmith.seal`` when present).
+* Any Hub failure is one :class:`~benchsmith.errors.ReleaseError` line naming the repo, the
+  revision and the endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from benchsmith.errors import ReleaseError
+
+_HF = re.compile(r"^hf://datasets/(?P<repo>[A-Za-z0-9][\w.\-]*/[\w.\-]+)(?:@(?P<rev>[^/]+))?/?$")
+
+
+@dataclass(frozen=True)
+class HubRef:
+    repo_id: str
+    revision: str
+
+    def __str__(self) -> str:
+        return f"hf://datasets/{self.repo_id}@{self.revision}"
+
+
+def parse_hub_ref(text: str) -> HubRef | None:
+    """``HubRef`` for ``hf://datasets/ORG/NAME[@REV]`` (REV default ``main``; URL-encoded
+    revisions such as ``refs%2Fpr%2F1`` are decoded), None for anything not starting with
+    ``hf://``; a malformed ``hf://`` reference is a :class:`ReleaseError`."""
+    if not text.startswith("hf://"):
+        return None
+    m = _HF.match(text)
+    if not m:
+        raise ReleaseError(f"{text!r} is not a Hub dataset reference",
+                           hint="Write hf://datasets/ORG/NAME@REVISION (a tag such as 1.0.0, a branch or a commit)")
+    return HubRef(m["repo"], unquote(m["rev"] or "main"))
+
+
+def hub_cache() -> Path:
+    from benchsmith.source import benchsmith_home
+
+    return benchsmith_home() / "cache" / "hub"
+
+
+def resolve(text: str, registry: Path | None = None, *, endpoint: str | None = None,
+            token: str | None = None):  # -> Release (imported lazily)
+    """The release ``text`` names (see the module docstring)."""
+    ref = parse_hub_ref(text)
+    if ref is None:
+        from benchsmith.commands import resolve_release
+
+        return resolve_release(text, registry)
+    return hub_release(ref, endpoint=endpoint, token=token)
+
+
+def _commit_of(ref: HubRef, api, folder: Path) -> str:
+    """The commit id the revision names now (recorded under ``refs/``), or offline the last one."""
+    from huggingface_hub import constants
+
+    refs = folder / "refs" / ref.revision.replace("/", "%2F")
+    if constants.HF_HUB_OFFLINE:
+        if refs.is_file():
+            return refs.read_text(encoding="utf-8").strip()
+        raise ReleaseError(f"{ref} is not in the cache and HF_HUB_OFFLINE is set", path=folder,
+                           hint="Unset HF_HUB_OFFLINE to download it once")
+    sha = api.dataset_info(ref.repo_id, revision=ref.revision).sha
+    if not sha or not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise ReleaseError(f"the Hub answered no commit id for {ref}", hint="Check the revision name")
+    refs.parent.mkdir(parents=True, exist_ok=True)
+    from benchsmith.registry import write_text_atomic
+
+    write_text_atomic(refs, sha + "\n")
+    return sha
+
+
+def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -> str | None:
+    """The highest semver tag of a Hub dataset repo that is not above ``at_most`` (the same
+    version included: a rebuild is then compared with what was published under it); None
+    when there is none, the repo does not exist, or ``HF_HUB_OFFLINE`` is set."""
+    from huggingface_hub import HfApi, constants
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    from benchsmith.errors import ConfigError
+    from benchsmith.semver import parse_version
+
+    if constants.HF_HUB_OFFLINE:
+        return None
+    try:
+        refs = HfApi(endpoint=endpoint).list_repo_refs(repo_id, repo_type="dataset")
+    except RepositoryNotFoundError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - one line, as every Hub failure
+        from benchsmith.publish import _explain
+
+        problem, hint = _explain(exc, endpoint or constants.ENDPOINT)
+        raise ReleaseError(f"cannot list the tags of hf://datasets/{repo_id}: {problem}",
+                           hint=hint.replace("publish again", "try again")) from None
+    limit = parse_version(at_most)
+    versions = []
+    for tag in refs.tags:
+        try:
+            v = parse_version(tag.name)
+        except ConfigError:  # not a version tag
+            continue
+        if v <= limit:
+            versions.append((v, tag.name))
+    return max(versions)[1] if versions else None
+
+
+def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None = None):
+    """Download (once) and open the release at a Hub revision (see the module docstring)."""
+    from huggingface_hub import HfApi, snapshot_download
+
+    from benchsmith.publish import _explain, _hub_settings, _redact
+    from benchsmith.release import Release
+
+    api = HfApi(endpoint=endpoint, token=token)
+    folder = hub_cache() / ref.repo_id.replace("/", "--")
+    try:
+        with _hub_settings(api.endpoint):
+            commit = _commit_of(ref, api, folder)
+            target = folder / commit
+            if not (target / "release.json").is_file():
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix=f".{commit}.tmp-{os.getpid()}-", dir=folder))
+                try:
+                    snapshot_download(ref.repo_id, repo_type="dataset", revision=commit, local_dir=tmp,
+                                      endpoint=api.endpoint, token=token)
+                    shutil.rmtree(tmp / ".cache", ignore_errors=True)  # huggingface_hub's download metadata
+                    if target.exists():  # another process finished first: same commit, same bytes
+                        shutil.rmtree(tmp, ignore_errors=True)
+                    else:
+                        os.replace(tmp, target)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+    except ReleaseError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
+        from huggingface_hub import get_token
+
+        problem, hint = _explain(exc, api.endpoint)
+        secret = token or get_token()
+        raise ReleaseError(_redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),
+                           hint=_redact(hint.replace("publish again", "try again"), secret)) from None
+    release = Release(target)
+    try:
+        release.require_intact()
+    except ReleaseError as exc:
+        raise ReleaseError(f"the snapshot of {ref} does not match its own manifest: {exc.message}", path=target,
+                           hint="The Hub copy was changed after publishing; compare with another revision") from None
+    _check_seal(release, ref)
+    release.origin = str(ref)  # type: ignore[attr-defined]  # said in reports: where the previous came from
+    return release
+
+
+def _check_seal(release, ref: HubRef) -> None:
+    """Check a snapshot against the seal it was published with, where benchsmith recorded one."""
+    try:
+        from benchsmith import seal
+    except ImportError:  # pragma: no cover - the seal module is not in this build
+        return
+    verify = getattr(seal, "verify_hub_snapshot", None)
+    if verify is not None:
+        verify(release, str(ref))
+
+
+__all__ = ["HubRef", "hub_release", "newest_hub_tag", "parse_hub_ref", "resolve"]
