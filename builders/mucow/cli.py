@@ -82,7 +82,7 @@ def evaluate_mucow(
             rows = [("all", out["correct"], out["total"], f"{out['accuracy']:.4f}")]
             rows += [(c, v["correct"], v["total"], f"{v['accuracy']:.4f}") for c, v in out["by_corpus"].items()]
             console.print(table(f"MuCoW {config} accuracy", ["corpus", "correct", "total", "accuracy"], rows))
-            console.print(out["signature"])
+            console.print(out["signature"], markup=False, highlight=False)
 
         emit(out, json_out, human)
         return
@@ -100,7 +100,7 @@ def evaluate_mucow(
                 for name, d in (("in", out["in_domain"]), ("out", out["out_of_domain"]), ("all", out))]
         console.print(table(f"MuCoW {config}", ["domain", "pos", "neg", "unk", "precision", "recall", "F",
                                                  "recall (WMT19 tables)"], rows))
-        console.print(out["signature"])
+        console.print(out["signature"], markup=False, highlight=False)
 
     emit(out, json_out, human_t)
 
@@ -160,7 +160,7 @@ def harvest_mucow(
     out = {**rel.summary(), "statistics": stats, "alignment": result.alignment}
 
     def human() -> None:
-        console.print(f"harvested {builder.name} {rel.version} -> {rel.path}")
+        console.print(f"harvested {builder.name} {rel.version} -> {rel.path}", markup=False)
         console.print(table("MuCoW harvest", ["figure", "value"], [
             ("sentence pairs", f"{stats['sentence_pairs']:,}"),
             ("candidate words", stats["candidate_words"]),
