@@ -46,10 +46,9 @@ def open_predictions(path: Path, hint: str) -> Any:
         return open(path, "rb")
     except FileNotFoundError:
         raise PredictionError("predictions file not found", path=path, hint=hint) from None
-    except IsADirectoryError:
-        raise PredictionError("is a directory; expected a predictions file", path=path, hint=hint) from None
-    except OSError as exc:
-        raise PredictionError(f"cannot read the file ({exc.strerror or exc})", path=path, hint=hint) from None
+    except OSError as exc:  # a folder, no permission ...
+        raise PredictionError(f"cannot read the predictions file ({exc.strerror or exc})", path=path,
+                              hint=hint) from None
 
 
 def lines(path: str | Path, hint: str = "Write the predictions as UTF-8 text") -> Iterator[tuple[int, str]]:
@@ -65,8 +64,8 @@ def lines(path: str | Path, hint: str = "Write the predictions as UTF-8 text") -
             for lineno, raw in enumerate(fh, start=1):
                 yield lineno, decode(raw, path, lineno)
         except OSError as exc:  # EIO and the like while reading: still the user's file
-            raise PredictionError(f"cannot read the file ({exc.strerror or exc})", path=path, line=lineno + 1,
-                                  hint=hint) from None
+            raise PredictionError(f"cannot read the predictions file ({exc.strerror or exc})", path=path,
+                                  line=lineno + 1, hint=hint) from None
 
 
 def decode(raw: bytes, path: Path, lineno: int) -> str:
