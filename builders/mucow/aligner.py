@@ -45,9 +45,8 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -210,38 +209,33 @@ class EflomalAligner:
 
 # --------------------------------------------------------------------------- kills and leftovers
 #
-# A harvest killed with SIGKILL runs no cleanup of its own, so the processes it started clean up after
-# it (issue 29: eflomal children ran on, ``mucow-align-*`` folders stayed in $TMPDIR):
+# A harvest killed with SIGKILL runs no cleanup of its own (issue 29: eflomal children ran on,
+# ``mucow-align-*`` folders stayed in $TMPDIR). What happens instead:
 #
-# * each local Dask worker runs :func:`watch_owner`: a thread that notices when the harvest is gone
-#   (the worker's parent changed), kills the eflomal children it started, removes its scratch
-#   folders and ends the worker;
-# * each eflomal child is started with ``PR_SET_PDEATHSIG`` (Linux): the kernel kills it when the
-#   worker that started it dies, however it dies;
-# * scratch folders are named ``<prefix><owner pid>-...`` so that the next harvest removes those whose
-#   owner is dead (:func:`remove_stale_scratch`): what a SIGKILL of a worker itself leaves behind.
+# * a local Dask worker ends itself at once when the harvest (its parent) is gone: distributed's
+#   ``AsyncProcess`` holds a pipe to the parent and calls ``os._exit`` when it closes;
+# * each eflomal child is started with ``PR_SET_PDEATHSIG`` (Linux, :func:`run_child`): the kernel
+#   kills it when the worker that started it dies, however it dies;
+# * ``os._exit`` runs no ``finally``, so scratch folders are named ``<prefix><owner pid>-...`` and the
+#   next harvest removes those whose owner is dead (:func:`remove_stale_scratch`).
 
 ALIGN_PREFIX = "mucow-align-"
 #: the harvest's own scratch folder (Dask's ``temporary-directory``: its workers' spill space)
 HARVEST_PREFIX = "mucow-harvest-"
 _LOCK = threading.Lock()
+#: the children :func:`run_child` is waiting for (a test looks at them)
 _CHILDREN: set[subprocess.Popen] = set()
-_SCRATCH: set[str] = set()
-_WATCHING: list[int] = []
 
 
 @contextmanager
 def scratch_dir(prefix: str) -> Iterator[Path]:
-    """A fresh folder ``$TMPDIR/<prefix><this pid>-XXXX``, removed on exit (and by the owner watch)."""
+    """A fresh folder ``$TMPDIR/<prefix><this pid>-XXXX``, removed on exit (or, if this process is
+    killed, by the next harvest: :func:`remove_stale_scratch`)."""
     name = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
-    with _LOCK:
-        _SCRATCH.add(name)
     try:
         yield Path(name)
     finally:
         shutil.rmtree(name, ignore_errors=True)
-        with _LOCK:
-            _SCRATCH.discard(name)
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -275,28 +269,6 @@ def run_child(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[i
         with _LOCK:
             _CHILDREN.discard(proc)
     return proc.returncode, err or ""
-
-
-def watch_owner(owner: int, interval: float = 0.25) -> None:
-    """In a local worker: end this process (its eflomal children killed, its scratch folders removed)
-    as soon as ``owner``, the harvest that started it, is gone. Started once per process."""
-    with _LOCK:
-        if _WATCHING:
-            return
-        _WATCHING.append(owner)
-
-    def loop() -> None:
-        while os.getppid() == owner:
-            time.sleep(interval)
-        with _LOCK:
-            for proc in list(_CHILDREN):
-                with suppress(OSError):
-                    proc.kill()
-            for name in list(_SCRATCH):
-                shutil.rmtree(name, ignore_errors=True)
-        os._exit(1)
-
-    threading.Thread(target=loop, name="mucow-owner-watch", daemon=True).start()
 
 
 def _alive(pid: int) -> bool:

@@ -65,7 +65,6 @@ from benchsmith.builders.mucow.aligner import (
     remove_stale_scratch,
     require_eflomal,
     scratch_dir,
-    watch_owner,
 )
 from benchsmith.builders.mucow.corpora import (
     SUBTITLE_LABELS,
@@ -195,8 +194,7 @@ def dask_client(address: str | None, workers: int | None = None) -> Iterator:
     # local cluster is ours to stop, so only CRITICAL gets through (task errors reach the client anyway).
     # Scratch: Dask's own default is $TMPDIR/dask-scratch-space, which every run left behind (empty); the
     # cluster gets a folder of this harvest's instead, removed at the end, or by the next harvest when this
-    # one was killed (its name holds our pid: aligner.remove_stale_scratch). Each worker watches this
-    # process and ends itself, its eflomal children and its scratch when we are gone (aligner.watch_owner).
+    # one was killed (its name holds our pid: aligner.remove_stale_scratch; see aligner.py on kills).
     method = "fork" if _can_fork() else "spawn"
     quiet = logging.CRITICAL if logging.getLogger().getEffectiveLevel() > logging.DEBUG else logging.WARNING
     dlog = logging.getLogger("distributed")
@@ -209,7 +207,6 @@ def dask_client(address: str | None, workers: int | None = None) -> Iterator:
                 LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                              dashboard_address=":0", silence_logs=quiet, local_directory=str(scratch)) as cluster, \
                 Client(cluster) as client:
-            client.run(watch_owner, os.getpid())
             yield client
     finally:
         dlog.setLevel(level)
