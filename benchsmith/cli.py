@@ -130,7 +130,7 @@ def sources_cmd(
         if json_out:
             emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent}, True)
             return
-        err_console.print(f"# paste into {dest}")
+        err_console.print(f"# paste into {dest}", markup=False)
         for line in lines:
             print(line)
         for c in changed:
@@ -243,7 +243,8 @@ def publish_cmd(
     out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial) if hub
            else publish_local(r, registry_path(registry), allow_partial=allow_partial))
     emit(out, json_out, lambda: console.print(
-        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}"
+        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}",
+        markup=False,
     ))
 
 

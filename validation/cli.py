@@ -113,7 +113,7 @@ def _print_results(v: Validation, title: str) -> None:
         console.print(f"[dim]{literal(note)}[/]")
     s = v.report["summary"]
     verdict = "[green]gate passed[/]" if v.passed else "[bold red]gate FAILED[/]"
-    console.print(f"{title}: {s['fail']} fail, {s['warn']} warn, {s['pass']} pass, {s.get('stat', 0)} stat, "
+    console.print(f"{literal(title)}: {s['fail']} fail, {s['warn']} warn, {s['pass']} pass, {s.get('stat', 0)} stat, "
                   f"{s['skip']} skip: {verdict}", highlight=False)
     if not everything and len(shown) < len(v.results):
         console.print(f"[dim]{len(v.results) - len(shown)} passing/descriptive results not shown: --verbose "
@@ -172,7 +172,7 @@ def audit_cmd(
     def human() -> None:
         _print_results(v, f"audit {name} {v.release.version}")
         style = "green" if v.passed else "bold red"
-        console.print(f"[{style}]{outcome['outcome']}[/]", highlight=False)
+        console.print(f"[{style}]{literal(outcome['outcome'])}[/]", highlight=False)
 
     emit(outcome, json_out, human)
     gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")

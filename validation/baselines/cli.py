@@ -111,9 +111,9 @@ def _print(result: BaselineResult, saved: Path | None) -> None:
     if rec is not None:
         speed = (f"{rec.examples_per_s} examples/s" if rec.examples_per_s else "") + \
             (f", {rec.tokens_per_s} tokens/s" if rec.tokens_per_s else "")
-        console.print(f"[dim]record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, "
-                      f"{rec.wall_time_s} s{', ' + speed if speed else ''}; sha256 "
-                      f"{(rec.model_sha256 or '-')[:16]}[/]", highlight=False)
+        record = (f"record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, "
+                  f"{rec.wall_time_s} s{', ' + speed if speed else ''}; sha256 {(rec.model_sha256 or '-')[:16]}")
+        console.print(f"[dim]{literal(record)}[/]", highlight=False)
     if saved is not None:
         console.print(f"saved: {saved}", highlight=False, markup=False)
 
