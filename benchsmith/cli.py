@@ -30,6 +30,7 @@ from benchsmith.commands import (
     err_console,
     evaluate_app,
     harvest_app,
+    literal,
     registry_path,
     resolve_release,
     root_commands,
@@ -129,13 +130,13 @@ def sources_cmd(
         if json_out:
             emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent}, True)
             return
-        err_console.print(f"# paste into {dest}")
+        err_console.print(f"# paste into {dest}", markup=False)
         for line in lines:
             print(line)
         for c in changed:
-            err_console.print(f"[yellow]changed from the registered sha256:[/] {c}")
+            err_console.print(f"[yellow]changed from the registered sha256:[/] {literal(c)}")
         for a in absent:
-            err_console.print(f"[yellow]absent:[/] {a}")
+            err_console.print(f"[yellow]absent:[/] {literal(a)}")
         return
     out = []
     for s in b.sources:
@@ -148,13 +149,13 @@ def sources_cmd(
 
     def human() -> None:
         for s in out:
-            console.print(f"[bold]{s['name']}[/]  {s['license']}  {s['url'] or '(no download url)'}")
+            console.print(f"[bold]{literal(s['name'])}[/]  {literal(s['license'])}  {literal(s['url'] or '(no download url)')}")
             if s["description"]:
-                console.print(f"  {s['description']}")
+                console.print(f"  {s['description']}", markup=False)
             for f in s["files"]:
                 sha = f["sha256"] or "(not registered)"
                 opt = "" if f["required"] else " [optional]"
-                console.print(f"  {f['expected_at']}{opt}\n    sha256 {sha}")
+                console.print(f"  {f['expected_at']}{opt}\n    sha256 {sha}", markup=False)
 
     emit({"name": name, "sources": out}, json_out, human)
 
@@ -214,15 +215,15 @@ def _print_summary(summary: dict, title: str) -> None:
     console.print(table(title, ["config", "split", "examples"], rows))
     if "status" in summary:
         detail = summary.get("on_fingerprints") or summary.get("report")
-        console.print(f"status: {summary['status']}" + (f" ({detail})" if detail else ""))
+        console.print(f"status: {summary['status']}" + (f" ({detail})" if detail else ""), markup=False)
     if summary.get("partial"):
         missing = summary.get("missing_configs") or []
         console.print("[yellow]partial build[/]" + (f": {len(missing)} config(s) not built" if missing else ""))
     for c, why in summary.get("skipped", {}).items():
         reasons = "; ".join(f"{s}: {r}" for s, r in why.items()) if isinstance(why, dict) else str(why)
-        console.print(f"[yellow]skipped[/] {c}: {reasons}", highlight=False)
+        console.print(f"[yellow]skipped[/] {literal(c)}: {literal(reasons)}", highlight=False)
     if summary.get("errata_applied"):
-        console.print("errata applied: " + ", ".join(summary["errata_applied"]))
+        console.print("errata applied: " + ", ".join(summary["errata_applied"]), markup=False)
 
 
 @app.command("show")
@@ -257,7 +258,8 @@ def publish_cmd(
     out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial) if hub
            else publish_local(r, registry_path(registry), allow_partial=allow_partial))
     emit(out, json_out, lambda: console.print(
-        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}"
+        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}",
+        markup=False,
     ))
 
 

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.jsonable import to_jsonable
@@ -58,9 +60,18 @@ def root_commands() -> dict[str, Callable[..., Any]]:
 
 
 # soft_wrap: a signature or an id printed on its own line is never broken by the terminal width,
-# so a copied signature reproduces the score (tables still fit their columns)
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+# so a copied signature reproduces the score (tables still fit their columns).
+# emoji=False: rich would turn any ``:name:`` into an emoji, and messages are full of them
+# (``file.deu:100:`` lost its line number as ``file.deu💯``). Markup stays on for the few styles we
+# write ourselves; data (paths, ids, values, messages) goes in through :func:`literal` or
+# :func:`table`, or is printed with ``markup=False``, so ``[bold]`` in a value stays literal.
+console = Console(soft_wrap=True, emoji=False)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)
+
+
+def literal(value: Any) -> str:
+    """``value`` as text to put inside a markup string: its ``[...]`` are printed, not applied."""
+    return escape(str(value))
 
 _VERBOSE = False
 
@@ -104,11 +115,12 @@ def emit(obj: Any, as_json: bool, human: Callable[[], None] | None = None) -> No
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    t = Table(title=title, show_lines=False)
+    """A table whose title, headers and cells are literal text (never markup: they hold data)."""
+    t = Table(title=Text(title), show_lines=False)
     for c in columns:
-        t.add_column(c)
+        t.add_column(Text(c))
     for r in rows:
-        t.add_row(*[str(v) for v in r])
+        t.add_row(*[v if isinstance(v, Text) else Text(str(v)) for v in r])
     return t
 
 

@@ -62,11 +62,11 @@ def bar(description: str, total: float | None = None) -> Iterator[Bar]:
         return
     progress = Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(stderr=True, emoji=False),  # a description may hold a path:line:
         transient=True,
     )
     with progress:

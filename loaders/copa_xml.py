@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import defusedxml.sax
-from benchsmith.loaders.rawfile import unreadable
+from benchsmith.loaders.rawfile import check_declared_encoding, unreadable
 from defusedxml import DefusedXmlException, EntitiesForbidden
 
 from benchsmith.errors import BenchsmithError, ParseError
@@ -136,13 +136,15 @@ def read_copa_xml(path: str | Path) -> list[CopaItem]:
 
     Raises:
         ParseError: malformed XML, an encoding the XML parser cannot read (an unknown
-            or multi-byte one in the declaration), a DTD entity declaration or an
+            or multi-byte one in the declaration), a declared single-byte encoding whose
+            file is UTF-8 (mojibake: :func:`~benchsmith.loaders.rawfile.check_declared_encoding`), a DTD entity declaration or an
             undeclared entity, an unknown element, a bad or repeated id, an
             ``asks-for`` other than cause/effect, a label other than 1/2, or a
             missing/empty premise or alternative (``path`` and ``line`` set).
         SourceError: the path cannot be read (missing, a directory).
     """
     path = Path(path)
+    check_declared_encoding(path)  # UTF-8 bytes declared latin-1 would parse into mojibake
     handler = _Handler(path)
     parser = defusedxml.sax.make_parser()
     # The external DTD subset (copa.dtd) is reported to the external-entity handler; with

@@ -11,14 +11,27 @@ exception:
 * JSON that Python cannot hold: an integer literal over 4,300 digits (Python's
   int/str conversion limit, a ``ValueError``), nesting deeper than the recursion
   limit (a ``RecursionError``), and strings with a lone surrogate (``"\\ud800"``:
-  valid JSON, but not encodable as UTF-8, so Arrow would fail on it later) or a NUL.
+  valid JSON, but not encodable as UTF-8, so Arrow would fail on it later) or a NUL;
+* mojibake: a file whose declared encoding contradicts its bytes
+  (:func:`check_declared_encoding`). Only XML declares an encoding (``<?xml ...
+  encoding="latin-1"?>``): every other raw format is read as strict UTF-8, so it cannot
+  be misread. An XML file that declares a single-byte encoding (latin-1, cp1252, ascii
+  ...) while its non-ASCII bytes are all valid multi-byte UTF-8 was saved as UTF-8 and
+  mislabelled: read as declared, ``Mý`` would become ``MÃ½`` in the release. The
+  readers (COPA XML, TMX) refuse it, naming the file and the line of the first
+  multi-byte character. The test is the usual one (text in a single-byte encoding
+  with non-ASCII letters is almost never valid UTF-8: ``é`` alone is ``\\xe9``), so a
+  genuine latin-1 file still reads; it stops at the file's first byte that is not UTF-8.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 import reprlib
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +130,65 @@ def bad_string(value: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"holds a lone surrogate U+{ord(value[exc.start]):04X} (not encodable as UTF-8)"
     return None
+
+
+#: ``<?xml ... encoding="NAME"`` at the very start of a file (after an optional UTF-8 BOM)
+_XML_ENCODING = re.compile(rb"\A(?:\xef\xbb\xbf)?<\?xml\s[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9._:-]+)[\"']")
+_UNICODE = {"utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"}
+
+
+def declared_encoding(head: bytes) -> str | None:
+    """The encoding an XML declaration at the start of ``head`` names (as written), or ``None``."""
+    m = _XML_ENCODING.match(head)
+    return m.group(1).decode("ascii") if m else None
+
+
+def check_declared_encoding(path: Path, *, opener: Any = open, chunk: int = 1 << 20) -> None:
+    """Refuse a file whose XML declaration names a single-byte encoding while its bytes are UTF-8.
+
+    Reads nothing past the declaration when it names UTF-8 or none; otherwise streams the file
+    until its first byte that is not UTF-8 (a genuine single-byte file: fine) or to its end.
+
+    Raises:
+        ParseError: the non-ASCII bytes are all valid multi-byte UTF-8 (file and line named).
+            A file that cannot be read is left to the reader that follows (its own typed error).
+    """
+    try:
+        with opener(path, "rb") as fh:
+            head = fh.read(1024)
+            declared = declared_encoding(head)
+            if declared is None:
+                return
+            try:
+                name = codecs.lookup(declared).name
+            except LookupError:
+                return  # the parser reports an unknown encoding itself
+            if name in _UNICODE:
+                return
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            line, first = 1, None
+            block = head
+            while block:
+                if first is None and max(block, default=0) >= 0x80:
+                    pos = next(i for i, b in enumerate(block) if b >= 0x80)
+                    first = line + block.count(b"\n", 0, pos)
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError:
+                    return  # not UTF-8: the declared encoding is believable
+                line += block.count(b"\n")
+                block = fh.read(chunk)
+            try:
+                decoder.decode(b"", final=True)
+            except UnicodeDecodeError:
+                return
+    except (OSError, EOFError, zlib.error):
+        return  # unreadable, corrupt gzip ...: the reader that follows reports it in its own words
+    if first is not None:
+        raise ParseError(
+            f"the XML declaration says encoding={declared!r}, but the file's bytes are UTF-8 (read as "
+            f"{declared} its text would be mojibake, e.g. 'M\u00c3\u00bd' for 'M\u00fd')",
+            path=path, line=first,
+            hint='The file was saved as UTF-8: change the declaration to encoding="UTF-8", '
+                 f"or re-encode the file as {declared}",
+        )

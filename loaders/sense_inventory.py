@@ -165,8 +165,9 @@ def inventory_files(directory: str | Path, languages: Iterable[str]) -> list[Pat
     """The OMW ``*.tab`` files for ``languages`` plus every BabelNet ``*.tsv`` in ``directory``."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise ConfigError("sense inventory folder does not exist", path=directory,
-                          hint="Pass --inventory DIR with OMW *.tab files or BabelNet *.tsv exports")
+        what = "is a file, not a folder" if directory.exists() else "does not exist"
+        raise ConfigError(f"sense inventory folder {what}", path=directory,
+                          hint="Pass --inventory DIR: the folder holding OMW *.tab files or BabelNet *.tsv exports")
     wanted = {iso3(lang) for lang in languages}
     out = []
     for p in sorted(directory.glob("*.tab")):
@@ -177,6 +178,33 @@ def inventory_files(directory: str | Path, languages: Iterable[str]) -> list[Pat
                 out.append(p)
     out += sorted(directory.glob("*.tsv"))
     return out
+
+
+def check_languages(directory: str | Path, languages: Iterable[str]) -> list[Path]:
+    """:func:`inventory_files`, and a ConfigError unless every language has a file or a row: the quick
+    test a harvest runs before alignment (OMW files by their header; BabelNet TSVs read until every
+    language is seen). A language :func:`load_inventory` then finds no lemma for is still its error."""
+    order = [iso3(lang) for lang in languages]
+    wanted = set(order)
+    files = inventory_files(directory, order)
+    seen: set[str] = set()
+    for path in files:
+        if path.suffix == ".tab":
+            found = _tab_language(path)
+            if found is not None:
+                seen.add(_iso3(found[0], path, found[1]))
+            continue
+        for lineno, parts in _rows(path):
+            if len(parts) == 4 and not (lineno == 1 and tuple(p.strip().lower() for p in parts) == BABELNET_HEADER):
+                seen.add(_iso3(parts[1].strip(), path, lineno))
+            if wanted <= seen:
+                break
+    for lang in sorted(wanted - seen, key=order.index):
+        raise ConfigError(
+            f"sense inventory has no entries for language {lang!r}", path=Path(directory),
+            hint="Add wikt-<lang>.tab / wn-data-<lang>.tab (OMW) or BabelNet TSV rows for it",
+        )
+    return files
 
 
 def load_inventory(directory: str | Path, languages: Iterable[str]) -> Inventory:

@@ -6,7 +6,9 @@ language (``xml:lang``, or ``lang`` in TMX 1.1). Inline markup inside a segment
 its content is dropped while the text around it is kept; ``<hi>``/``<sub>`` keep
 their text. Parsing is incremental (``xml.parsers.expat``), so memory stays flat
 whatever the file size. Errors are :class:`~benchsmith.errors.ParseError` naming
-the file and line: malformed XML, an encoding the parser cannot read, a DTD entity
+the file and line: malformed XML, an encoding the parser cannot read, a declared
+single-byte encoding whose bytes are UTF-8 (mojibake, see
+:func:`~benchsmith.loaders.rawfile.check_declared_encoding`), a DTD entity
 declaration or an undeclared entity (as defusedxml forbids them: they can expand
 without bound or pull in outside files; OPUS uses none), a ``<tuv>`` without a
 language, a ``<seg>`` outside a ``<tuv>``, a unit with two segments in one language.
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchsmith.loaders.moses import GZIP_ERRORS, gzip_error, open_binary
-from benchsmith.loaders.rawfile import short, unreadable
+from benchsmith.loaders.rawfile import check_declared_encoding, short, unreadable
 
 from benchsmith.errors import BenchsmithError, ParseError
 from benchsmith.nlp.tokenize import same_language
@@ -49,6 +51,8 @@ class TmxUnit:
 def iter_tmx(path: str | Path, chunk: int = 1 << 20) -> Iterator[TmxUnit]:
     """Stream the translation units of a TMX file (``.tmx`` or ``.tmx.gz``)."""
     path = Path(path)
+    # UTF-8 bytes declared latin-1 would parse into mojibake (one pass more, only for such a declaration)
+    check_declared_encoding(path, opener=lambda p, _mode: open_binary(p))
     parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
     done: list[TmxUnit] = []
     state: dict = {"tu": None, "lang": None, "seg": None, "code_depth": 0, "tuv_line": 0}

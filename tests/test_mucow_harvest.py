@@ -235,7 +235,7 @@ def test_harvest_on_a_distributed_scheduler(tmp_path, capsys):
     assert code == 0, err
     assert cl.scheduler_address.startswith("tcp://")
     assert out["statistics"]["ambiguous_words"] == 3 and out["configs"]["scoring"]["test"] > 0
-    assert out["name"] == "mucow-harvest-de-en"
+    assert out["name"] == "mucow-harvest-deu-eng"  # de and deu are one language: one release name
 
 
 # ----------------------------------------------------------------------------- real data: Tatoeba deu-eng

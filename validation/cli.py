@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 from benchsmith.validation import gate
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.drift import previous_release
@@ -34,6 +35,7 @@ from benchsmith.commands import (
     REGISTRY_OPTION,
     console,
     emit,
+    literal,
     registry_path,
     resolve_release,
     root_command,
@@ -104,19 +106,20 @@ def _print_results(v: Validation, title: str) -> None:
     everything = commands.verbose()
     shown = [r for r in _rows(v) if everything or r["status"] in ("fail", "warn")]
     if shown:
-        rows = [(f"[{STATUS_STYLE[r['status']]}]{r['status']}[/]", r["check"], r["config"] or "", r["summary"])
+        rows = [(Text(r["status"], style=STATUS_STYLE[r["status"]]), r["check"], r["config"] or "", r["summary"])
                 for r in sorted(shown, key=lambda r: STATUS_RANK.get(r["status"], 9))]
         console.print(table(title, ["status", "check", "config", "summary"], rows))
     for note in v.notes:
-        console.print(f"[dim]{note}[/]")
+        console.print(f"[dim]{literal(note)}[/]")
     s = v.report["summary"]
     verdict = "[green]gate passed[/]" if v.passed else "[bold red]gate FAILED[/]"
-    console.print(f"{title}: {s['fail']} fail, {s['warn']} warn, {s['pass']} pass, {s.get('stat', 0)} stat, "
+    console.print(f"{literal(title)}: {s['fail']} fail, {s['warn']} warn, {s['pass']} pass, {s.get('stat', 0)} stat, "
                   f"{s['skip']} skip: {verdict}", highlight=False)
     if not everything and len(shown) < len(v.results):
         console.print(f"[dim]{len(v.results) - len(shown)} passing/descriptive results not shown: --verbose "
                       "lists them, the report has them all[/]")
-    console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}", highlight=False)
+    console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}", highlight=False,
+                  markup=False)
 
 
 @root_command("validate")
@@ -175,7 +178,7 @@ def audit_cmd(
     def human() -> None:
         _print_results(v, f"audit {name} {v.release.version}")
         style = "green" if v.passed else "bold red"
-        console.print(f"[{style}]{outcome['outcome']}[/]", highlight=False)
+        console.print(f"[{style}]{literal(outcome['outcome'])}[/]", highlight=False)
 
     emit(outcome, json_out, human)
     gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")

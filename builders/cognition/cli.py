@@ -49,12 +49,12 @@ def evaluate_cognition(
     res = evaluate(gold_release(release, registry), predictions, split, rule, details, bleu)
 
     def human() -> None:
-        console.print(f"BLEU {res['bleu']['score']}  ({res['bleu']['signature']})")
+        console.print(f"BLEU {res['bleu']['score']}  ({res['bleu']['signature']})", markup=False, highlight=False)
         if "cter" in res:
             rows = [(k, v["instance_cter"], v["aggregate_cter"], v["instances"], v["compounds"])
                     for k, v in res["cter"].items()]
             console.print(table("CTER (%)", ["group", "instance", "aggregate", "lines", "compounds"], rows))
-            console.print(res["cter_signature"])
+            console.print(res["cter_signature"], markup=False, highlight=False)
 
     emit(res, json_out, human)
 

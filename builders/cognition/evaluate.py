@@ -38,9 +38,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchsmith.loaders.moses import read_lines
+from benchsmith.validation import predictions as pred_files
 
-from benchsmith.errors import ConfigError, ParseError, PredictionError, did_you_mean
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 from benchsmith.release import write_text_atomic
 
 from .atoms import CATEGORIES
@@ -52,32 +52,30 @@ SPLITS = {"cg_test": ("cg_test", "test"), "test": ("parallel", "test")}
 def read_predictions(path: Path, expected: int, ids: Sequence[str]) -> list[str]:
     """One translation per line; the count must match the references.
 
+    Read as every scorer reads predictions (:mod:`benchsmith.validation.predictions`): streamed,
+    each line checked as it is read, and a file longer than expected stops at its first extra line.
+
     Raises:
-        PredictionError: wrong number of lines or an empty translation (naming the line and id).
+        PredictionError: an unreadable file, invalid UTF-8 or a NUL byte, the wrong number of lines
+            or an empty translation (naming the line and id).
     """
-    try:
-        lines = read_lines(path)
-    except FileNotFoundError:
-        raise PredictionError("predictions file not found", path=path,
-                              hint="Pass the file with one translation per test sentence") from None
-    except OSError as exc:  # a folder, no permission ...
-        raise PredictionError(f"cannot read the predictions file ({exc.strerror or exc})", path=path,
-                              hint="Pass the file with one translation per test sentence") from None
-    except ParseError as exc:  # bad bytes: a predictions problem for the user
-        raise PredictionError(exc.message, path=path, line=exc.line,
-                              hint="Write the predictions as UTF-8 text") from None
-    if len(lines) != expected:
-        raise PredictionError(
-            f"{len(lines)} translations, expected {expected} (one per test sentence, in the order of the "
-            "released files)",
-            path=path, line=min(len(lines), expected) + 1,
-            hint="Translate every line of the source file and keep the order",
-        )
-    for i, text in enumerate(lines):
+    hint = "Translate every line of the source file and keep the order"
+    out: list[str] = []
+    for lineno, text in pred_files.lines(path, "Pass the file with one translation per test sentence"):
+        if lineno > expected:
+            raise PredictionError(f"more than {expected} translations, expected {expected} (one per test sentence, "
+                                  "in the order of the released files)", path=path, line=lineno, hint=hint)
         if not normalise(text):
-            raise PredictionError(f"empty translation for id {ids[i]!r}", path=path, line=i + 1,
+            raise PredictionError(f"empty translation for id {ids[lineno - 1]!r}", path=path, line=lineno,
                                   hint="Every test sentence needs a non-empty translation")
-    return lines
+        out.append(text)
+    if len(out) != expected:
+        raise PredictionError(
+            f"{len(out)} translations, expected {expected} (one per test sentence, in the order of the "
+            "released files)",
+            path=path, line=len(out) + 1, hint=hint,
+        )
+    return out
 
 
 #: how BLEU tokenises Chinese: ``char`` (the paper's, default) or ``jieba`` words

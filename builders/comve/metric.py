@@ -24,17 +24,21 @@ Unlike the official scripts, which log and exit, every problem is a
 :class:`~benchsmith.errors.PredictionError` that names the file, the line and
 the id: a malformed row, an empty or duplicate id, a label outside the
 subtask's answers, an id the split does not hold (extra), an id without a
-prediction (missing), or a file that is not UTF-8.
+prediction (missing), a file that is not UTF-8 or holds a NUL byte (also in a
+subtask C reason). The file is read as every scorer reads predictions
+(:mod:`benchsmith.validation.predictions`): streamed and checked row by row
+against the gold ids, so the first bad row is reported as soon as it is read.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from benchsmith.loaders.rawfile import short
+from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
 from benchsmith.validation.metrics.bleu import CorpusBLEU
@@ -53,23 +57,19 @@ def check_subtask(subtask: str) -> str:
     return key
 
 
-def read_predictions(path: str | Path, subtask: str) -> dict[str, tuple[str, int]]:
-    """``{id: (answer, line)}`` from a submission file; see module docstring for errors."""
+def read_predictions(path: str | Path, subtask: str, gold: Mapping[str, Any] | None = None,
+                     split: str = "test") -> dict[str, tuple[str, int]]:
+    """``{id: (answer, line)}`` from a submission file; see module docstring for errors.
+
+    Streamed and checked row by row (:mod:`benchsmith.validation.predictions`): the first bad row
+    is reported as soon as it is read. With ``gold`` (``{id: answer}`` of ``split``) an id the split
+    lacks is such a row too, so what is kept is bounded by the gold data, whatever the file's size.
+    """
     subtask = check_subtask(subtask)
     path = Path(path)
-    if not path.is_file():
-        raise PredictionError("predictions file not found", path=path, hint="Pass the path of your CSV submission")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise PredictionError(
-            f"invalid UTF-8 byte {data[exc.start:exc.start + 1]!r}; expected a UTF-8 CSV",
-            path=path,
-            line=data.count(b"\n", 0, exc.start) + 1,
-            hint="Save the predictions as UTF-8",
-        ) from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    hint = f"Write one row per instance: {_FORMAT[subtask]}"
+    # csv reads text lines (a quoted reason may span several); the terminator goes back on each line
+    reader = csv.reader((text + "\n" for _, text in pred_files.lines(path, hint)), strict=True)
     out: dict[str, tuple[str, int]] = {}
     end = 0
     try:
@@ -81,7 +81,7 @@ def read_predictions(path: str | Path, subtask: str) -> dict[str, tuple[str, int
                 continue  # header
             if len(row) != 2:
                 raise PredictionError(
-                    f"row for id {row[0]!r} has {len(row)} column(s); expected 2 ({_FORMAT[subtask]})",
+                    f"row for id {short(row[0])} has {len(row)} column(s); expected 2 ({_FORMAT[subtask]})",
                     path=path,
                     line=line,
                     hint="Write one `id,answer` row per instance (quote answers that contain commas)",
@@ -91,25 +91,36 @@ def read_predictions(path: str | Path, subtask: str) -> dict[str, tuple[str, int
                 raise PredictionError("empty id; expected an instance id", path=path, line=line)
             if pid in out:
                 raise PredictionError(
-                    f"duplicate prediction for id {pid!r} (first on line {out[pid][1]})",
+                    f"duplicate prediction for id {short(pid)} (first on line {out[pid][1]})",
                     path=path,
                     line=line,
                     hint="Keep one prediction per id",
                 )
             if subtask in ANSWERS and answer not in ANSWERS[subtask]:
                 raise PredictionError(
-                    f"id {pid!r} has answer {row[1]!r}; expected one of {list(ANSWERS[subtask])}",
+                    f"id {short(pid)} has answer {short(row[1])}; expected one of {list(ANSWERS[subtask])}",
                     path=path,
                     line=line,
                     hint="Subtask A answers the index of the statement that does not make sense; "
                     "subtask B the letter of the correct reason",
                 )
+            if gold is not None and pid not in gold:
+                raise _extra(pid, path, line, split)
             out[pid] = (row[1] if subtask == "c" else answer, line)
     except csv.Error as exc:
         raise PredictionError(f"malformed CSV: {exc}", path=path, line=end + 1) from None
     if not out:
         raise PredictionError("no predictions in the file", path=path, hint=f"Write rows as {_FORMAT[subtask]}")
     return out
+
+
+def _extra(pid: str, path: Path, line: int, split: str) -> PredictionError:
+    return PredictionError(
+        f"prediction for id {short(pid)}, which is not in the {split} split; expected ids of that split only",
+        path=path,
+        line=line,
+        hint="Check --split (train, validation, test, trial) and the ids you predicted for",
+    )
 
 
 def gold_from_release(release: Any, subtask: str, split: str) -> dict[str, Any]:
@@ -127,17 +138,12 @@ def gold_from_release(release: Any, subtask: str, split: str) -> dict[str, Any]:
     return {i: names[v] for i, v in zip(ids, labels)}
 
 
-def match_ids(gold: Mapping[str, Any], predictions: Mapping[str, tuple[str, int]], path: Path, split: str) -> None:
+def match_ids(gold: Mapping[str, Any], preds: Mapping[str, tuple[str, int]], path: Path, split: str) -> None:
     """Every gold id has a prediction and no prediction is for an id outside the split."""
-    for pid, (_, line) in predictions.items():
+    for pid, (_, line) in preds.items():
         if pid not in gold:
-            raise PredictionError(
-                f"prediction for id {pid!r}, which is not in the {split} split; expected ids of that split only",
-                path=path,
-                line=line,
-                hint="Check --split (train, validation, test, trial) and the ids you predicted for",
-            )
-    missing = [i for i in gold if i not in predictions]
+            raise _extra(pid, path, line, split)
+    missing = [i for i in gold if i not in preds]
     if missing:
         raise PredictionError(
             f"no prediction for id {missing[0]!r}"
@@ -200,8 +206,8 @@ def evaluate_file(release: Any, subtask: str, predictions_path: str | Path, spli
             hint=did_you_mean(split, release.splits(config)),
         )
     path = Path(predictions_path)
-    preds = read_predictions(path, subtask)
-    gold = gold_from_release(release, subtask, split)
+    gold = gold_from_release(release, subtask, split)  # first: each row is checked against it as it is read
+    preds = read_predictions(path, subtask, gold, split)
     match_ids(gold, preds, path, split)
     figures = score(gold, {i: a for i, (a, _) in preds.items()}, subtask)
     return {

@@ -40,9 +40,13 @@ import logging
 import math
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -71,12 +75,15 @@ class Aligner(Protocol):
 
 
 def require_eflomal() -> ModuleType:
+    """The eflomal module; any failure to import it (absent, or a broken install: an ImportError from a
+    missing symbol, an OSError from a shared library) is the one "not installed" ConfigError."""
     try:
         import eflomal
-    except ModuleNotFoundError as exc:
+    except (ImportError, OSError) as exc:
+        why = "" if isinstance(exc, ModuleNotFoundError) else f" (importing it failed: {type(exc).__name__}: {exc})"
         raise ConfigError(
-            "the word aligner eflomal is not installed (it is GPLv3, so it is an optional extra)",
-            hint="pip install 'benchsmith[mucow]'",
+            f"the word aligner eflomal is not installed{why} (it is GPLv3, so it is an optional extra)",
+            hint="pip install 'benchsmith[mucow]' (add --force-reinstall eflomal for a broken install)",
         ) from exc
     return eflomal
 
@@ -179,8 +186,7 @@ class EflomalAligner:
     def __call__(self, source: Sequence[str], target: Sequence[str], chunk: int) -> tuple[list[str], list[str], bool]:
         eflomal = require_eflomal()
         binary = self._binary()
-        with tempfile.TemporaryDirectory(prefix="mucow-align-") as name:
-            tmp = Path(name)
+        with scratch_dir(ALIGN_PREFIX) as tmp:
             fwd, rev = tmp / "fwd", tmp / "rev"
             if binary is None:
                 if self.seed is not None:
@@ -194,12 +200,105 @@ class EflomalAligner:
                 args = [str(binary), "-m", str(MODEL), "-s", str(src), "-t", str(tgt), "-n", str(SAMPLERS),
                         "-N", str(NULL_PRIOR), "-1", str(i1), "-2", str(i2), "-3", str(i3), "-q",
                         "-f", str(fwd), "-r", str(rev)]
-                done = subprocess.run(args, cwd=tmp, env={**os.environ, "OMP_NUM_THREADS": OMP_THREADS},
-                                      capture_output=True, text=True, check=False)
-                if done.returncode != 0:
-                    raise RuntimeError(f"eflomal exited with status {done.returncode}: {done.stderr.strip()[-2000:]}")
+                code, err = run_child(args, cwd=tmp, env={**os.environ, "OMP_NUM_THREADS": OMP_THREADS})
+                if code != 0:
+                    raise RuntimeError(f"eflomal exited with status {code}: {err.strip()[-2000:]}")
             with fwd.open(encoding="utf-8") as f, rev.open(encoding="utf-8") as r:
                 return f.read().splitlines(), r.read().splitlines(), binary is not None
+
+
+# --------------------------------------------------------------------------- kills and leftovers
+#
+# A harvest killed with SIGKILL runs no cleanup of its own (issue 29: eflomal children ran on,
+# ``mucow-align-*`` folders stayed in $TMPDIR). What happens instead:
+#
+# * a local Dask worker ends itself at once when the harvest (its parent) is gone: distributed's
+#   ``AsyncProcess`` holds a pipe to the parent and calls ``os._exit`` when it closes;
+# * each eflomal child is started with ``PR_SET_PDEATHSIG`` (Linux, :func:`run_child`): the kernel
+#   kills it when the worker that started it dies, however it dies;
+# * ``os._exit`` runs no ``finally``, so scratch folders are named ``<prefix><owner pid>-...`` and the
+#   next harvest removes those whose owner is dead (:func:`remove_stale_scratch`).
+
+ALIGN_PREFIX = "mucow-align-"
+#: the harvest's own scratch folder (Dask's ``temporary-directory``: its workers' spill space)
+HARVEST_PREFIX = "mucow-harvest-"
+_LOCK = threading.Lock()
+#: the children :func:`run_child` is waiting for (a test looks at them)
+_CHILDREN: set[subprocess.Popen] = set()
+
+
+@contextmanager
+def scratch_dir(prefix: str) -> Iterator[Path]:
+    """A fresh folder ``$TMPDIR/<prefix><this pid>-XXXX``, removed on exit (or, if this process is
+    killed, by the next harvest: :func:`remove_stale_scratch`)."""
+    name = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+    try:
+        yield Path(name)
+    finally:
+        shutil.rmtree(name, ignore_errors=True)
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks the kernel to SIGKILL the child when its parent dies (Linux), or None.
+    Resolved here, in the parent: between fork and exec the child must not import anything."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    sigkill = int(signal.SIGKILL)
+
+    def set_pdeathsig() -> None:  # pragma: no cover - runs in the child
+        prctl(1, sigkill)  # PR_SET_PDEATHSIG
+
+    return set_pdeathsig
+
+
+def run_child(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
+    """Run a child process to its end: ``(exit status, stderr)``; it dies with this process."""
+    proc = subprocess.Popen(list(args), cwd=cwd, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=_die_with_parent())
+    with _LOCK:
+        _CHILDREN.add(proc)
+    try:
+        _, err = proc.communicate()
+    finally:
+        with _LOCK:
+            _CHILDREN.discard(proc)
+    return proc.returncode, err or ""
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: trust kill()
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def remove_stale_scratch(prefixes: Sequence[str] = (ALIGN_PREFIX, HARVEST_PREFIX)) -> list[Path]:
+    """Remove the scratch folders in ``$TMPDIR`` whose owner process is dead (a killed harvest's)."""
+    removed = []
+    root = Path(tempfile.gettempdir())
+    for prefix in prefixes:
+        for d in root.glob(f"{prefix}*"):
+            pid = d.name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and d.is_dir() and not d.is_symlink() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+    if removed:
+        log.info("removed %d scratch folder(s) of killed harvests from %s", len(removed), root)
+    return removed
 
 
 @dataclass(frozen=True)

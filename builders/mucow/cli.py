@@ -19,9 +19,17 @@ from benchsmith.commands import (
     table,
 )
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.nlp.tokenize import same_language
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
+
+
+def _same_pair(a: str | None, b: str) -> bool:
+    """Whether two SRC-TGT pairs name the same languages (``de-en`` is ``deu-eng``: a harvest records ISO 639-3)."""
+    if not a or a.count("-") != 1 or b.count("-") != 1:
+        return a == b
+    return all(same_language(x, y) for x, y in zip(a.split("-"), b.split("-")))
 
 
 def find_config(release: Release, variant: str, pair: str) -> str:
@@ -29,7 +37,7 @@ def find_config(release: Release, variant: str, pair: str) -> str:
     configs = release.configs()
     if f"{variant}-{pair}" in configs:
         return f"{variant}-{pair}"
-    if variant in configs and release.manifest["configs"][variant].get("metadata", {}).get("pair") == pair:
+    if variant in configs and _same_pair(release.manifest["configs"][variant].get("metadata", {}).get("pair"), pair):
         return variant
     have = [c for c in configs if c.startswith(variant)]
     skipped = release.manifest.get("skipped_configs", {})
@@ -82,7 +90,7 @@ def evaluate_mucow(
             rows = [("all", out["correct"], out["total"], f"{out['accuracy']:.4f}")]
             rows += [(c, v["correct"], v["total"], f"{v['accuracy']:.4f}") for c, v in out["by_corpus"].items()]
             console.print(table(f"MuCoW {config} accuracy", ["corpus", "correct", "total", "accuracy"], rows))
-            console.print(out["signature"])
+            console.print(out["signature"], markup=False, highlight=False)
 
         emit(out, json_out, human)
         return
@@ -100,7 +108,7 @@ def evaluate_mucow(
                 for name, d in (("in", out["in_domain"]), ("out", out["out_of_domain"]), ("all", out))]
         console.print(table(f"MuCoW {config}", ["domain", "pos", "neg", "unk", "precision", "recall", "F",
                                                  "recall (WMT19 tables)"], rows))
-        console.print(out["signature"])
+        console.print(out["signature"], markup=False, highlight=False)
 
     emit(out, json_out, human_t)
 
@@ -141,7 +149,7 @@ def harvest_mucow(
     from benchsmith.release import ReleaseWriter
 
     from .corpora import SUBTITLE_LABELS
-    from .harvest import HarvestBuilder, HarvestOptions, run_harvest
+    from .harvest import HarvestBuilder, HarvestOptions, no_items, run_harvest
 
     opts = HarvestOptions(
         src=src, tgt=tgt, min_links=min_links, min_targets=min_targets, merge_threshold=merge_threshold,
@@ -151,16 +159,13 @@ def harvest_mucow(
     result = run_harvest(parallel, inventory, opts, scheduler=scheduler, workers=workers)
     builder = HarvestBuilder(result)
     if not result.scoring and not result.translation:
-        raise ConfigError(
-            f"the harvest found no test item for {src}-{tgt} ({len(result.words)} ambiguous words)",
-            hint="Give more parallel text, or lower --min-links",
-        )
+        raise no_items(result.options, len(result.words), result.counts.get("sentence_pairs", 0))
     rel = ReleaseWriter(builder, registry_path(registry), builder.sources_for_release(), overwrite=overwrite).write()
     stats = result.statistics()
     out = {**rel.summary(), "statistics": stats, "alignment": result.alignment}
 
     def human() -> None:
-        console.print(f"harvested {builder.name} {rel.version} -> {rel.path}")
+        console.print(f"harvested {builder.name} {rel.version} -> {rel.path}", markup=False)
         console.print(table("MuCoW harvest", ["figure", "value"], [
             ("sentence pairs", f"{stats['sentence_pairs']:,}"),
             ("candidate words", stats["candidate_words"]),

@@ -155,5 +155,18 @@ def iter_chunks(corpora: list[Corpus], src: str, tgt: str, chunk_size: int) -> I
         yield chunk
 
 
+def count_nonblank_pairs(corpora: list[Corpus], src: str, tgt: str, enough: int) -> int:
+    """Pairs whose two sides both hold a non-space character, counted up to ``enough`` (then it stops:
+    this is a check before alignment, not a second pass over a large corpus)."""
+    n = 0
+    for corpus in corpora:
+        for _, a, b in iter_pairs(corpus, src, tgt):
+            if a.strip() and b.strip():
+                n += 1
+                if n >= enough:
+                    return n
+    return n
+
+
 def is_subtitles(label: str, subtitle_labels: tuple[str, ...] = SUBTITLE_LABELS) -> bool:
     return label.lower() in {x.lower() for x in subtitle_labels}

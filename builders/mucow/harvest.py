@@ -42,7 +42,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -58,8 +58,21 @@ from benchsmith.builders.mucow.align import (
     symmetrise_piece,
     tokenize_piece,
 )
-from benchsmith.builders.mucow.aligner import Aligner, EflomalAligner, require_eflomal
-from benchsmith.builders.mucow.corpora import SUBTITLE_LABELS, Corpus, discover_corpora, iter_chunks
+from benchsmith.builders.mucow.aligner import (
+    HARVEST_PREFIX,
+    Aligner,
+    EflomalAligner,
+    remove_stale_scratch,
+    require_eflomal,
+    scratch_dir,
+)
+from benchsmith.builders.mucow.corpora import (
+    SUBTITLE_LABELS,
+    Corpus,
+    count_nonblank_pairs,
+    discover_corpora,
+    iter_chunks,
+)
 from benchsmith.builders.mucow.pos import noun_test, start_probe
 from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES, suite_statistics
 from benchsmith.builders.mucow.senses import AmbiguousWord, build_senses, statistics
@@ -69,11 +82,12 @@ from benchsmith.builders.mucow.suites import (
     select_candidates,
     translation_items,
 )
-from benchsmith.loaders.sense_inventory import Inventory, inventory_files, load_inventory
+from benchsmith.loaders.sense_inventory import Inventory, check_languages, load_inventory
 
 from benchsmith import progress
 from benchsmith.builder import Builder, Config, Example
 from benchsmith.errors import ConfigError
+from benchsmith.nlp.tokenize import iso3
 from benchsmith.source import FileRecord, ResolvedSource, Source, Sources, sha256_file
 
 if TYPE_CHECKING:
@@ -178,15 +192,21 @@ def dask_client(address: str | None, workers: int | None = None) -> Iterator:
     # not collide on :8787.
     # Workers that outlive the scheduler by a heartbeat at shutdown log an ERROR with a traceback: a
     # local cluster is ours to stop, so only CRITICAL gets through (task errors reach the client anyway).
+    # Scratch: Dask's own default is $TMPDIR/dask-scratch-space, which every run left behind (empty); the
+    # cluster gets a folder of this harvest's instead, removed at the end, or by the next harvest when this
+    # one was killed (its name holds our pid: aligner.remove_stale_scratch; see aligner.py on kills).
     method = "fork" if _can_fork() else "spawn"
     quiet = logging.CRITICAL if logging.getLogger().getEffectiveLevel() > logging.DEBUG else logging.WARNING
     dlog = logging.getLogger("distributed")
     level = dlog.level
     dlog.setLevel(quiet)  # before the fork: forked workers inherit it
     try:
-        with dask.config.set({"distributed.worker.multiprocessing-method": method}), \
+        with scratch_dir(HARVEST_PREFIX) as scratch, \
+                dask.config.set({"distributed.worker.multiprocessing-method": method,
+                                 "temporary-directory": str(scratch)}), \
                 LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                             dashboard_address=":0", silence_logs=quiet) as cluster, Client(cluster) as client:
+                             dashboard_address=":0", silence_logs=quiet, local_directory=str(scratch)) as cluster, \
+                Client(cluster) as client:
             yield client
     finally:
         dlog.setLevel(level)
@@ -235,25 +255,67 @@ def _align_all(client: Any, corpora: list[Corpus], opts: HarvestOptions, params:
     return aligned, n_pairs, alignments
 
 
-def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts: HarvestOptions,
-                scheduler: str | None = None, aligner: Aligner | None = None,
-                workers: int | None = None) -> HarvestResult:
-    """Stages 1-5 (see module docstring). Raises ConfigError / ParseError on bad input, before any output.
+def no_items(opts: HarvestOptions, n_words: int, n_pairs: int) -> ConfigError:
+    """The error of a harvest that found nothing to write."""
+    return ConfigError(
+        f"the harvest found no test item for {opts.src}-{opts.tgt} ({n_words} ambiguous words in "
+        f"{n_pairs:,} sentence pairs)",
+        hint="Give more parallel text, or lower --min-links",
+    )
 
-    ``aligner``: eflomal seeded with ``opts.seed`` by default (tests and benchmarks may give a fixed
-    alignment); ``workers``: worker processes of the local cluster (default one per core).
+
+def check_inputs(parallel: Sequence[str | Path], inventory_dir: str | Path, opts: HarvestOptions,
+                 need_eflomal: bool = True) -> tuple[HarvestOptions, list[Corpus]]:
+    """Every input check that needs no alignment, in the order a user fixes them; the options with
+    ``src``/``tgt`` as ISO 639-3 codes (``de`` and ``deu`` are one language, one release name).
+
+    Raises:
+        ConfigError: an unknown language code, ``src`` = ``tgt``, eflomal missing or broken, no or
+            unlabelled corpora, a wrong ``--inventory`` (absent, a file, a language missing), or too
+            few non-blank sentence pairs (fewer than ``min_links`` x ``min_targets``).
+        ParseError: a corpus pair with different line counts, a bad row of the inventory read so far.
     """
-    if aligner is None:
+    src, tgt = iso3(opts.src), iso3(opts.tgt)
+    if src == tgt:
+        raise ConfigError(f"--src {opts.src} and --tgt {opts.tgt} are the same language ({src})",
+                          hint="A harvest needs two languages: pass the corpus's other language as --tgt")
+    opts = replace(opts, src=src, tgt=tgt)
+    if need_eflomal:
         require_eflomal()
-        aligner = EflomalAligner(opts.seed)
     if not parallel:
         raise ConfigError("no parallel corpus given", hint="Pass --parallel DIR (repeatable)")
-    corpora = [c for spec in parallel for c in discover_corpora(spec, opts.src, opts.tgt)]
+    corpora = [c for spec in parallel for c in discover_corpora(spec, src, tgt)]
     labels = [c.label for c in corpora]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"two corpora share a label: {labels}",
                           hint="Name them apart with --parallel LABEL=PATH")
-    inventory_files(inventory_dir, [opts.src, opts.tgt])  # a wrong --inventory fails now; it is read while aligning
+    check_languages(inventory_dir, [src, tgt])  # the inventory itself is read while the workers align
+    need = opts.min_links * opts.min_targets
+    have = count_nonblank_pairs(corpora, src, tgt, need)
+    if have < need:
+        where = ", ".join(c.describe() for c in corpora)
+        raise ConfigError(
+            (f"the parallel corpora hold no sentence pair with text on both sides ({where})" if have == 0 else
+             f"the parallel corpora hold {have} sentence pair(s) with text on both sides ({where}); a harvest needs "
+             f"at least {need} (--min-links {opts.min_links} x --min-targets {opts.min_targets})"),
+            hint="Give more parallel text with --parallel, or lower --min-links",
+        )
+    return opts, corpora
+
+
+def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts: HarvestOptions,
+                scheduler: str | None = None, aligner: Aligner | None = None,
+                workers: int | None = None) -> HarvestResult:
+    """Stages 1-5 (see module docstring). Raises ConfigError / ParseError on bad input, before any output:
+    every check that needs no alignment first (:func:`check_inputs`), so a wrong input costs no cluster.
+
+    ``aligner``: eflomal seeded with ``opts.seed`` by default (tests and benchmarks may give a fixed
+    alignment); ``workers``: worker processes of the local cluster (default one per core).
+    """
+    remove_stale_scratch()  # what killed harvests left in $TMPDIR
+    opts, corpora = check_inputs(parallel, inventory_dir, opts, need_eflomal=aligner is None)
+    if aligner is None:
+        aligner = EflomalAligner(opts.seed)
     params = AlignParams(opts.src, opts.tgt, opts.max_tokens)
     from dask.distributed import as_completed
 
@@ -276,6 +338,8 @@ def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts:
         lap("tokenised, aligned, symmetrised, counted")
         candidates = candidate_words(totals, opts.min_links, opts.min_targets)
         words = build_senses(candidates, inventory, opts.src, opts.tgt, merge_threshold=opts.merge_threshold)
+        if not words:  # nothing to select sentences for (and Dask cannot scatter an empty dict)
+            raise no_items(opts, len(words), n_pairs)
         words_f = client.scatter(words, broadcast=True)
         parts = client.map(select_candidates, aligned, words=words_f, seed=opts.seed,
                            min_words=opts.scoring_min_words, scoring_pool=opts.scoring_per_sense,

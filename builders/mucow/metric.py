@@ -31,85 +31,67 @@ domain and overall. Upstream's results tables used recall = pos / (pos + unk)
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric
 
 from benchsmith.errors import ConfigError, PredictionError
 
-# The two prediction-file readers below are generic (one number per line; exactly N lines).
-# They moved here with the scorers; see README.md ("Evaluation") for where they should live.
+# The two prediction-file readers below are generic (one number per line; exactly N lines) and read
+# through the one policy of every scorer (benchsmith.validation.predictions): streamed, and a file
+# longer than expected stops at its first extra line, so memory never grows with the file.
 
-
-def _lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file (universal newlines, a final newline optional).
-
-    Raises:
-        PredictionError: the file cannot be read (absent, a folder...) or is not UTF-8
-            (naming the line of the first bad byte).
-    """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PredictionError(f"cannot read the file ({exc.strerror or exc})", path=path,
-                              hint="Pass the path of an existing predictions file") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PredictionError(f"invalid UTF-8 at byte {exc.start}", path=path,
-                              line=data.count(b"\n", 0, exc.start) + 1) from None
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
+_SCORES_HINT = "Write one model score per line (reference, then each contrastive)"
 
 
 def read_scores(path: str | Path, expected: int) -> list[float]:
-    """One float per line; exactly ``expected`` lines.
+    """One finite number per line; exactly ``expected`` lines.
 
     Raises:
-        PredictionError: an unreadable file, a line that is not a number or is NaN, or
-            the wrong number of lines (infinities are accepted: a log-probability may be -inf).
+        PredictionError: an unreadable file, a line that is not a plain finite number (``inf``,
+            ``-inf``, ``nan``, ``1e999`` and a 5,000-digit integer are refused: an infinite score
+            ties every other and silently moves accuracy), or the wrong number of lines.
     """
     path = Path(path)
     out: list[float] = []
-    for lineno, line in enumerate(_lines(path), start=1):
-        text = line.strip()
-        try:
-            value = float(text)
-        except ValueError:
-            raise PredictionError(f"score {text!r} is not a number", path=path, line=lineno,
-                                  hint="Write one model score per line (reference, then each contrastive)") from None
-        if math.isnan(value):
-            raise PredictionError("score is NaN", path=path, line=lineno)
-        out.append(value)
+    for lineno, line in pred_files.lines(path):
+        if lineno > expected:
+            raise _count_error(path, f"more than {expected} scores", expected, lineno)
+        out.append(pred_files.number(line, path, lineno, "score", hint=_SCORES_HINT))
     if len(out) != expected:
-        raise PredictionError(
-            f"{len(out)} scores; expected {expected} (for each item: the reference, then each contrastive)",
-            path=path, line=min(len(out), expected) + 1,
-            hint="Score the suite's sentences in ContraWSD order (benchsmith evaluate's --help lists it)",
-        )
+        raise _count_error(path, f"{len(out)} scores", expected, len(out) + 1)
     return out
+
+
+def _count_error(path: Path, found: str, expected: int, line: int) -> PredictionError:
+    return PredictionError(f"{found}; expected {expected} (for each item: the reference, then each contrastive)",
+                           path=path, line=line,
+                           hint="Score the suite's sentences in ContraWSD order (benchsmith evaluate's --help lists it)")
 
 
 def read_lines_exact(path: str | Path, expected: int, what: str) -> list[str]:
     """Exactly ``expected`` lines of ``what`` (e.g. system translations), in order.
 
     Raises:
-        PredictionError: an unreadable or non-UTF-8 file, or the wrong number of lines.
+        PredictionError: an unreadable, non-UTF-8 or NUL-holding file, or the wrong number of lines.
     """
     path = Path(path)
-    lines = _lines(path)
-    if len(lines) != expected:
-        raise PredictionError(f"{len(lines)} lines; expected {expected} ({what}, one per test sentence, in order)",
-                              path=path, line=min(len(lines), expected) + 1,
-                              hint="Translate the suite's sources one per line, in the release's order")
-    return lines
+    hint = "Translate the suite's sources one per line, in the release's order"
+    out: list[str] = []
+    for lineno, line in pred_files.lines(path, hint):
+        if lineno > expected:
+            raise PredictionError(f"more than {expected} lines; expected {expected} ({what}, one per test sentence, "
+                                  "in order)", path=path, line=lineno, hint=hint)
+        out.append(line)
+    if len(out) != expected:
+        raise PredictionError(f"{len(out)} lines; expected {expected} ({what}, one per test sentence, in order)",
+                              path=path, line=len(out) + 1, hint=hint)
+    return out
 
 
 def _acc(c: dict[str, int]) -> dict[str, float | int]:

@@ -55,7 +55,7 @@ def evaluate_xcopa(
         if result["average"] is not None:
             rows.append(("average", f"{result['average']:.4f}", f"{len(result['average_over'])} languages"))
         console.print(table(f"XCOPA {result['version']} {split}", ["language", "accuracy", "correct"], rows))
-        console.print(result["signature"], highlight=False)
+        console.print(result["signature"], highlight=False, markup=False)
 
     emit(result, json_out, human)
 

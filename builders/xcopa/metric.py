@@ -19,23 +19,26 @@ as in the paper's tables; ``complete`` says whether all 11 were there and ``miss
 lists the XCOPA languages the file lacks (``benchsmith evaluate xcopa`` also warns on
 stderr: an average over fewer languages is not the paper's "All").
 
-Files are UTF-8 (a leading BOM, as spreadsheet programs write it, is ignored).
+Files are read as every scorer reads them (:mod:`benchsmith.validation.predictions`:
+streamed, UTF-8, a leading BOM ignored, NUL bytes and non-finite numbers refused).
+The gold labels are loaded first and each row is checked as it is read, so the
+first bad line is reported at once and memory does not grow with the file.
 Every problem is a :class:`~benchsmith.errors.PredictionError` naming the file
 and, where there is one, the line: invalid UTF-8, JSON or CSV, a missing field,
-an unknown language, an idx that is not a whole number, a label outside the
-four spellings, a repeated item, an idx the split lacks, or a missing item.
+an unknown language, an idx that is not a whole number or outside int64, a label
+outside the four spellings, a repeated item, an idx the split lacks, or a missing item.
 """
 
 from __future__ import annotations
 
 import csv
-import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchsmith.loaders.rawfile import loads_json
-from benchsmith.loaders.xcopa_jsonl import LANGUAGES, read_utf8
+from benchsmith.loaders.rawfile import short
+from benchsmith.loaders.xcopa_jsonl import LANGUAGES
+from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
 
@@ -46,23 +49,23 @@ _HINT = "Write one prediction per item: jsonl {\"lang\", \"idx\", \"label\"} or 
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, row)`` of a predictions file, streamed (see :mod:`benchsmith.validation.predictions`)."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv", ".jsonl"):
         raise PredictionError(f"unknown predictions format {suffix!r}; expected .jsonl, .csv or .tsv",
                               path=path, hint=_HINT)
-    content = read_utf8(path, PredictionError, "Save the predictions as UTF-8")
-    # a BOM is what spreadsheet programs put before the header, not part of it
-    fh = io.StringIO(content.removeprefix("\ufeff"), newline="")
     if suffix == ".jsonl":
-        for line, text in enumerate(fh, start=1):
+        for line, text in pred_files.lines(path):
             if not text.strip():
                 continue
-            obj = loads_json(text, path, line, error=PredictionError, hint=_HINT)
+            obj = pred_files.loads(text, path, line, hint=_HINT)
             if not isinstance(obj, dict):
                 raise PredictionError("line is not a JSON object", path=path, line=line, hint=_HINT)
             yield line, obj
         return
-    reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
+    # csv reads text lines (a quoted field may span several); the terminator goes back on each line
+    reader = csv.DictReader((text + "\n" for _, text in pred_files.lines(path)),
+                            delimiter="\t" if suffix == ".tsv" else ",")
     try:
         if reader.fieldnames is None or not {"lang", "idx", "label"} <= set(reader.fieldnames):
             raise PredictionError(f"header is {reader.fieldnames}; expected lang, idx, label",
@@ -73,44 +76,41 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise PredictionError(f"malformed CSV: {exc}", path=path, line=reader.line_num, hint=_HINT) from None
 
 
-def read_predictions(path: str | Path, configs: list[str]) -> dict[str, dict[int, tuple[int, int]]]:
-    """``{lang: {idx: (label, line)}}``; PredictionError (file:line) on any bad row."""
+def read_predictions(path: str | Path, configs: list[str],
+                     gold: Mapping[str, Mapping[int, int]] | None = None) -> dict[str, dict[int, tuple[int, int]]]:
+    """``{lang: {idx: (label, line)}}``; PredictionError (file:line) on any bad row.
+
+    The file is streamed and each row checked as it is read, so the first bad line is reported at
+    once; with ``gold`` (``{lang: {idx: label}}``) an idx the split lacks is one too, and what is kept
+    is bounded by the gold data, whatever the file's size.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise PredictionError("predictions file not found", path=path, hint=_HINT)
     out: dict[str, dict[int, tuple[int, int]]] = {}
     for line, row in _rows(path):
         missing = [k for k in ("lang", "idx", "label") if row.get(k) in (None, "")]
         if missing:
             raise PredictionError(f"missing {missing}", path=path, line=line, hint=_HINT)
-        lang = str(row["lang"])
-        if lang not in configs:
-            raise PredictionError(f"unknown language {lang!r}", path=path, line=line, hint=did_you_mean(lang, configs))
-        idx = _idx(row["idx"])
-        if idx is None:
-            raise PredictionError(f"idx {row['idx']!r} is not an integer", path=path, line=line, hint=_HINT)
+        lang = row["lang"]
+        if not isinstance(lang, str) or lang not in configs:
+            raise PredictionError(f"unknown language {short(lang)}", path=path, line=line,
+                                  hint=did_you_mean(str(lang), configs))
+        idx = pred_files.integer(row["idx"], path, line, "idx", hint=_HINT)
         label = row["label"]
         if isinstance(label, (bool, list, dict)) or label not in _LABELS:  # JSON arrays/objects: unhashable
-            raise PredictionError(f"{lang}/{idx}: label {label!r}; expected 0, 1, choice1 or choice2",
+            raise PredictionError(f"{lang}/{idx}: label {short(label)}; expected 0, 1, choice1 or choice2",
                                   path=path, line=line, hint=_HINT)
         preds = out.setdefault(lang, {})
         if idx in preds:
             raise PredictionError(f"{lang}/{idx} is predicted twice (first at line {preds[idx][1]})",
                                   path=path, line=line, hint=_HINT)
+        if gold is not None and idx not in gold[lang]:
+            have = gold[lang]
+            raise PredictionError(f"{lang} has no idx {idx}", path=path, line=line,
+                                  hint=f"{lang} has idx {min(have)}-{max(have)}" if have else None)
         preds[idx] = (_LABELS[label], line)
     if not out:
         raise PredictionError("no predictions in the file", path=path, hint=_HINT)
     return out
-
-
-def _idx(value: Any) -> int | None:
-    """An idx from JSON (a whole number) or CSV (its digits); None for anything else (1.5, true, [0])."""
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 class XcopaAccuracy(Metric):
@@ -130,19 +130,16 @@ class XcopaAccuracy(Metric):
             raise ConfigError(f"release {release.name} {release.version} has no split {split!r}",
                               hint=did_you_mean(split, splits))
         predictions = Path(predictions)
-        preds = read_predictions(predictions, configs)
+        # gold first (a few thousand labels), so every row is checked as it is read
+        golds = {}
+        for lang in configs:
+            t = release.table(lang, split, ["idx", "label"])
+            golds[lang] = dict(zip(t.column("idx").to_pylist(), t.column("label").to_pylist()))
+        preds = read_predictions(predictions, configs, golds)
         per_item = Accuracy()
         per_lang: dict[str, dict[str, Any]] = {}
         for lang in [c for c in configs if c in preds]:
-            t = release.table(lang, split, ["idx", "label"])
-            gold = dict(zip(t.column("idx").to_pylist(), t.column("label").to_pylist()))
-            got = preds[lang]
-            extra = sorted(set(got) - set(gold))
-            if extra:
-                raise PredictionError(
-                    f"{lang}/{split} has no idx {extra[0]} ({len(extra)} unknown idx)",
-                    path=predictions, line=got[extra[0]][1], hint=f"{lang}/{split} has idx 0-{max(gold)}",
-                )
+            gold, got = golds[lang], preds[lang]
             absent = sorted(set(gold) - set(got))
             if absent:
                 raise PredictionError(

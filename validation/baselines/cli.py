@@ -34,6 +34,7 @@ from benchsmith.commands import (
     REGISTRY_OPTION,
     console,
     emit,
+    literal,
     resolve_release,
     root_command,
     table,
@@ -94,26 +95,27 @@ def _print(result: BaselineResult, saved: Path | None) -> None:
                      "" if r.n is None else r.n, paper))
     console.print(table(head, ["config", "split", "metric", "ours", "n", "paper"], rows))
     if result.paper_note and any(r.paper for r in result.scores):
-        console.print(f"[dim]paper: {result.paper_note}[/]", highlight=False)
+        console.print(f"[dim]paper: {literal(result.paper_note)}[/]", highlight=False)
     if result.caveats:
         label = "NOT comparable with the paper" if result.paper else "caveats"
-        console.print(f"[bold yellow]{label}:[/] " + "; ".join(result.caveats), highlight=False)
+        console.print(f"[bold yellow]{label}:[/] " + literal("; ".join(result.caveats)), highlight=False)
     if result.gate:
         style = {"pass": "green", "warn": "yellow", "fail": "bold red"}[result.gate["status"]]
         why = "; ".join(f"{c['config']}/{c['split']}: accuracy {c['accuracy']:.1%}, chance {c['chance']:.1%}"
                         + (f" ({c['why']})" if c["why"] else "") for c in result.gate["checks"])
-        console.print(f"gate [{style}]{result.gate['status']}[/] ({result.gate['rule']}): {why}", highlight=False)
+        console.print(f"gate [{style}]{result.gate['status']}[/] ({literal(result.gate['rule'])}): {literal(why)}",
+                      highlight=False)
     for note in result.notes:
-        console.print(f"[dim]note: {note}[/]", highlight=False)
+        console.print(f"[dim]note: {literal(note)}[/]", highlight=False)
     rec = result.record
     if rec is not None:
         speed = (f"{rec.examples_per_s} examples/s" if rec.examples_per_s else "") + \
             (f", {rec.tokens_per_s} tokens/s" if rec.tokens_per_s else "")
-        console.print(f"[dim]record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, "
-                      f"{rec.wall_time_s} s{', ' + speed if speed else ''}; sha256 "
-                      f"{(rec.model_sha256 or '-')[:16]}[/]", highlight=False)
+        record = (f"record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, "
+                  f"{rec.wall_time_s} s{', ' + speed if speed else ''}; sha256 {(rec.model_sha256 or '-')[:16]}")
+        console.print(f"[dim]{literal(record)}[/]", highlight=False)
     if saved is not None:
-        console.print(f"saved: {saved}", highlight=False)
+        console.print(f"saved: {saved}", highlight=False, markup=False)
 
 
 @root_command("baseline")
