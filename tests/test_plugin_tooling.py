@@ -104,3 +104,52 @@ def test_index_key_follows_an_editable_plugins_sources(tmp_path, monkeypatch):
     (site / "toy_plugin-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 0.2\n")
     os.utime(site, ns=(mtimes[site], mtimes[site]))
     assert builder_index.stamp() != after_edit  # a reinstall at another version
+
+
+# ----------------------------------------------------------------------------- benchsmith.testing
+
+
+def test_builder_test_base_requires_split_counts(tmp_path):
+    """A test that declares no counts (or leaves a built config out) fails and shows what was built."""
+    from benchsmith.testing import BuilderTestBase, build_release
+
+    release = build_release(ToyBuilder, FIXTURES, tmp_path / "registry")
+
+    class Undeclared(BuilderTestBase):
+        builder = ToyBuilder
+        sources = FIXTURES
+
+    class Partial(Undeclared):
+        counts = {"plain": {"train": 20, "validation": 5, "test": 4}}  # noqa: RUF012
+
+    class Complete(Undeclared):
+        counts = {"plain": {"train": 20, "validation": 5, "test": 4}, "short": {"train": 20}}  # noqa: RUF012
+
+    class Wrong(Undeclared):
+        counts = {"plain": {"train": 20, "validation": 5, "test": 5}, "short": {"train": 20}}  # noqa: RUF012
+
+    with pytest.raises(pytest.fail.Exception, match=r"declares no split counts: set `counts = \{'plain'"):
+        Undeclared().test_split_counts(release)
+    with pytest.raises(pytest.fail.Exception, match=r"does not declare config\(s\) \['short'\]"):
+        Partial().test_split_counts(release)
+    with pytest.raises(AssertionError):
+        Wrong().test_split_counts(release)
+    Complete().test_split_counts(release)
+
+
+def test_testing_kit_helpers(tmp_path):
+    import benchsmith.testing as kit
+    from benchsmith.builder import builders
+
+    assert kit.fixtures_dir(tmp_path / "test_x.py", "toy") == tmp_path / "fixtures" / "toy"
+    path = kit.write_tsv(tmp_path / "raw" / "toy" / "items.tsv", ["id", "split", "text", "label"],
+                         [{"id": "a", "split": "train", "text": "x y", "label": "no"}, ["b", "test", "z", "yes"]])
+    assert path.read_text() == "id\tsplit\ttext\tlabel\na\ttrain\tx y\tno\nb\ttest\tz\tyes\n"
+    with kit.registered(ToyBuilder):
+        assert builders()["toy"] is ToyBuilder
+    assert "toy" not in builders()
+    release = kit.build_release(ToyBuilder("1.0.0"), tmp_path / "raw", tmp_path / "registry", configs=["plain"])
+    assert release.num_examples("plain", "train") == 1 and release.num_examples("plain", "test") == 1
+    with pytest.raises(AttributeError):
+        kit.NoSuchThing  # noqa: B018
+    assert kit.LocalHub.__module__ == "benchsmith.testing.hub"
