@@ -17,6 +17,8 @@ checked by the fidelity check (``benchsmith.validation.fidelity``)::
         since: 1.1.0                       # optional: only versions >= since (or `until`)
         discrepancy: "..."                 # optional: a known, named mismatch (warn, not fail)
         needs: "the train split"           # optional: not measurable from this release (skip)
+        reference: "Other et al. (2021)"   # optional: this figure's paper instead of the top-level one
+                                           # ("" : no prefix), for a file quoting two papers
 
 Unknown keys are an error (a misspelt ``tolerence`` must not silently mean 0). Core measures:
 
@@ -61,7 +63,7 @@ class Figure:
     needs: str | None = None
 
 
-_KEYS = {f.name for f in fields(Figure)} | {"configs"}
+_KEYS = {f.name for f in fields(Figure)} | {"configs", "reference"}
 
 
 @dataclass(frozen=True)
@@ -177,8 +179,9 @@ def read_published_yaml(path: str | Path) -> list[Figure]:
         configs = row.get("configs")
         if configs is not None and "config" in row:
             raise ConfigError(f"{path}: {where} has both config and configs")
-        base = {k: v for k, v in row.items() if k != "configs"}
-        base["source"] = f"{prefix}, {row['source']}" if prefix else row["source"]
+        base = {k: v for k, v in row.items() if k not in ("configs", "reference")}
+        ref = row.get("reference", prefix) or ""  # a figure's own paper wins over the file's
+        base["source"] = f"{ref}, {row['source']}" if ref else row["source"]
         base["tolerance"] = float(row.get("tolerance", 0) or 0)
         for config in configs if configs is not None else [row.get("config")]:
             one = {**base, "config": config, "id": str(row["id"]).replace("{config}", str(config))}
