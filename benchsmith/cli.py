@@ -288,12 +288,30 @@ def publish_cmd(
     ))
 
 
+@app.command("new")
+def new_cmd(
+    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits and _.")],
+    dest: Annotated[
+        Path | None, typer.Option("--dir", help="Folder to create (default ./benchsmith-NAME); must be new or empty.")
+    ] = None,
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Scaffold an out-of-tree builder package (entry point, builder, checksums, figures, fixture, tests)."""
+    from benchsmith.scaffold import render, scaffold
+
+    out = scaffold(name, dest)
+    files = sorted(render(name))
+    emit({"name": name, "path": out, "files": files}, json_out, lambda: console.print(
+        f"created {out} ({len(files)} files)\nnext: cd {out} && pip install -e '.[test]' && python -m pytest -q",
+        highlight=False, markup=False))
+
+
 _PLUGINS_LOADED = False
 #: plug-in modules whose ``root_command``s become top-level commands
 PLUGIN_MODULES = ("benchsmith.validation.cli", "benchsmith.validation.baselines.cli")
 #: commands that need no plug-in: they run without importing every builder, its CLI and the
 #: validation stack (``build``/``sources`` import the one builder they name)
-CORE_COMMANDS = ("list", "sources", "build", "show", "publish")
+CORE_COMMANDS = ("list", "sources", "build", "show", "publish", "new")
 
 
 def _load_plugins() -> None:
