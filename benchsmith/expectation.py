@@ -25,7 +25,10 @@ Unknown keys are an error (a misspelt ``tolerence`` must not silently mean 0). C
 * ``count``: examples in ``config/split``;
 * ``label_counts``: ``{name: count}`` of ``args.field`` (ClassLabel names) in ``config/split``;
 * ``value_count``: rows of ``config/split`` whose ``args.field`` equals ``args.value`` (a
-  ClassLabel by name).
+  ClassLabel by name);
+* ``model_baseline``: a model's published score, never measured by ``validate`` (it lists the
+  figure as skipped with its ``needs``, the command that measures it); a ``BaselineSpec`` names
+  it in ``paper=(...)`` and ``benchsmith baseline`` shows it beside our score.
 
 A builder adds its own with ``measures()`` (``{name: fn(release, figure) -> value}``).
 """

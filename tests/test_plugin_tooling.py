@@ -153,3 +153,18 @@ def test_testing_kit_helpers(tmp_path):
     with pytest.raises(AttributeError):
         kit.NoSuchThing  # noqa: B018
     assert kit.LocalHub.__module__ == "benchsmith.testing.hub"
+
+
+def test_a_figure_names_its_own_paper(tmp_path):
+    """A file quoting two papers: each figure's `reference:` replaces the file's ("" drops it)."""
+    from benchsmith.expectation import read_published_yaml
+
+    path = tmp_path / "published.yaml"
+    path.write_text(
+        'reference: "Main et al. (2020)"\n'
+        "figures:\n"
+        "  - {id: a, value: 1, source: Table 1, measure: count}\n"
+        '  - {id: b, value: 2, source: Table 2, measure: count, reference: "Other et al. (2021)"}\n'
+        '  - {id: c, value: 3, source: "Doe (2019), Section 4", measure: count, reference: ""}\n')
+    assert [f.source for f in read_published_yaml(path)] == [
+        "Main et al. (2020), Table 1", "Other et al. (2021), Table 2", "Doe (2019), Section 4"]
