@@ -172,3 +172,19 @@ def test_a_recorded_gated_run_that_fails_fails_the_gate(tmp_path, declaration, s
     assert v.report["passed"] is (status != "fail")
     card = _card(release)
     assert ("## Known artifacts" in card) is (declaration is not None)
+
+
+def test_the_model_probe_follows_the_same_split_and_declarations(tmp_path):
+    pytest.importorskip("torch")
+    from benchsmith.validation.baselines.model import ModelBaselines
+    from benchsmith.validation.known_artifacts import KnownArtifact
+
+    release = make_release(tmp_path, _cued_splits(), mc_features(), MC_META)
+    check = ModelBaselines()
+    [r] = check.run(release)
+    assert "trained on train, scored on test" in r.summary and r.metrics["n"] == 120
+    assert r.status.value == "fail" and r.metrics["gain"] >= 0.3
+    check.known_artifacts = [KnownArtifact("ending-cue", ("default",), ("baselines_model",), 0.6, "a cue",
+                                           measured="100%")]
+    [r] = check.run(release)
+    assert r.status.value == "warn" and r.details["known_artifact"]["id"] == "ending-cue"

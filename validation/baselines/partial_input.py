@@ -305,10 +305,10 @@ def streamed_classification_cv(features: SparseRows, labels: np.ndarray, *, fold
 
 
 def mc_examples(
-    view: ConfigView, *, with_context: bool = False
+    view: ConfigView, *, with_context: bool = False, splits: Sequence[str] | None = None,
 ) -> tuple[list[list[str]], np.ndarray, list[str] | None]:
     """Options, labels and (``with_context``) joined context texts of every distinct
-    labeled multiple-choice example, all splits pooled.
+    labeled multiple-choice example, all splits pooled (``splits``: only these, in this order).
 
     An example whose options repeat an earlier one's (case and spacing folded) is
     left out: a copy in another fold would be memorised, not generalised from
@@ -320,7 +320,7 @@ def mc_examples(
     options, labels = [], []
     contexts: list[str] | None = [] if with_context else None
     seen: set[tuple[str, ...]] = set()
-    for split in view.splits:
+    for split in view.splits if splits is None else splits:
         ctx_cols = [view.texts(split, c) for c in mc.context] if with_context else []
         ctx_rows = zip(*ctx_cols) if ctx_cols else itertools.repeat(())
         for opts, y, ctx in zip(view.options(split), view.labeled(split, mc.label), ctx_rows):
@@ -441,7 +441,7 @@ def _joined_tokens(view: ConfigView, split: str, fields: Sequence[str], rows: np
 
 def option_level_cv(
     features: Any, owners: np.ndarray, labels: np.ndarray, n_options: np.ndarray, *, folds: int = FOLDS,
-    seed: int = SEED, make_model: Callable[[], Any] | None = None,
+    seed: int = SEED, make_model: Callable[[], Any] | None = None, test: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cross-validated predicted option index per example.
 
@@ -458,7 +458,8 @@ def option_level_cv(
     scores = rng.random(len(owners)) * 1e-9  # seeded tie-break between equal scores
     kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
     in_train = np.zeros(len(labels), dtype=bool)
-    for train_ex, _test_ex in kf.split(np.arange(len(labels))):
+    folds_ = [(np.flatnonzero(~test), None)] if test is not None else kf.split(np.arange(len(labels)))
+    for train_ex, _test_ex in folds_:
         in_train[:] = False
         in_train[train_ex] = True
         train_rows = in_train[owners]
