@@ -188,3 +188,20 @@ def test_the_model_probe_follows_the_same_split_and_declarations(tmp_path):
                                            measured="100%")]
     [r] = check.run(release)
     assert r.status.value == "warn" and r.details["known_artifact"]["id"] == "ending-cue"
+
+
+def test_a_pass_on_a_subsample_is_a_warn_that_says_so():
+    from types import SimpleNamespace
+
+    from benchsmith.validation.baselines.spec import BaselineSpec, ScoreRow, gate_verdict
+
+    spec = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True)
+    release = SimpleNamespace(name="fx", configs=lambda: ["default"], manifest={"configs": {"default": {"policy": {}}}})
+    row = ScoreRow(config="default", split="test", metric="accuracy", value=52.0, n=500, chance=0.5)
+    assert gate_verdict(spec, release, [row])["status"] == "pass"
+    cut = gate_verdict(spec, release, [row], subsampled=True)
+    assert cut["status"] == "warn" and cut["subsampled"]
+    assert "passed on a subsample (500 items scored)" in cut["checks"][0]["why"]
+    assert "benchsmith baseline fx --baseline options-only" in cut["checks"][0]["why"]
+    bad = ScoreRow(config="default", split="test", metric="accuracy", value=80.0, n=500, chance=0.5)
+    assert gate_verdict(spec, release, [bad], subsampled=True)["status"] == "fail"  # a fail stays a fail
