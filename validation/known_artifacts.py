@@ -17,7 +17,7 @@ ships it in its package)::
         probes: [partial_input, subtask-b-options-only]   # the check / baseline specs it explains
         max_gain: 0.45                       # known up to this gain over chance (a fraction)
         what: "the correct reason is the one without a negation"
-        citation: "Wang et al. (2019), SemEval-2019 Task 4, Section 5"   # a paper, quoted where
+        citation: "Wang et al. (2020), SemEval-2020 Task 4, Section 3.3"   # a paper, quoted where
         measured: "options-only logistic regression +0.427 (76.1% vs 33.3%, 5-fold CV)"  # or ours
 
 Every declaration needs evidence: a ``citation`` (paper, table or section) or our own
