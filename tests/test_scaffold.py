@@ -102,3 +102,35 @@ def test_scaffold_installs_without_the_network_and_builds_validates_and_tests(tm
     assert report["passed"], [r for r in report["results"] if r["status"] == "fail"]
     tests = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], env, tmp_path / "pkg", timeout=400)
     assert " passed" in tests.stdout and "failed" not in tests.stdout
+
+
+_LIST = """\
+import contextlib, io, json, site, sys
+site.addsitedir(sys.argv[1])  # where the editable install's .pth is: as in a venv's site-packages
+from benchsmith.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    main(["list", "--json"])
+print(json.dumps(json.loads(out.getvalue())["builders"]["edit_bench"]["versions"]))
+"""
+
+
+@pytest.mark.slow
+def test_list_follows_an_editable_plugins_edits(tmp_path):
+    """Issue 28's stale index: a new version in an editable plugin's release_notes shows at once."""
+    from benchsmith.scaffold import scaffold
+
+    pkg = scaffold("edit_bench", tmp_path / "pkg")
+    env = {**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home"), "PIP_NO_INDEX": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--prefix",
+          str(tmp_path / "prefix"), "-e", str(pkg)], env, tmp_path)
+    [site_dir] = (tmp_path / "prefix" / "lib").glob("python3*/site-packages")
+    listed = [sys.executable, "-c", _LIST, str(site_dir)]
+    assert json.loads(_run(listed, env, tmp_path).stdout) == ["1.0.0"]
+    assert (tmp_path / "home" / "cache" / "builder-index.json").is_file()  # what the next `list` reads
+    assert json.loads(_run(listed, env, tmp_path).stdout) == ["1.0.0"]
+    module = pkg / "src" / "benchsmith_edit_bench" / "__init__.py"
+    module.write_text(module.read_text().replace('{"1.0.0": "upstream as released"}',
+                                                 '{"1.0.0": "upstream as released", "1.1.0": "errata"}'))
+    assert json.loads(_run(listed, env, tmp_path).stdout) == ["1.0.0", "1.1.0"]
