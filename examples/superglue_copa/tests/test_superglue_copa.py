@@ -7,12 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from benchsmith_superglue_copa import SuperglueCopa
+from benchsmith_superglue_copa.copa_xml import read_items
 
 from benchsmith.errors import ParseError
 from benchsmith.testing import BuilderTestBase, build_release, fixtures_dir
-
-from benchsmith_superglue_copa import SuperglueCopa
-from benchsmith_superglue_copa.copa_xml import read_items
 
 
 class TestSuperglueCopa(BuilderTestBase):
@@ -32,8 +31,8 @@ def test_superglue_fields(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "match"), [
-    ("<copa-corpus><item id='1' asks-for='why' most-plausible-alternative='1'><p>a</p><a1>b</a1><a2>c</a2>"
-     "</item></copa-corpus>", "item #1"),
+    (("<copa-corpus><item id='1' asks-for='why' most-plausible-alternative='1'><p>a</p><a1>b</a1><a2>c</a2>"
+      "</item></copa-corpus>"), "item #1"),
     ("<copa-corpus><item id='1'>", "not well-formed"),
     ("<!DOCTYPE x [<!ENTITY e 'boom'>]><copa-corpus>&e;</copa-corpus>", "refused"),
 ])

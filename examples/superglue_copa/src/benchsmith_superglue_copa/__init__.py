@@ -17,7 +17,6 @@ import datasets
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.source import Source
-
 from benchsmith_superglue_copa.copa_xml import read_items
 
 FILES = {"train": "datasets/copa-dev.xml", "validation": "datasets/copa-dev.xml", "test": "datasets/copa-test.xml"}
