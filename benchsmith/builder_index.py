@@ -9,6 +9,11 @@ under a key that changes with anything the summaries can depend on:
   ``python`` and ``python3.11`` share an index);
 * the size and mtime of every file under the ``benchsmith``, ``benchsmith.builders``
   and ``benchsmith.loaders`` packages (a builder's code, its ``languages.tsv`` ...);
+* every installed distribution that provides ``benchsmith.builders`` entry points: its
+  name and version, and for an editable install (``direct_url.json`` says ``editable``)
+  the size and mtime of every file in the packages its entry points name. An editable
+  plugin is found through an import hook, not ``sys.path``, so neither of the other keys
+  sees a new version in its ``release_notes``;
 * the mtime of every ``sys.path`` directory but the working directory and the running
   script's folder (installing or removing a package, an entry-point builder among them,
   changes its site-packages folder).
@@ -58,6 +63,48 @@ def _package_dirs() -> list[Path]:
     return dirs
 
 
+def _walk(h: Any, root: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for f in sorted(filenames):
+            try:
+                st = os.stat(os.path.join(dirpath, f))
+            except OSError:
+                continue
+            h.update(f"{dirpath}/{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+
+
+def plugin_distributions() -> list[tuple[str, str, list[Path]]]:
+    """``(name, version, package folders)`` of every installed distribution with a
+    ``benchsmith.builders`` entry point; the folders only for editable installs."""
+    import importlib.util
+    import json
+    from importlib.metadata import distributions
+
+    out = []
+    for dist in distributions():
+        eps = [ep for ep in dist.entry_points if ep.group == "benchsmith.builders"]
+        if not eps:
+            continue
+        folders: list[Path] = []
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            direct = {}
+        if isinstance(direct, dict) and (direct.get("dir_info") or {}).get("editable"):
+            for top in sorted({ep.value.split(":")[0].split(".")[0] for ep in eps}):
+                try:
+                    spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported
+                except (ImportError, ValueError):
+                    spec = None
+                if spec is not None and spec.submodule_search_locations:
+                    folders.extend(Path(p) for p in spec.submodule_search_locations)
+                elif spec is not None and spec.origin:
+                    folders.append(Path(spec.origin))
+        out.append((dist.metadata["Name"] or "", dist.version or "", folders))
+    return sorted(out, key=lambda d: (d[0], d[1]))
+
+
 def stamp() -> str:
     """The key the cached summaries are valid for (see module docstring)."""
     import benchsmith
@@ -66,11 +113,15 @@ def stamp() -> str:
     exe = os.path.realpath(sys.executable)
     h = hashlib.sha256(f"{benchsmith.__version__}\0{sys.version}\0{exe}\0{sys.prefix}".encode())
     for root in _package_dirs():
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            for f in sorted(filenames):
-                st = os.stat(os.path.join(dirpath, f))
-                h.update(f"{dirpath}/{f}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        _walk(h, root)
+    for name, version, folders in plugin_distributions():
+        h.update(f"dist\0{name}\0{version}\n".encode())
+        for folder in folders:
+            if folder.is_file():
+                st = folder.stat()
+                h.update(f"{folder}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            else:
+                _walk(h, folder)
     cwd = os.getcwd()
     script_dir = os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
     for i, p in enumerate(sys.path):

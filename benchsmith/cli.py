@@ -109,13 +109,27 @@ def sources_cmd(
         Path | None,
         typer.Option("--register", help="Hash the files under DIR/<source>/ and print checksums.tsv lines."),
     ] = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="With --register: replace the builder's checksums.tsv (atomically).")
+    ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """What a builder needs: each source, where it goes under --sources DIR, and its checksums."""
+    """What a builder needs: each source, where it goes under --sources DIR, and its checksums.
+
+    ``--register DIR --write`` writes ``checksums.tsv`` beside the builder through a temporary
+    file renamed into place; ``--register DIR`` alone prints the lines. A checksums.tsv that is
+    empty (the shell truncated it for ``> checksums.tsv``) counts as "nothing registered yet"
+    here, since this is the command that regenerates it.
+    """
+    from benchsmith.errors import ConfigError
     from benchsmith.source import checksum_lines, verify_source
 
     b = get_builder(name)
-    known = b.checksums()
+    if write and register is None:
+        raise ConfigError("--write needs --register DIR", hint=f"Run `benchsmith sources {name} --register DIR --write`")
+    dest = b.data_path("checksums.tsv")
+    truncated = register is not None and dest.is_file() and dest.stat().st_size == 0
+    known = {} if truncated else b.checksums()
     if register is not None:
         resolved = [verify_source(s, Path(register) / s.name, {}, allow_missing=True) for s in b.sources]
         lines = checksum_lines(resolved)
@@ -126,13 +140,20 @@ def sources_cmd(
             if r.sha256 and (rs.source.name, r.path) in known and known[(rs.source.name, r.path)][1] != r.sha256
         ]
         absent = [f"{rs.source.name}/{r.path}" for rs in resolved for r in rs.records.values() if r.status == "absent"]
-        dest = b.data_path("checksums.tsv")
+        if write:
+            if len(lines) == 1:
+                raise ConfigError(f"no source file of {name} found under {register}: checksums.tsv left as it is",
+                                  hint=f"Lay the raw files out as `benchsmith sources {name}` shows")
+            _write_atomically(dest, "".join(line + "\n" for line in lines))
         if json_out:
-            emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent}, True)
+            emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent, "written": write}, True)
             return
-        err_console.print(f"# paste into {dest}", markup=False)
-        for line in lines:
-            print(line)
+        if write:
+            err_console.print(f"wrote {len(lines) - 1} checksum(s) to {dest}", markup=False, highlight=False)
+        else:
+            err_console.print(f"# paste into {dest} (or run again with --write)", markup=False)
+            for line in lines:
+                print(line)
         for c in changed:
             err_console.print(f"[yellow]changed from the registered sha256:[/] {literal(c)}")
         for a in absent:
@@ -158,6 +179,27 @@ def sources_cmd(
                 console.print(f"  {f['expected_at']}{opt}\n    sha256 {sha}", markup=False)
 
     emit({"name": name, "sources": out}, json_out, human)
+
+
+def _write_atomically(dest: Path, text: str) -> None:
+    """``text`` into ``dest`` through a temporary sibling renamed into place: a failed write
+    leaves the old file whole (EnvironmentFault: disk full, read-only folder)."""
+    import os
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    except OSError as exc:
+        raise EnvironmentFault(f"cannot write beside {dest}: {exc.strerror}", path=dest,
+                               hint="Make the builder's folder writable") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, dest)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise EnvironmentFault(f"cannot write {dest}: {exc.strerror}", path=dest,
+                               hint="Free space or make the folder writable, then run again") from None
 
 
 @app.command("build")
@@ -263,12 +305,30 @@ def publish_cmd(
     ))
 
 
+@app.command("new")
+def new_cmd(
+    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits and _.")],
+    dest: Annotated[
+        Path | None, typer.Option("--dir", help="Folder to create (default ./benchsmith-NAME); must be new or empty.")
+    ] = None,
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Scaffold an out-of-tree builder package (entry point, builder, checksums, figures, fixture, tests)."""
+    from benchsmith.scaffold import render, scaffold
+
+    out = scaffold(name, dest)
+    files = sorted(render(name))
+    emit({"name": name, "path": out, "files": files}, json_out, lambda: console.print(
+        f"created {out} ({len(files)} files)\nnext: cd {out} && pip install -e '.[test]' && python -m pytest -q",
+        highlight=False, markup=False))
+
+
 _PLUGINS_LOADED = False
 #: plug-in modules whose ``root_command``s become top-level commands
 PLUGIN_MODULES = ("benchsmith.validation.cli", "benchsmith.validation.baselines.cli", "benchsmith.changelog_cli")
 #: commands that need no plug-in: they run without importing every builder, its CLI and the
 #: validation stack (``build``/``sources`` import the one builder they name)
-CORE_COMMANDS = ("list", "sources", "build", "show", "publish")
+CORE_COMMANDS = ("list", "sources", "build", "show", "publish", "new")
 
 
 def _load_plugins() -> None:

@@ -17,13 +17,18 @@ checked by the fidelity check (``benchsmith.validation.fidelity``)::
         since: 1.1.0                       # optional: only versions >= since (or `until`)
         discrepancy: "..."                 # optional: a known, named mismatch (warn, not fail)
         needs: "the train split"           # optional: not measurable from this release (skip)
+        reference: "Other et al. (2021)"   # optional: this figure's paper instead of the top-level one
+                                           # ("" : no prefix), for a file quoting two papers
 
 Unknown keys are an error (a misspelt ``tolerence`` must not silently mean 0). Core measures:
 
 * ``count``: examples in ``config/split``;
 * ``label_counts``: ``{name: count}`` of ``args.field`` (ClassLabel names) in ``config/split``;
 * ``value_count``: rows of ``config/split`` whose ``args.field`` equals ``args.value`` (a
-  ClassLabel by name).
+  ClassLabel by name);
+* ``model_baseline``: a model's published score, never measured by ``validate`` (it lists the
+  figure as skipped with its ``needs``, the command that measures it); a ``BaselineSpec`` names
+  it in ``paper=(...)`` and ``benchsmith baseline`` shows it beside our score.
 
 A builder adds its own with ``measures()`` (``{name: fn(release, figure) -> value}``).
 """
@@ -61,7 +66,7 @@ class Figure:
     needs: str | None = None
 
 
-_KEYS = {f.name for f in fields(Figure)} | {"configs"}
+_KEYS = {f.name for f in fields(Figure)} | {"configs", "reference"}
 
 
 @dataclass(frozen=True)
@@ -177,8 +182,9 @@ def read_published_yaml(path: str | Path) -> list[Figure]:
         configs = row.get("configs")
         if configs is not None and "config" in row:
             raise ConfigError(f"{path}: {where} has both config and configs")
-        base = {k: v for k, v in row.items() if k != "configs"}
-        base["source"] = f"{prefix}, {row['source']}" if prefix else row["source"]
+        base = {k: v for k, v in row.items() if k not in ("configs", "reference")}
+        ref = row.get("reference", prefix) or ""  # a figure's own paper wins over the file's
+        base["source"] = f"{ref}, {row['source']}" if ref else row["source"]
         base["tolerance"] = float(row.get("tolerance", 0) or 0)
         for config in configs if configs is not None else [row.get("config")]:
             one = {**base, "config": config, "id": str(row["id"]).replace("{config}", str(config))}

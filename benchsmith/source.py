@@ -188,7 +188,8 @@ def read_checksums(path: Path, *, dataset: str | None = None) -> dict[tuple[str,
     """
     if not path.exists():
         return {}
-    regenerate = f"Regenerate it with `benchsmith sources {dataset or Path(path).parent.name} --register DIR`"
+    regenerate = (f"Regenerate it with `benchsmith sources {dataset or Path(path).parent.name} --register DIR --write` "
+                  "(redirecting with `> checksums.tsv` empties the file before benchsmith reads it)")
     out: dict[tuple[str, str], tuple[int | None, str]] = {}
     with open(path, encoding="utf-8", newline="") as fh:
         rows = csv.reader(fh, delimiter="\t")

@@ -311,6 +311,9 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
     if rpath.is_file():
         report = json.loads(rpath.read_text(encoding="utf-8"))
     sections = dict(builder.card_sections(_ReadOnce(release))) if builder is not None else {}
+    from benchsmith.cards.known_artifacts import section as known_artifacts
+
+    sections.update(known_artifacts(builder, report))  # declared partial-input artifacts (gate warns)
     first = next(iter(m["configs"]))
     skipped = {c: {s: reason(why) for s, why in info["skipped_splits"].items()}
                for c, info in m["configs"].items() if info.get("skipped_splits")}

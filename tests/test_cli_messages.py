@@ -99,9 +99,9 @@ def test_a_malformed_checksums_table_names_its_dataset(tmp_path):
     path = tmp_path / "xcopa" / "checksums.tsv"
     path.parent.mkdir()
     path.write_text("source\tpath\n", encoding="utf-8")
-    with pytest.raises(SourceError, match=r"`benchsmith sources xcopa --register DIR`"):
+    with pytest.raises(SourceError, match=r"`benchsmith sources xcopa --register DIR --write`"):
         read_checksums(path)
-    with pytest.raises(SourceError, match=r"`benchsmith sources comve --register DIR`"):
+    with pytest.raises(SourceError, match=r"`benchsmith sources comve --register DIR --write`"):
         read_checksums(path, dataset="comve")
 
 

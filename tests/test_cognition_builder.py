@@ -15,13 +15,13 @@ from benchsmith.builders.cognition.checks import CGTestProfile, CGTestStructure
 from benchsmith.loaders.cognition_files import read_lexicon
 from benchsmith.validation.check import Status
 from benchsmith.validation.fidelity import FidelityCheck
-from builder_testing import BuilderTestBase
 from conftest import FIXTURES
 
 from benchsmith.builder import get_builder
 from benchsmith.errors import MissingSourceError, ParseError
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import resolve_sources
+from benchsmith.testing import BuilderTestBase
 
 
 class TestCognitionBuilder(BuilderTestBase):

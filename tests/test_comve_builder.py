@@ -8,8 +8,9 @@ classes below check both versions. ComVE's ids are upstream's, which restart in 
 
 from __future__ import annotations
 
-from builder_testing import BuilderTestBase
 from comve_helpers import GOOD, FixtureComVE
+
+from benchsmith.testing import BuilderTestBase
 
 SPLITS = ("train", "validation", "test", "trial")
 FEATURES = {

@@ -17,7 +17,6 @@ from benchsmith.builders.mucow import SCORING_PAIRS, TRANSLATION_PAIRS, MucowBui
 from benchsmith.builders.mucow.checks import strict_checks
 from benchsmith.validation.check import Status
 from benchsmith.validation.fidelity import FidelityCheck
-from builder_testing import BuilderTestBase
 
 from benchsmith.builder import get_builder
 from benchsmith.cli import main
@@ -25,6 +24,7 @@ from benchsmith.errors import ConfigError, MissingSourceError, ParseError
 from benchsmith.expectation import read_published_yaml
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
+from benchsmith.testing import BuilderTestBase
 
 FIX = Path(__file__).parent / "fixtures" / "mucow"  # a --sources DIR: FIX/mucow/WMT2019/...
 

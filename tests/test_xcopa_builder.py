@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from builder_testing import BuilderTestBase
 from xcopa_helpers import FIXTURE_CONFIGS, FIXTURES, FixtureXcopa
+
+from benchsmith.testing import BuilderTestBase
 
 XCOPA_FIELDS = ["premise", "choice1", "choice2", "question", "label", "idx", "changed"]
 

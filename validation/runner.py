@@ -8,7 +8,8 @@ What runs, in report order:
 3. the builder's own ``builder.checks()`` (instances or classes of ``Check``);
 4. baselines by level: ``none`` (nothing trained), ``cheap`` (default: majority,
    length rules, the options-only / partial-input logistic regression that can
-   fail the gate), ``model`` (cheap + MiniLM-backed baselines);
+   fail the gate), ``model`` (cheap + MiniLM-backed baselines); the builder's
+   ``known_artifacts.yaml`` (``benchsmith.validation.known_artifacts``) is handed to them;
 5. drift against the previous release (see ``benchsmith.validation.drift``).
 
 The builder is found with ``get_builder(release.name, release.version)``; a
@@ -237,6 +238,16 @@ def validate(
             checks += builder_checks(builder)
         except Exception as exc:  # noqa: BLE001 - a broken hook is a failure, not a crash
             crashed.append(_crash_result("builder_checks", "fidelity", exc))
+    # the builder's known artifacts turn a failing partial-input probe into a warning (up to the
+    # declared gain); a malformed known_artifacts.yaml is the builder's input error (exit 2)
+    from benchsmith.validation.known_artifacts import declared
+
+    known = declared(builder)
+    for c in extra:
+        if hasattr(c, "known_artifacts"):
+            c.known_artifacts = known
+        if getattr(c, "builder", AUTO) is None and builder is not None:
+            c.builder = builder
     checks += extra
     checks += list(extra_checks)
     if previous is AUTO:

@@ -206,10 +206,8 @@ class ComVE(Builder):
                 policy=Policy(**common, task="multiple_choice", choices=("option_a", "option_b", "option_c"),
                               prompt="Why is this statement against common sense?",
                               context=("false_sent",), label="label",
-                              # Options-only logistic regression reaches 0.427 above chance: the known
-                              # negation cue of the correct reasons (see README, negation baseline). The
-                              # upstream benchmark is released as is; the gate stops it getting worse.
-                              partial_input_max_gain=0.45,
+                              # The options alone give the answer away (the negation cue): declared in
+                              # known_artifacts.yaml up to 0.45, not hidden by a raised threshold.
                               allow_empty=() if fixed_b else ("option_c",)),
                 metadata={**facts, "metric": "accuracy"},
             ),

@@ -118,8 +118,8 @@ BASELINES = [
     ),
     BaselineSpec(
         "subtask-b-options-only", "cross_encoder", "subtask_b", variant="options_only", gate=True,
-        description="subtask B with the statement hidden (options only): gated at the config's "
-        "partial_input_max_gain (0.45 over chance; the known negation cue, see README)",
+        description="subtask B with the statement hidden (options only): gated at 0.10 over chance; the "
+        "negation cue is the known artifact options-negation-cue, declared up to 0.45 (known_artifacts.yaml)",
     ),
     BaselineSpec(
         "subtask-c-copy", "copy", "subtask_c", train_split=None, selection_split=None, items=subtask_c_items,

@@ -8,10 +8,16 @@
   (``details.records``) and the rows of the baselines table (``details.table``).
 * :class:`RecordedBaselines` (``--baselines cheap`` and ``model``): the results that
   ``benchsmith baseline NAME`` saved beside the release (``reports/baselines/*.json``, or
-  ``<registry>/<name>/.reports/<version>/baselines/`` for a published release) become
-  ``stat`` results, so the long runs (a GPU's) reach the report's and the card's baselines
-  table without running again. A saved result computed on other data (its fingerprints
-  differ from the release's) is a ``skip`` naming it as stale.
+  ``<registry>/<name>/.reports/<version>/baselines/`` for a published release) reach the
+  report's and the card's baselines table without running again: ``stat`` results, except a
+  gated one, whose verdict is recomputed from its recorded scores with the builder's spec and
+  known artifacts (a recorded full run that failed fails the gate, whatever a subsampled run
+  inside ``validate`` says). A saved result computed on other data (its fingerprints differ
+  from the release's) is a ``skip`` naming it as stale.
+
+One verdict: the gate, the summary, the report and the card all read these results' status.
+A gated run inside ``validate`` that was cut to a subsample says so in its summary, and a pass
+on a subsample is a warn (:func:`~benchsmith.validation.baselines.spec.gate_verdict`).
 
 Defaults of the gated runs (:func:`validate_run_options`): on CPU at most
 :data:`CPU_MAX_EXAMPLES` items per split and :data:`CPU_EPOCHS` epochs (20-90 s per gated
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +103,8 @@ def result_to_check(check: Check, result: Any, status: Status | None = None) -> 
         bad = [c for c in gate["checks"] if c["status"] != "pass"]
         summary += f"; gate {gate['status']}" + (f": {bad[0]['config']}/{bad[0]['split']} {bad[0]['why']}"
                                                  if bad else "")
+    if gate and gate.get("subsampled"):
+        summary += "; gate verdict on a subsample"
     if data.get("caveats"):
         summary += ("; not comparable with the paper: " if data.get("paper") else "; caveats: ") + \
             "; ".join(data["caveats"])
@@ -131,6 +140,8 @@ class GatedBaselines(Check):
         self.specs = specs
         self.builder = builder
         self.run_options = run_options
+        #: set by the runner: the builder validate resolved (None: look it up by name)
+        self.known_artifacts: list[Any] | None = None
 
     def run(self, release: Any) -> list[CheckResult]:
         from benchsmith.validation.baselines.spec import run_spec
@@ -148,8 +159,31 @@ class GatedBaselines(Check):
                 out.append(self.result(Status.SKIP, f"{spec.name}: nothing to score in this build ({'; '.join(notes)})"))
                 continue
             result = run_spec(spec, release, builder=builder, **options)
+            if self.known_artifacts is not None and result.gate:  # the runner's builder's declarations
+                from benchsmith.validation.baselines.spec import gate_verdict
+
+                result.gate = gate_verdict(spec, release, result.scores, known=self.known_artifacts,
+                                           subsampled=bool(result.gate.get("subsampled")))
             out.append(result_to_check(self, result))
         return out
+
+
+def regate(data: dict[str, Any], release: Any, builder: Any, known: Any = None) -> dict[str, Any] | None:
+    """A saved result's gate verdict recomputed with today's rule, the builder's spec of that
+    name and its known artifacts; the recorded verdict when the spec is gone or not gated."""
+    from benchsmith.validation.baselines.spec import ScoreRow, gate_verdict
+    from benchsmith.validation.known_artifacts import declared
+
+    recorded = data.get("gate")
+    specs = {s.name: s for s in (builder.baselines() if builder is not None else ())}
+    spec = specs.get(data.get("baseline"))
+    if spec is None or not spec.gate:
+        return recorded
+    names = {f.name for f in fields(ScoreRow)}
+    rows = [ScoreRow(**{k: v for k, v in r.items() if k in names}) for r in data.get("scores") or []]
+    subsampled = any(str(c).startswith("subsampled") for c in data.get("caveats") or [])
+    return gate_verdict(spec, release, rows, known=declared(builder) if known is None else known,
+                        subsampled=subsampled)
 
 
 class RecordedBaselines(Check):
@@ -158,10 +192,16 @@ class RecordedBaselines(Check):
     name = "baselines_recorded"
     family = "baselines"
 
+    def __init__(self, builder: Any = None) -> None:
+        self.builder = builder
+        #: set by the runner (None: the builder's own declarations)
+        self.known_artifacts: list[Any] | None = None
+
     def run(self, release: Any) -> list[CheckResult]:
         folder = saved_dir(release)
         if not folder.is_dir():
             return []
+        builder = self.builder if self.builder is not None else _builder(release)
         fingerprints = release.fingerprints()
         out = []
         for path in sorted(folder.glob("*.json")):
@@ -179,7 +219,10 @@ class RecordedBaselines(Check):
                                        f"({', '.join(stale[:3])} changed since); rerun `benchsmith baseline`",
                                        details={"file": path.name}))
                 continue
-            out.append(result_to_check(self, data, Status.STAT))
+            gate = regate(data, release, builder, self.known_artifacts) if data.get("gate") else None
+            if gate is not None:
+                data = {**data, "gate": gate, "status": gate["status"]}
+            out.append(result_to_check(self, data, Status(gate["status"]) if gate else Status.STAT))
         return out
 
 

@@ -33,7 +33,9 @@ from benchsmith.validation.baselines.partial_input import (
     MIN_EXAMPLES,
     SEED,
     PerConfigBaseline,
+    _where,
     classification_cv,
+    holdout,
     mc_examples,
     option_level_cv,
     partial_input_examples,
@@ -118,29 +120,43 @@ class ModelBaselines(PerConfigBaseline):
 
     def __init__(self, model_path: str | Path | None = None) -> None:
         self.model_path = str(model_path) if model_path is not None else None
+        #: the builder's known artifacts (set by the runner), as for ``partial_input``
+        self.known_artifacts: list[Any] = []
 
     def _mc(self, view: ConfigView) -> CheckResult:
         mc = view.multiple_choice
         assert mc is not None  # caller checked
-        options, labels, contexts = mc_examples(view, with_context=bool(mc.context))
+        # trained on train and scored on test when the config has both (as partial_input), else CV;
+        # mc_examples keeps the first of repeated options, so train's examples come first, as alone
+        use_holdout = False
+        if holdout(view):
+            n_train = len(mc_examples(view, splits=["train"])[1])
+            options, labels, contexts = mc_examples(view, with_context=bool(mc.context), splits=["train", "test"])
+            use_holdout = min(n_train, len(labels) - n_train) >= MIN_EXAMPLES
+        if not use_holdout:
+            n_train = 0
+            options, labels, contexts = mc_examples(view, with_context=bool(mc.context))
         if len(labels) < MIN_EXAMPLES:
             return self.result(Status.SKIP, f"only {len(labels)} labeled examples", config=view.config)
         enc = load_encoder(self.model_path)
         n_options = np.asarray([len(o) for o in options])
         owners = np.repeat(np.arange(len(options)), n_options)
         flat = enc.encode([o for opts in options for o in opts], f"encode {view.config} options")
-        pred = option_level_cv(flat, owners, labels, n_options)
-        accuracy = float(np.mean(pred == labels))
-        chance = float(np.mean(1 / n_options))
-        extra: dict[str, Any] = {"model": str(enc.path), "device": enc.device, "folds": FOLDS, "seed": SEED}
+        test = (np.arange(len(labels)) >= n_train) if use_holdout else None
+        pred = option_level_cv(flat, owners, labels, n_options, test=test)
+        scored = test if test is not None else np.ones(len(labels), dtype=bool)
+        accuracy = float(np.mean(pred[scored] == labels[scored]))
+        chance = float(np.mean(1 / n_options[scored]))
+        extra: dict[str, Any] = {"model": str(enc.path), "device": enc.device, "folds": None if use_holdout else FOLDS,
+                                 "seed": SEED, "evaluation": _where(view, use_holdout)}
         if contexts is not None:
             ctx = enc.encode(contexts, f"encode {view.config} context")
             offsets = np.concatenate([[0], np.cumsum(n_options)])
             sims = (flat * ctx[owners]).sum(1)
             zero_shot = np.array([int(np.argmax(sims[offsets[e] : offsets[e + 1]])) for e in range(len(labels))])
-            extra["similarity_accuracy"] = round(float(np.mean(zero_shot == labels)), 4)
-        result = verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels),
-                         what="options-only regression on MiniLM embeddings", extra=extra)
+            extra["similarity_accuracy"] = round(float(np.mean(zero_shot[scored] == labels[scored])), 4)
+        result = verdict(self, view, accuracy=accuracy, chance=chance, n=int(scored.sum()),
+                         what="options-only regression on MiniLM embeddings", extra=extra, known=self.known_artifacts)
         if "similarity_accuracy" in extra:
             result.metrics["similarity_accuracy"] = extra["similarity_accuracy"]
             result.summary += f"; zero-shot context-option similarity {extra['similarity_accuracy']:.1%}"
@@ -155,5 +171,6 @@ class ModelBaselines(PerConfigBaseline):
         accuracy = float(np.mean(pred == labels_))
         chance = float(np.bincount(labels_).max() / len(labels_))
         return verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels_),
-                       what=f"{'+'.join(fields)}-only regression on MiniLM embeddings",
-                       extra={"model": str(enc.path), "device": enc.device, "fields": fields})
+                       what=f"{'+'.join(fields)}-only regression on MiniLM embeddings", known=self.known_artifacts,
+                       extra={"model": str(enc.path), "device": enc.device, "fields": fields,
+                              "evaluation": f"{FOLDS}-fold cross-validated over all splits pooled"})

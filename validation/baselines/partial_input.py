@@ -6,10 +6,13 @@ highest-scoring option (ties broken by a seeded coin). Classification configs
 that declare ``policy.partial_input`` (e.g. ``["hypothesis"]``): a
 multinomial logistic regression reads only those fields.
 
-Accuracy is measured by k-fold cross-validation (default 5 folds, seeded) over
-the distinct labeled examples of all splits pooled (exact repeats of an example's
-options are dropped, so a copy cannot be memorised across folds); folds split examples, never options of
-one example.
+Where it is measured: when the config has a ``train`` and a ``test`` split, the model is
+fitted on train and scored on test (the test split is what a user evaluates on, and what
+the paper's partial-input probes report); otherwise by k-fold cross-validation (default 5
+folds, seeded) over the distinct labeled examples of all splits pooled, and the result says
+so. Exact repeats of an example's options are dropped (the first stays, in split order), so
+a copy cannot be memorised across folds or from train into test; folds split examples,
+never options of one example.
 
 Features are binary unigrams and bigrams of the case-folded tokens of ``dataview``
 (the token columns every check shares: nothing is tokenised again), hashed into
@@ -36,13 +39,20 @@ hypothesis-only fixtures (``tests/test_validation_artifacts.py``); on 50,000 syn
 examples without a cue, 50.0% against 49.8%.
 
 Gain = accuracy - chance, where chance is the mean of 1/(options) for multiple
-choice and the majority-class share for classification. The gate threshold is
-``policy.partial_input_max_gain``: a gain above it fails. When the builder
-sets none, the default is 0.2 for a true partial input (the config declares
-``context`` fields, or ``partial_input`` fields) and no threshold at all when the
-options *are* the whole input (ComVE subtask A): an options-only model is then a
-full-input model and its accuracy is reported, never gated. A gain that is
-significant (one-sided binomial test, p < 0.01) but within the threshold warns.
+choice and the majority-class share for classification. One gate rule for every
+partial-input probe, this check and the gated model baselines alike
+(:func:`artifact_verdict`): a gain that is *large* (at least the threshold) and
+*significant* (one-sided binomial test against chance, p < 0.01) fails the gate,
+unless the builder declares it as a known artifact with evidence
+(``known_artifacts.yaml``, :mod:`benchsmith.validation.known_artifacts`): then it warns,
+naming the declaration, and fails again only past the declared ``max_gain``. A large gain
+that is not significant (a handful of items) warns, as does a significant gain under the
+threshold; anything else passes. The threshold is ``policy.partial_input_max_gain``, by
+default :data:`DEFAULT_MAX_GAIN` (0.10: ten points over chance) for a true partial input
+(the config declares ``context`` fields, or ``partial_input`` fields), and no threshold at
+all when the options *are* the whole input (ComVE subtask A): an options-only model is
+then a full-input model and its accuracy is reported, never gated. A known artifact is
+declared, not hidden by raising the threshold.
 """
 
 from __future__ import annotations
@@ -66,7 +76,7 @@ from scipy import sparse, stats
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
 
-DEFAULT_MAX_GAIN = 0.2
+DEFAULT_MAX_GAIN = 0.1
 FOLDS = 5
 SEED = 0
 MIN_EXAMPLES = 10
@@ -215,6 +225,7 @@ def streamed_logistic_regression(seed: int = SEED) -> SGDClassifier:
 
 def cross_fit(
     features: SparseRows, targets: np.ndarray, fold_of_row: np.ndarray, *, seed: int = SEED, predict: bool = False,
+    score_folds: Sequence[int] | None = None,
 ) -> np.ndarray:
     """Out-of-fold decision values (``predict``: predicted targets) of a logistic regression
     fitted out of core, one fold held out at a time.
@@ -224,7 +235,8 @@ def cross_fit(
     :data:`BATCH_ROWS` rows in a fresh seeded order and ``partial_fit`` shuffles within a
     block (the learning-rate schedule runs on across blocks as in one ``fit``); no
     matrix of more than one block is ever built. A fold whose training rows hold one
-    class only leaves its rows at 0 (``predict``: at that class).
+    class only leaves its rows at 0 (``predict``: at that class). ``score_folds``: hold out only
+    these folds (a train/test split is fold 1 and fold 0: one fit, test scored).
     """
     rng = np.random.default_rng(seed + 1)
     order = np.lexsort((rng.random(len(targets)), fold_of_row))
@@ -233,7 +245,7 @@ def cross_fit(
     out = np.zeros(len(targets), dtype=targets.dtype if predict else float)
     for f in range(len(bounds) - 1):
         lo, hi = int(bounds[f]), int(bounds[f + 1])
-        if lo == hi:
+        if lo == hi or (score_folds is not None and f not in score_folds):
             continue
         blocks = [(a, min(a + BATCH_ROWS, b)) for a, b in ((0, lo), (hi, len(y))) for a in range(a, b, BATCH_ROWS)]
         classes = np.unique(np.concatenate([y[:lo], y[hi:]]))
@@ -255,18 +267,24 @@ def cross_fit(
 
 def streamed_option_level_cv(
     features: SparseRows, owners: np.ndarray, labels: np.ndarray, n_options: np.ndarray, *, folds: int = FOLDS,
-    seed: int = SEED,
+    seed: int = SEED, test: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`option_level_cv` on :class:`SparseRows`, fitted out of core (:func:`cross_fit`):
-    the same folds over examples and the same seeded tie-break."""
+    the same folds over examples and the same seeded tie-break. ``test`` (a boolean mask over
+    examples): no folds, one fit on the other examples; only the test examples' predictions
+    mean anything."""
     offsets = np.concatenate([[0], np.cumsum(n_options)]).astype(np.int64)
     position = np.arange(len(owners)) - offsets[owners]
     is_correct = (position == labels[owners]).astype(np.int64)
     scores = np.random.default_rng(seed).random(len(owners)) * 1e-9  # seeded tie-break between equal scores
+    if test is not None:
+        fold_of_example = np.where(test, 0, 1).astype(np.int64)
+        scores += cross_fit(features, is_correct, fold_of_example[owners], seed=seed, score_folds=(0,))
+        return best_option(scores, offsets)
     fold_of_example = np.zeros(len(labels), dtype=np.int64)
     kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
-    for f, (_train, test) in enumerate(kf.split(np.arange(len(labels)))):
-        fold_of_example[test] = f
+    for f, (_train, held) in enumerate(kf.split(np.arange(len(labels)))):
+        fold_of_example[held] = f
     scores += cross_fit(features, is_correct, fold_of_example[owners], seed=seed)
     return best_option(scores, offsets)
 
@@ -287,10 +305,10 @@ def streamed_classification_cv(features: SparseRows, labels: np.ndarray, *, fold
 
 
 def mc_examples(
-    view: ConfigView, *, with_context: bool = False
+    view: ConfigView, *, with_context: bool = False, splits: Sequence[str] | None = None,
 ) -> tuple[list[list[str]], np.ndarray, list[str] | None]:
     """Options, labels and (``with_context``) joined context texts of every distinct
-    labeled multiple-choice example, all splits pooled.
+    labeled multiple-choice example, all splits pooled (``splits``: only these, in this order).
 
     An example whose options repeat an earlier one's (case and spacing folded) is
     left out: a copy in another fold would be memorised, not generalised from
@@ -302,7 +320,7 @@ def mc_examples(
     options, labels = [], []
     contexts: list[str] | None = [] if with_context else None
     seen: set[tuple[str, ...]] = set()
-    for split in view.splits:
+    for split in view.splits if splits is None else splits:
         ctx_cols = [view.texts(split, c) for c in mc.context] if with_context else []
         ctx_rows = zip(*ctx_cols) if ctx_cols else itertools.repeat(())
         for opts, y, ctx in zip(view.options(split), view.labeled(split, mc.label), ctx_rows):
@@ -423,7 +441,7 @@ def _joined_tokens(view: ConfigView, split: str, fields: Sequence[str], rows: np
 
 def option_level_cv(
     features: Any, owners: np.ndarray, labels: np.ndarray, n_options: np.ndarray, *, folds: int = FOLDS,
-    seed: int = SEED, make_model: Callable[[], Any] | None = None,
+    seed: int = SEED, make_model: Callable[[], Any] | None = None, test: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cross-validated predicted option index per example.
 
@@ -440,7 +458,8 @@ def option_level_cv(
     scores = rng.random(len(owners)) * 1e-9  # seeded tie-break between equal scores
     kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
     in_train = np.zeros(len(labels), dtype=bool)
-    for train_ex, _test_ex in kf.split(np.arange(len(labels))):
+    folds_ = [(np.flatnonzero(~test), None)] if test is not None else kf.split(np.arange(len(labels)))
+    for train_ex, _test_ex in folds_:
         in_train[:] = False
         in_train[train_ex] = True
         train_rows = in_train[owners]
@@ -478,27 +497,67 @@ def classification_cv(
     return pred
 
 
-def verdict(
-    check: Check, view: ConfigView, *, accuracy: float, chance: float, n: int, what: str, extra: dict[str, Any]
-) -> CheckResult:
-    """Turn a partial-input accuracy into pass / warn / fail (see module docstring)."""
-    threshold = max_gain(view)
+def artifact_verdict(
+    *, accuracy: float, chance: float, n: int, threshold: float | None, probe: str, config: str,
+    known: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """The one gate rule of a partial-input probe (see module docstring): ``status``
+    (pass/warn/fail), the figures, the declaration that explains it (``known_artifact``) and
+    ``why`` in words. ``probe`` is ``partial_input`` or a baseline spec's name; ``known`` the
+    builder's :class:`~benchsmith.validation.known_artifacts.KnownArtifact` declarations."""
+    from benchsmith.validation.known_artifacts import find
+
     gain = accuracy - chance
-    p = float(stats.binomtest(round(accuracy * n), n, chance, alternative="greater").pvalue)
-    metrics = {"accuracy": round(accuracy, 4), "chance": round(chance, 4), "gain": round(gain, 4), "n": n,
-               "p_value": p, "max_gain": threshold}
-    text = f"{what}: {accuracy:.1%} vs chance {chance:.1%} (gain {gain:+.1%}, n={n}"
-    if threshold is None:
-        text += "; not gated: the options are the whole input)"
+    p = float(stats.binomtest(round(accuracy * n), n, chance, alternative="greater").pvalue) if n else 1.0
+    significant = p < SIGNIFICANCE
+    large = threshold is not None and gain >= threshold - 1e-9
+    declared = find(known, probe, config) if threshold is not None else None
+    reasons: list[str] = []
+    if large and significant:
+        if declared is not None and gain <= declared.max_gain + 1e-9:
+            status = "warn"
+            reasons.append(f"known artifact {declared.id!r} (declared up to {declared.max_gain:+.0%}): "
+                           f"{declared.what}; evidence: {declared.evidence}")
+        elif declared is not None:
+            status = "fail"
+            reasons.append(f"gain {gain:+.1%} exceeds the known artifact {declared.id!r} as declared "
+                           f"(up to {declared.max_gain:+.0%}): the artifact got worse")
+        else:
+            status = "fail"
+            reasons.append(f"gain over chance {gain:+.1%} >= {threshold:.0%} and significant (p={p:.2g}): an "
+                           "undeclared artifact; remove the cue, or declare it with evidence in known_artifacts.yaml")
+    elif large:
+        status = "warn"
+        reasons.append(f"gain {gain:+.1%} >= {threshold:.0%} but not significant on {n} items (p={p:.2g}): "
+                       "too few to fail the gate")
+    elif significant:
+        status = "warn"
+        reasons.append(f"significant gain over chance (p={p:.2g})" +
+                       (f" within the threshold {threshold:.0%}" if threshold is not None else ""))
     else:
-        text += f"; max gain {threshold:.0%})"
-    if threshold is not None and gain > threshold:
-        status = Status.FAIL
-    elif p < SIGNIFICANCE:
-        status = Status.WARN
-    else:
-        status = Status.PASS
-    return check.result(status, text, config=view.config, metrics=metrics, details=extra)
+        status = "pass"
+    return {"status": status, "accuracy": round(accuracy, 4), "chance": round(chance, 4), "gain": round(gain, 4),
+            "n": n, "p_value": p, "max_gain": threshold,
+            "known_artifact": declared.to_dict() if declared is not None and large and significant else None,
+            "why": "; ".join(reasons)}
+
+
+def verdict(
+    check: Check, view: ConfigView, *, accuracy: float, chance: float, n: int, what: str, extra: dict[str, Any],
+    known: Sequence[Any] = (),
+) -> CheckResult:
+    """Turn a partial-input accuracy into pass / warn / fail (:func:`artifact_verdict`)."""
+    threshold = max_gain(view)
+    v = artifact_verdict(accuracy=accuracy, chance=chance, n=n, threshold=threshold, probe=check.name,
+                         config=view.config, known=known)
+    metrics = {k: v[k] for k in ("accuracy", "chance", "gain", "n", "p_value", "max_gain")}
+    text = f"{what}: {accuracy:.1%} vs chance {chance:.1%} (gain {v['gain']:+.1%}, n={n}"
+    text += "; not gated: the options are the whole input)" if threshold is None else f"; max gain {threshold:.0%})"
+    text += f", {extra.get('evaluation', 'cross-validated')}"
+    if v["why"]:
+        text += f": {v['why']}"
+    details = {**extra, "known_artifact": v["known_artifact"], "why": v["why"]}
+    return check.result(Status(v["status"]), text, config=view.config, metrics=metrics, details=details)
 
 
 class PerConfigBaseline(Check):
@@ -527,16 +586,38 @@ class PerConfigBaseline(Check):
 FEATURES = f"binary unigram+bigram, hashed to 2^{HASH_BITS}"
 
 
+def holdout(view: ConfigView) -> bool:
+    """Whether the probe trains on ``train`` and scores ``test`` (see module docstring)."""
+    return "train" in view.splits and "test" in view.splits
+
+
+def _where(view: ConfigView, used_holdout: bool) -> str:
+    if used_holdout:
+        return "trained on train, scored on test"
+    why = "no train and test split" if not holdout(view) else "too few labeled train or test examples"
+    return f"{FOLDS}-fold cross-validated over all splits pooled ({why})"
+
+
 class PartialInputCheck(PerConfigBaseline):
-    """Options-only / partial-input logistic regression (runs with ``--baselines cheap|model``)."""
+    """Options-only / partial-input logistic regression (runs with ``--baselines cheap|model``).
+
+    ``known_artifacts``: the builder's declarations (the runner sets them), which turn a
+    failing probe into a warning up to their ``max_gain``."""
 
     name = "partial_input"
     family = "artifacts"
+
+    def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:
+        self.known_artifacts = list(known_artifacts)
 
     def _mc(self, view: ConfigView) -> CheckResult:
         mc = view.multiple_choice
         assert mc is not None
         kept = distinct_mc_rows(view)
+        split_sizes = {s: len(r) for s, r in kept}
+        use_holdout = holdout(view) and min(split_sizes.get("train", 0), split_sizes.get("test", 0)) >= MIN_EXAMPLES
+        if use_holdout:
+            kept = [(s, r) for s, r in kept if s in ("train", "test")]
         labels = np.concatenate([view.label_array(s, mc.label)[r] for s, r in kept])
         if len(labels) < MIN_EXAMPLES:
             return self.result(Status.SKIP, f"only {len(labels)} labeled examples", config=view.config)
@@ -553,29 +634,42 @@ class PartialInputCheck(PerConfigBaseline):
         n_opt = np.concatenate(n_options)
         owners = np.repeat(np.arange(len(labels)), n_opt)
         features = hashed_features(runs)
-        pred = streamed_option_level_cv(features, owners, labels, n_opt)
-        accuracy = float(np.mean(pred == labels))
-        chance = float(np.mean(1 / n_opt))
-        return verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels),
-                       what="options-only logistic regression",
-                       extra={"folds": FOLDS, "seed": SEED, "features": FEATURES, "epochs": EPOCHS})
+        test = np.concatenate([np.full(len(r), s == "test") for s, r in kept]) if use_holdout else None
+        pred = streamed_option_level_cv(features, owners, labels, n_opt, test=test)
+        scored = test if test is not None else np.ones(len(labels), dtype=bool)
+        accuracy = float(np.mean(pred[scored] == labels[scored]))
+        chance = float(np.mean(1 / n_opt[scored]))
+        return verdict(self, view, accuracy=accuracy, chance=chance, n=int(scored.sum()),
+                       what="options-only logistic regression", known=self.known_artifacts,
+                       extra={"evaluation": _where(view, use_holdout), "folds": None if use_holdout else FOLDS,
+                              "seed": SEED, "features": FEATURES, "epochs": EPOCHS})
 
     def _classification(self, view: ConfigView) -> CheckResult:
         fields = [f for f in view.policy.partial_input if f in view.features]
         lf = view.label_field
         assert lf is not None
+        labeled = {s: np.flatnonzero(view.label_array(s, lf) >= 0) for s in view.splits}
+        use_holdout = holdout(view) and min(len(labeled["train"]), len(labeled["test"])) >= MIN_EXAMPLES
+        splits = ["train", "test"] if use_holdout else list(view.splits)
         runs, labels_ = [], []
-        for split in view.splits:
-            y = view.label_array(split, lf)
-            rows = np.flatnonzero(y >= 0)
+        for split in splits:
+            rows = labeled[split]
             runs.append(_joined_tokens(view, split, fields, rows))
-            labels_.append(y[rows])
+            labels_.append(view.label_array(split, lf)[rows])
         labels = np.concatenate(labels_) if labels_ else np.zeros(0, dtype=np.int64)
         if len(labels) < MIN_EXAMPLES or len(np.unique(labels)) < 2:
             return self.result(Status.SKIP, f"only {len(labels)} labeled examples", config=view.config)
-        pred = streamed_classification_cv(hashed_features(runs), labels)
-        accuracy = float(np.mean(pred == labels))
+        if use_holdout:
+            test = np.concatenate([np.full(len(labeled[s]), s == "test") for s in splits])
+            pred = cross_fit(hashed_features(runs), labels, np.where(test, 0, 1).astype(np.int64), predict=True,
+                             score_folds=(0,))
+            labels, pred = labels[test], pred[test]
+        else:
+            pred = streamed_classification_cv(hashed_features(runs), labels)
+        # the majority share of the scored labels: no constant guess beats it
         chance = float(np.bincount(labels).max() / len(labels))
+        accuracy = float(np.mean(pred == labels))
         return verdict(self, view, accuracy=accuracy, chance=chance, n=len(labels),
-                       what=f"{'+'.join(fields)}-only logistic regression",
-                       extra={"fields": fields, "folds": FOLDS, "seed": SEED, "features": FEATURES})
+                       what=f"{'+'.join(fields)}-only logistic regression", known=self.known_artifacts,
+                       extra={"evaluation": _where(view, use_holdout), "fields": fields,
+                              "folds": None if use_holdout else FOLDS, "seed": SEED, "features": FEATURES})

@@ -33,14 +33,16 @@ What a :class:`BaselineSpec` says:
   ``max_examples``), ``outputs`` the hypotheses in their order (the scores file of ``lm_scoring``);
   numbers become score rows, ``signature``/``details`` entries are kept. ``validation/``
   never imports a builder, so a dataset's scorer arrives through this hook.
-* ``gate`` with ``max_gain`` (accuracy - chance may not exceed it; None: the config's
-  ``policy.partial_input_max_gain``, the same threshold as the cheap partial-input check)
-  and/or ``min_accuracy`` (accuracy at least this), over the ``gate_splits`` (default
-  ``eval_splits``). Below ``min_accuracy`` fails. A gain above ``max_gain`` fails when it is
-  significant (one-sided binomial test against chance, p < 0.01) and warns when it is not
-  (a handful of items: a smoke run, a fixture, where chance alone exceeds any threshold); a
-  significant gain within ``max_gain`` warns. Thresholds are fractions; score rows are
-  percentages.
+* ``gate`` with ``max_gain`` (None: the config's ``policy.partial_input_max_gain``,
+  default 0.10, the same threshold as the cheap partial-input check) and/or
+  ``min_accuracy`` (accuracy at least this), over the ``gate_splits`` (default
+  ``eval_splits``). Below ``min_accuracy`` fails. The gain follows the one partial-input
+  rule (:func:`~benchsmith.validation.baselines.partial_input.artifact_verdict`): at least
+  ``max_gain`` and significant (one-sided binomial test against chance, p < 0.01) fails,
+  unless the builder declares it in ``known_artifacts.yaml`` (then it warns, up to the
+  declared gain); not significant (a handful of items) or significant within ``max_gain``
+  warns. A run on a subsample (``max_examples``, as ``validate`` does on CPU) that passes is
+  a warn that says so. Thresholds are fractions; score rows are percentages.
 * ``paper``: ids of ``published.yaml`` figures the baseline reproduces, shown beside ours
   (never gated on). A figure matches a score row when its ``config``/``split`` (if set)
   and ``args.metric`` (if set) agree; a mapping value is looked up by the row's metric,
@@ -486,21 +488,32 @@ def average_rows(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> 
 
 
 def gate_threshold(spec: BaselineSpec, release: Any, config: str) -> float | None:
-    """``spec.max_gain``, else (a partial-input variant) the config's partial-input threshold."""
+    """``spec.max_gain``, else (a partial-input variant) the config's partial-input threshold
+    (``policy.partial_input_max_gain``, default 0.10: the cheap check's)."""
     if spec.max_gain is not None:
         return spec.max_gain
     if not spec.partial:
         return None
     from benchsmith.validation.baselines.partial_input import DEFAULT_MAX_GAIN
-    from benchsmith.validation.dataview import ConfigView
 
-    declared = ConfigView(release, config).policy.partial_input_max_gain
+    from benchsmith.policy import Policy
+
+    entry = release.manifest["configs"][config]
+    declared = Policy.from_dict(entry.get("policy"), where=f"release.json configs.{config}.policy").partial_input_max_gain
     return float(declared) if declared is not None else DEFAULT_MAX_GAIN
 
 
-def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> dict[str, Any]:
-    """Pass / warn / fail of a gated spec over its gate splits (see module docstring)."""
-    from scipy import stats
+def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow], *, known: Sequence[Any] = (),
+                 subsampled: bool = False) -> dict[str, Any]:
+    """Pass / warn / fail of a gated spec over its gate splits (see module docstring).
+
+    The gain over chance follows the one partial-input rule
+    (:func:`~benchsmith.validation.baselines.partial_input.artifact_verdict`, with the
+    builder's ``known`` artifacts); ``min_accuracy`` fails below it. ``subsampled``: the run saw
+    a cut of its splits, so a pass is only a warn that says so (a verdict on a subsample is
+    never a silent pass); a fail stays a fail.
+    """
+    from benchsmith.validation.baselines.partial_input import artifact_verdict
 
     splits = spec.gate_splits or spec.eval_splits
     checks = []
@@ -511,34 +524,29 @@ def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> 
             continue
         accuracy = row.value / 100
         chance = row.chance if row.chance is not None else 0.5
-        gain = accuracy - chance
         threshold = gate_threshold(spec, release, row.config)
-        p = float(stats.binomtest(round(accuracy * row.n), row.n, chance, alternative="greater").pvalue)
-        over = threshold is not None and gain > threshold
-        below = spec.min_accuracy is not None and accuracy < spec.min_accuracy
-        reasons = []
-        if over:
-            reasons.append(f"gain over chance {gain:+.1%} > max {threshold:.0%} (p={p:.2g})")
-        if below:
-            reasons.append(f"accuracy {accuracy:.1%} < min {spec.min_accuracy:.0%}")
-        if below or (over and p < SIGNIFICANCE):
+        v = artifact_verdict(accuracy=accuracy, chance=chance, n=row.n, threshold=threshold, probe=spec.name,
+                             config=row.config, known=known)
+        if not spec.partial and v["status"] == "warn" and (threshold is None or v["gain"] < threshold):
+            v["status"], v["why"] = "pass", ""  # a full-input model above chance is no artifact
+        reasons = [v["why"]] if v["why"] else []
+        status = v["status"]
+        if spec.min_accuracy is not None and accuracy < spec.min_accuracy:
             status = "fail"
-        elif over:
+            reasons.append(f"accuracy {accuracy:.1%} < min {spec.min_accuracy:.0%}")
+        if subsampled and status == "pass":
             status = "warn"
-            reasons.append(f"not significant on {row.n} items: too few to fail the gate")
-        elif spec.partial and p < SIGNIFICANCE:
-            status = "warn"
-            reasons.append(f"significant gain over chance (p={p:.2g}) within the threshold")
-        else:
-            status = "pass"
-        checks.append({"config": row.config, "split": row.split, "accuracy": round(accuracy, 4),
-                       "chance": round(chance, 4), "gain": round(gain, 4), "n": row.n, "p_value": p,
-                       "max_gain": threshold, "min_accuracy": spec.min_accuracy, "status": status,
-                       "why": "; ".join(reasons)})
+            reasons.append(f"passed on a subsample ({row.n} items scored): run `benchsmith baseline "
+                           f"{release.name} --baseline {spec.name}` on every item; its recorded result joins the gate")
+        checks.append({"config": row.config, "split": row.split, "accuracy": v["accuracy"], "chance": v["chance"],
+                       "gain": v["gain"], "n": row.n, "p_value": v["p_value"], "max_gain": threshold,
+                       "min_accuracy": spec.min_accuracy, "status": status, "subsampled": subsampled,
+                       "known_artifact": v["known_artifact"], "why": "; ".join(reasons)})
     order = {"fail": 0, "warn": 1, "pass": 2}
     status = min((c["status"] for c in checks), key=order.__getitem__, default="pass")
-    return {"status": status, "passed": status != "fail", "checks": checks,
-            "rule": "partial-input accuracy - chance <= max_gain" if spec.partial else "accuracy >= min_accuracy"}
+    return {"status": status, "passed": status != "fail", "checks": checks, "subsampled": subsampled,
+            "rule": ("partial-input gain over chance: fails when >= max_gain and significant (p < 0.01), "
+                     "unless a declared known artifact") if spec.partial else "accuracy >= min_accuracy"}
 
 
 # --------------------------------------------------------------------------- the runner
@@ -600,7 +608,10 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
         paper=list(spec.paper),
     )
     if spec.gate:
-        result.gate = gate_verdict(spec, release, rows)
+        from benchsmith.validation.known_artifacts import declared
+
+        result.gate = gate_verdict(spec, release, rows, known=declared(builder),
+                                   subsampled=any(c.startswith("subsampled") for c in caveats))
     result.wall_time_s = round(time.perf_counter() - start, 3)
     return result
 
