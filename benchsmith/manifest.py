@@ -20,7 +20,7 @@ key                                 rule
 ``configs``                         required; ``{config: ConfigInfo}``, at least one; a config name
                                     is ``[A-Za-z0-9][A-Za-z0-9._-]*`` (no ``/``, not ``..``)
 ``configs.C.features``              required; ``datasets.Features.to_dict()`` form (see below)
-``configs.C.splits``                required; ``{split: SplitInfo}``, split names as ``datasets``
+``configs.C.splits``                required; ``{split: SplitInfo}``, at least one; split names as ``datasets``
                                     allows them (``\\w+(\\.\\w+)*``, ASCII)
 ``configs.C.splits.S.num_examples`` required; int >= 0 (a bool is not an int)
 ``configs.C.splits.S.num_bytes``    int >= 0 (0 when absent)
@@ -94,6 +94,7 @@ from benchsmith.registry import MANIFEST
 
 if TYPE_CHECKING:
     import datasets
+    import pyarrow as pa
 
 #: a release.json larger than this is refused before it is parsed (MuCoW's, the largest, is ~100 kB)
 MAX_MANIFEST_BYTES = 64 << 20
@@ -310,7 +311,7 @@ def parse_features(value: Mapping[str, Any], where: _Where) -> datasets.Features
     failures = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError, pa.ArrowException)
 
     def parse(d: Mapping[str, Any]) -> datasets.Features:
-        feats = datasets.Features.from_dict(copy.deepcopy(dict(d)))
+        feats = datasets.Features.from_dict(dict(d))  # generate_from_dict copies what it changes
         _ = feats.arrow_schema  # a dtype pyarrow does not know fails here, not at the first read
         return feats
 
@@ -458,6 +459,8 @@ class ConfigInfo:
                                "or no `features`", path=where.file, hint=_HINT)
         features = check_features(d["features"], where.key("features"))
         splits_where = where.key("splits")
+        if not d["splits"]:  # the writer records a config without a built split in skipped_configs
+            raise splits_where.error("no splits", "at least one split")
         splits = {s: SplitInfo.from_dict(v, check_split_name(s, splits_where.key(s)), where=splits_where.key(s))
                   for s, v in d["splits"].items()}
         return cls(
@@ -480,6 +483,11 @@ class ConfigInfo:
         naming the config and the feature when datasets cannot read them). ``Release.features``
         hands out copies of it."""
         return parse_features(self.features_dict, (self._where or _Where(None)).key("features"))
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The features' Arrow schema (computed once)."""
+        return self.features.arrow_schema
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -588,8 +596,12 @@ class ReleaseInfo:
     @classmethod
     def from_dict(cls, data: Any, *, path: str | Path | None = None) -> ReleaseInfo:
         """Check ``data`` (a parsed release.json; ``path`` names it in errors) and type it."""
+        return cls._from_owned(copy.deepcopy(data), path)  # nothing typed here aliases the caller's dict
+
+    @classmethod
+    def _from_owned(cls, data: Any, path: str | Path | None) -> ReleaseInfo:
+        """:meth:`from_dict` of a dict no one else holds (so no copy is needed)."""
         where = _Where(Path(path) if path is not None else None)
-        data = copy.deepcopy(data)  # nothing typed here aliases the caller's dict
         missing = [k for k in ("name", "version", "configs") if not isinstance(data, dict) or k not in data]
         if missing:
             raise ReleaseError(f"release.json is not a benchsmith manifest (no {', '.join(missing)})",
@@ -655,8 +667,8 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def load_json(mpath: Path) -> Any:
-    """The parsed release.json: a regular file (not a symlink), UTF-8, strict JSON."""
+def load_json(mpath: Path) -> str:
+    """The text of release.json: a regular file (not a symlink) of UTF-8."""
     try:
         st = os.lstat(mpath)
     except FileNotFoundError:
@@ -685,6 +697,11 @@ def load_json(mpath: Path) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ReleaseError(f"corrupt manifest: not UTF-8 (byte {exc.start})", path=mpath, hint=_HINT) from None
+    return text
+
+
+def _parse(text: str, mpath: Path) -> Any:
+    """Strict JSON: no duplicate keys, no NaN/Infinity; a ReleaseError otherwise."""
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -701,9 +718,9 @@ def load_json(mpath: Path) -> Any:
 def read_manifest(release_dir: str | Path) -> tuple[dict[str, Any], ReleaseInfo]:
     """``(the parsed dict, its ReleaseInfo)`` of ``<release_dir>/release.json``."""
     mpath = Path(release_dir) / MANIFEST
-    data = load_json(mpath)
-    try:
-        return data, ReleaseInfo.from_dict(data, path=mpath)
+    text = load_json(mpath)
+    try:  # parsed twice, once for each: cheaper than a deep copy, and the two never alias
+        return _parse(text, mpath), ReleaseInfo._from_owned(_parse(text, mpath), mpath)
     except RecursionError:
         raise ReleaseError("features nested too deeply", path=mpath, hint=_HINT) from None
 

@@ -148,6 +148,7 @@ SCHEMA_DEFECTS = [
     (_set("configs.plain.splits", {"train/../x": {}}), "configs.plain.splits['train/../x']: a string"),
     (_set("configs", {"../x": {"features": {}, "splits": {}}}), "configs['../x']: a string '../x'; expected a config"),
     (_set("configs", {}), "configs: no configs"),
+    (_set("configs.short.splits", {}), "configs.short.splits: no splits; expected at least one split"),
     (_set("configs", [1]), "configs: a list [1]; expected an object of configs"),
     (_set("configs.plain.splits", _DELETE), "config 'plain' has no `splits` mapping"),
     (_set("configs.plain.features.label", "string"), "configs.plain.features.label: a string 'string'; expected a feature"),
