@@ -106,27 +106,40 @@ SPLIT_RE = re.compile(r"\w+(\.\w+)*", re.ASCII)
 HEX64_RE = re.compile(r"[0-9a-f]{64}", re.ASCII)
 DATA_DIR = "data"
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
 _HINT = "release.json was edited or damaged; rebuild the release with `benchsmith build` (or restore it)"
 
 
 class _Where:
-    """A JSON path (``configs.et.splits.test.files[0]``) and the file it is in, for messages."""
+    """A JSON path (``configs.et.splits.test.files[0]``) and the file it is in, for messages.
 
-    __slots__ = ("file", "path")
+    The path is spelled out only for an error: a manifest has thousands of values to check."""
 
-    def __init__(self, file: Path | None, path: str = "") -> None:
-        self.file, self.path = file, path
+    __slots__ = ("file", "parent", "part")
+
+    def __init__(self, file: Path | None, part: str | int = "", parent: _Where | None = None) -> None:
+        self.file, self.parent, self.part = file, parent, part
+
+    @property
+    def path(self) -> str:
+        if self.parent is None:
+            return str(self.part)
+        head = self.parent.path
+        if isinstance(self.part, int):
+            return f"{head}[{self.part}]"
+        if not _PLAIN_KEY.fullmatch(self.part):
+            return f"{head}[{self.part!r}]"
+        return f"{head}.{self.part}" if head else self.part
 
     def key(self, key: str) -> _Where:
-        part = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else f"[{key!r}]"
-        sep = "." if self.path and not part.startswith("[") else ""
-        return _Where(self.file, f"{self.path}{sep}{part}")
+        return _Where(self.file, key, self)
 
     def index(self, i: int) -> _Where:
-        return _Where(self.file, f"{self.path}[{i}]")
+        return _Where(self.file, i, self)
 
     def error(self, what: str, expected: str, hint: str = _HINT) -> ReleaseError:
-        where = f"{self.path}: " if self.path else ""
+        path = self.path
+        where = f"{path}: " if path else ""
         return ReleaseError(f"{where}{what}; expected {expected}", path=self.file, hint=hint)
 
 
@@ -616,13 +629,13 @@ class ReleaseInfo:
             raise configs_where.error("no configs", "at least one config")
         configs = {c: ConfigInfo.from_dict(v, check_config_name(c, configs_where.key(c)), where=configs_where.key(c))
                    for c, v in raw_configs.items()}
-        seen: dict[str, str] = {}
+        seen: dict[str, _Where] = {}
         for c, info in configs.items():  # a file shared by two splits would be counted, read, published twice
             for s, split in info.splits.items():
                 for i, f in enumerate(split.files):
-                    here = f"configs.{c}.splits.{s}.files[{i}]"
+                    here = configs_where.key(c).key("splits").key(s).key("files").index(i)
                     if f in seen:
-                        raise _Where(where.file, here).error(f"{f!r} is also listed by {seen[f]}", "each file once")
+                        raise here.error(f"{f!r} is also listed by {seen[f].path}", "each file once")
                     seen[f] = here
         typed = {key: check(data[key], where.key(key)) if key in data else default for key, check, default in _TOP}
         known = {"name", "version", "configs", *(k for k, _, _ in _TOP)}

@@ -38,16 +38,26 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+#: tmpfs when there is one: each example creates and removes a small tree, which on a busy disk
+#: costs more than the reading under test (only speed depends on it)
+FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
 @pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Path:
-    """The toy release (4 parquet files in 2 configs), and a real parquet file outside it."""
+def base(tmp_path_factory) -> Iterator[Path]:
+    """The toy release (4 parquet files in 2 configs), and real parquet files outside it."""
     b = ToyBuilder()
     src = resolve_sources(b.sources, b.checksums(), FIXTURES, allow_missing=False)
-    root = tmp_path_factory.mktemp("fuzzbase")
-    release = ReleaseWriter(b, root / "reg", src).write()
-    shutil.copy(release.files("plain", "train")[0], root / "outside.parquet")  # reads fine if followed
-    shutil.copytree(release.path / "data", root / "outside" / "data")  # what a linked folder would reach
-    return release.path
+    built = ReleaseWriter(b, tmp_path_factory.mktemp("fuzzbase") / "reg", src).write()
+    root = Path(tempfile.mkdtemp(prefix="benchsmith-fuzz-", dir=FAST_TMP))
+    try:
+        release = root / "reg" / "toy" / "1.1.0"
+        shutil.copytree(built.path, release)
+        shutil.copy(built.files("plain", "train")[0], root / "outside.parquet")  # reads fine if followed
+        shutil.copytree(built.path / "data", root / "outside" / "data")  # what a linked folder would reach
+        yield release
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def link_copy(src: Path, dest: Path) -> None:
@@ -148,6 +158,12 @@ def values() -> st.SearchStrategy:
     )
 
 
+VALUES = values()  # built once: building strategies per draw cost more than the rest of an example
+ACTIONS = st.sampled_from(["set", "set", "set", "delete", "add", "rename"])
+NEW_KEYS = st.sampled_from(["extra", "../x", "", "files", "sha256", "name"])
+RENAMED = st.sampled_from(["../x", "x/y", "new", "", "train", "Test", "a.b"])
+
+
 def _nodes(node, path=()) -> Iterator[tuple]:
     yield path
     if isinstance(node, dict):
@@ -158,40 +174,60 @@ def _nodes(node, path=()) -> Iterator[tuple]:
             yield from _nodes(v, (*path, i))
 
 
+def _walk(m, path):
+    """The container holding ``path``'s last key, or None when an earlier mutation removed it."""
+    node = m
+    for k in path[:-1]:
+        if isinstance(node, dict) and k in node or isinstance(node, list) and isinstance(k, int) and k < len(node):
+            node = node[k]
+        else:
+            return None
+    last = path[-1]
+    ok = isinstance(node, dict) and last in node or isinstance(node, list) and isinstance(last, int) and last < len(node)
+    return node if ok else None
+
+
 @st.composite
-def mutated_manifests(draw, manifest: dict) -> dict:
-    m = copy.deepcopy(manifest)
+def mutated_manifests(draw, text: str) -> dict:
+    """1-3 mutations of the manifest: set a value, delete or rename a key, add a key or item."""
+    m = json.loads(text)  # a fresh copy, cheaper than deepcopy
+    nodes = MUTABLE_NODES[text]
     for _ in range(draw(st.integers(1, 3))):
-        # a node inside an object the schema keeps opaque (policy, metadata) only as a whole
-        nodes = [p for p in _nodes(m) if p and not {"policy", "metadata", "tool_versions"} & set(p[:-1])]
-        where = draw(st.sampled_from(nodes))
-        parent = m
-        for k in where[:-1]:
-            parent = parent[k]
-        action = draw(st.sampled_from(["set", "set", "set", "delete", "add", "rename"]))
+        where = nodes[draw(st.integers(0, len(nodes) - 1))]
+        parent = _walk(m, where)
+        if parent is None:
+            continue
+        action = draw(ACTIONS)
         last = where[-1]
         if action == "set":
-            parent[last] = copy.deepcopy(draw(values()))  # FEATURES' dicts are shared: never mutate them
+            parent[last] = copy.deepcopy(draw(VALUES))  # FEATURES' dicts are shared: never mutate them
         elif action == "delete":
             parent.pop(last)
         elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["extra", "../x", "", "files", "sha256", "name"]))] = copy.deepcopy(draw(values()))
+            parent[draw(NEW_KEYS)] = copy.deepcopy(draw(VALUES))
         elif action == "add":
-            parent.append(copy.deepcopy(draw(values())))
+            parent.append(copy.deepcopy(draw(VALUES)))
         elif action == "rename" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["../x", "x/y", "new", "", "train", "Test", "a.b"]))] = parent.pop(last)
+            parent[draw(RENAMED)] = parent.pop(last)
     return m
 
 
+#: manifest text -> the paths a mutation may target: inside an object the schema keeps opaque
+#: (policy, metadata, tool_versions) only the object as a whole
+MUTABLE_NODES: dict[str, list[tuple]] = {}
+
+
 def test_release_json_fuzz(base):
-    manifest = json.loads((base / "release.json").read_text())
+    text = (base / "release.json").read_text()
+    MUTABLE_NODES[text] = [p for p in _nodes(json.loads(text))
+                           if p and not {"policy", "metadata", "tool_versions"} & set(p[:-1])]
     work = Path(tempfile.mkdtemp(dir=base.parent.parent.parent))  # a sibling of outside.parquet's folder
     release_dir = work / "toy" / "1.1.0"
     link_copy(base, release_dir)
     outcomes = {"read": 0, "refused": 0}
 
     @FUZZ
-    @given(m=mutated_manifests(manifest))
+    @given(m=mutated_manifests(text))
     def fuzz(m):
         target = release_dir / "release.json"
         target.unlink()  # a hard link: never write through it
@@ -219,17 +255,14 @@ DATA_FILES = ["data/plain/train-00000-of-00001.parquet", "data/plain/validation-
 ENTRIES = [*DATA_FILES, "data/plain", "data/short", "data", "release.json"]
 
 
-@st.composite
-def layout_changes(draw) -> list[tuple[str, str, str]]:
-    """1-3 (operation, entry, argument) applied to a fresh copy of the release."""
-    ops = []
-    for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["symlink", "delete", "rename", "dir", "extra", "fifo", "swap"]))
-        entry = draw(st.sampled_from(ENTRIES))
-        arg = draw(st.sampled_from(["outside", "inside", "dangling", "data/plain/x.parquet", "data/extra.txt",
-                                    "data/plain/train-00000-of-00001.parquet.bak", *DATA_FILES]))
-        ops.append((op, entry, arg))
-    return ops
+#: (operation, entry, argument) applied to a fresh copy of the release
+LAYOUT_CHANGE = st.tuples(
+    st.sampled_from(["symlink", "delete", "rename", "dir", "extra", "fifo", "swap"]),
+    st.sampled_from(ENTRIES),
+    st.sampled_from(["outside", "inside", "dangling", "data/plain/x.parquet", "data/extra.txt",
+                     "data/plain/train-00000-of-00001.parquet.bak", *DATA_FILES]),
+)
+LAYOUT_CHANGES = st.lists(LAYOUT_CHANGE, min_size=1, max_size=3)
 
 
 def apply_layout(root: Path, outside: Path, ops: list[tuple[str, str, str]]) -> None:
@@ -298,7 +331,7 @@ def test_release_layout_fuzz(base):
     counter = iter(range(10**9))
 
     @FUZZ
-    @given(ops=layout_changes())
+    @given(ops=LAYOUT_CHANGES)
     def fuzz(ops):
         root = work / str(next(counter))
         link_copy(base, root)
