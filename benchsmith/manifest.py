@@ -20,8 +20,8 @@ key                                 rule
 ``configs``                         required; ``{config: ConfigInfo}``, at least one; a config name
                                     is ``[A-Za-z0-9][A-Za-z0-9._-]*`` (no ``/``, not ``..``)
 ``configs.C.features``              required; ``datasets.Features.to_dict()`` form (see below)
-``configs.C.splits``                required; ``{split: SplitInfo}``, at least one; split names as ``datasets``
-                                    allows them (``\\w+(\\.\\w+)*``, ASCII)
+``configs.C.splits``                required; ``{split: SplitInfo}``, at least one; split names as
+                                    ``datasets`` allows them (``\\w+(\\.\\w+)*``, ASCII)
 ``configs.C.splits.S.num_examples`` required; int >= 0 (a bool is not an int)
 ``configs.C.splits.S.num_bytes``    int >= 0 (0 when absent)
 ``configs.C.splits.S.fingerprint``  required; 64 lowercase hex digits
@@ -38,7 +38,8 @@ key                                 rule
 ``partial``, ``reproducible``       booleans
 ``missing_configs``                 list of config names
 ``errata_applied``, ``_pending``    lists of objects, each with a string ``id``
-``sources``                         ``{source: object}``; a source's ``files`` ``{path: object}``
+``sources``                         ``{source: object}``; a source's ``files`` ``{path: {status:
+                                    string, sha256: 64 hex or null, size: int >= 0 or null}}``
 ``tool_versions``                   ``{tool: version string}``
 ``seed``                            int or null
 ``pretty_name``, ``description``,   string or null
@@ -55,9 +56,9 @@ key                                 rule
 Decisions:
 
 * **Files resolve inside the release.** The schema makes a ``files`` entry a plain relative
-  path under ``data/``; :meth:`benchsmith.release.Release.files` then checks the filesystem:
-  the file is a regular file (``lstat``, so not a symlink) and its resolved path is the release
-  root's resolved path joined with the entry (so no folder on the way is a symlink either).
+  path under ``data/``; :meth:`benchsmith.release.Release.files` then checks the filesystem
+  before every read: ``lstat`` of each step (``data``, ``data/<config>``, the file) finds no
+  symlink, and the last is a regular file, so the path cannot leave the release folder.
 * **Features are checked in two steps.** Their shape (objects and lists as
   ``datasets.Features.from_dict`` reads them, a string ``_type``, a ClassLabel's ``names`` a list
   of distinct strings or its ``num_classes`` an int >= 0, a ``Value``'s string ``dtype``, a
@@ -530,13 +531,19 @@ def _errata(value: Any, where: _Where) -> tuple[Mapping[str, Any], ...]:
 
 
 def _sources(value: Any, where: _Where) -> Mapping[str, Any]:
+    """``{source: {url, license, origin, files: {path: {sha256, size, status}}}}``: what the card
+    and ``show`` read of it (the paths are names of raw files, never opened here)."""
     sources = _obj(value, where)
     for n, s in sources.items():
         s = _obj(s, where.key(n))
-        files = s.get("files")
-        if files is not None:
-            for f, r in _obj(files, where.key(n).key("files")).items():
-                _obj(r, where.key(n).key("files").key(f))
+        files_where = where.key(n).key("files")
+        for f, r in _obj(s.get("files", {}), files_where).items():
+            rec = _obj(r, files_where.key(f), "an object with sha256, size and status")
+            _str(rec.get("status"), files_where.key(f).key("status"))
+            if rec.get("sha256") is not None:
+                _hex64(rec["sha256"], files_where.key(f).key("sha256"))
+            if rec.get("size") is not None:
+                _count(rec["size"], files_where.key(f).key("size"))
     return _frozen(sources)
 
 
@@ -684,7 +691,7 @@ def load_json(mpath: Path) -> str:
     """The text of release.json: a regular file (not a symlink) of UTF-8."""
     try:
         st = os.lstat(mpath)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise ReleaseError("not a benchsmith release (no release.json)", path=mpath.parent,
                            hint="Pass a release directory such as <registry>/<name>/<version>") from None
     except OSError as exc:

@@ -166,6 +166,8 @@ SCHEMA_DEFECTS = [
     (_set("errata_applied[0].id", None), "errata_applied[0].id: null None; expected a string"),
     (_set("skipped_configs", {"x": {"test": 3}}), "skipped_configs.x.test: an integer 3"),
     (lambda m: m["sources"]["toy"]["files"].__setitem__("items.tsv", 3), "sources.toy.files['items.tsv']: an integer 3"),
+    (lambda m: m["sources"]["toy"]["files"]["items.tsv"].pop("status"), "sources.toy.files['items.tsv'].status: null"),
+    (lambda m: m["sources"]["toy"]["files"]["items.tsv"].__setitem__("size", -3), "files['items.tsv'].size: an integer -3"),
     (_set("seed", "0"), "seed: a string '0'; expected an integer or null"),
 ]
 
@@ -390,6 +392,9 @@ def test_every_error_of_opening_a_release_is_a_benchsmith_error(tmp_path):
     os.rmdir(tmp_path / "release.json")
     with pytest.raises(BenchsmithError, match="no release.json"):
         Release(tmp_path)
+    (tmp_path / "a.parquet").write_bytes(b"x")
+    with pytest.raises(BenchsmithError, match="no release.json"):
+        Release(tmp_path / "a.parquet")
 
 
 def test_summary_reads_the_typed_info(toy):
