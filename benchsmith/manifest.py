@@ -86,7 +86,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -332,16 +332,16 @@ def parse_features(value: Mapping[str, Any], where: _Where) -> datasets.Features
     try:
         return parse(value)
     except failures as exc:
-        for k, v in value.items():  # name the first feature that fails on its own
-            try:
-                parse({k: v})
-            except failures as one:
-                exc = one
-                where = where.key(k)
-                break
-        what = str(exc).split("\n")[0][:200] or type(exc).__name__
-        raise where.error(f"datasets cannot read this feature ({type(exc).__name__}: {what})",
-                          "a feature as datasets.Features.to_dict() writes it") from None
+        error: BaseException = exc
+    for k, v in value.items():  # name the first feature that fails on its own
+        try:
+            parse({k: v})
+        except failures as exc:
+            error, where = exc, where.key(k)
+            break
+    what = str(error).split("\n")[0][:200] or type(error).__name__
+    raise where.error(f"datasets cannot read this feature ({type(error).__name__}: {what})",
+                      "a feature as datasets.Features.to_dict() writes it") from None
 
 
 # --------------------------------------------------------------------------- typed metadata

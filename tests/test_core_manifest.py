@@ -135,8 +135,8 @@ SCHEMA_DEFECTS = [
     (_set(f"{TRAIN}.files", []), f"{TRAIN}.files: a list []; expected a non-empty list"),
     (_set(f"{TRAIN}.files", "data/plain/train-00000-of-00001.parquet"), f"{TRAIN}.files: a string"),
     (_set("configs.short.splits.train.files[0]", "data/plain/train-00000-of-00001.parquet"),
-     "configs.short.splits.train.files[0]: 'data/plain/train-00000-of-00001.parquet' is also listed by "
-     "configs.plain.splits.train.files[0]"),
+     ("configs.short.splits.train.files[0]: 'data/plain/train-00000-of-00001.parquet' is also listed by "
+      "configs.plain.splits.train.files[0]")),
     (_set(f"{TRAIN}.sha256[0]", "A" * 64), f"{TRAIN}.sha256[0]: a string 'AAAA"),
     (_set(f"{TRAIN}.sha256", [SHA, SHA]), f"{TRAIN}.sha256: a list"),
     (_set(f"{TRAIN}.fingerprint", "xyz"), f"{TRAIN}.fingerprint: a string 'xyz'; expected a sha256"),
@@ -192,8 +192,8 @@ def test_a_valid_manifest_passes_the_schema(toy):
 
 
 @pytest.mark.parametrize(("feature", "message"), [
-    ({"_type": "NoSuchType"}, "configs.plain.features.label: datasets cannot read this feature (ValueError: "
-     "Feature type 'NoSuchType' not found"),
+    ({"_type": "NoSuchType"}, ("configs.plain.features.label: datasets cannot read this feature (ValueError: "
+                               "Feature type 'NoSuchType' not found")),
     ({"_type": "Features"}, "configs.plain.features.label: datasets cannot read this feature (TypeError"),
     ({"_type": "Value", "dtype": "float128x"}, "configs.plain.features.label: datasets cannot read this feature"),
 ])
