@@ -5,8 +5,7 @@ exception, and nothing outside the release is ever read.
 
 Each example is cheap: the fixture release is built once per module, and each example works on
 hard links to its files (nothing here writes to a data file, only replaces or removes
-directory entries). 2,000 examples each in the default run; the time of each is in the README
-("Release format").
+directory entries). 2,000 examples each in the default run; their cost is in the README ("Benchmarks", tests).
 """
 
 from __future__ import annotations
@@ -72,17 +71,24 @@ def link_copy(src: Path, dest: Path) -> None:
 
 
 @contextlib.contextmanager
-def reads_recorded() -> Iterator[set[str]]:
-    """Record every file benchsmith.release opens for data (checked by :func:`read_everything`)."""
+def reads_recorded(root: Path) -> Iterator[set[str]]:
+    """Record every file benchsmith.release opens for data, and fail before the open on one
+    outside ``root`` or not a regular file (a FIFO would block the read forever)."""
     opened: set[str] = set()
+    real_root = os.path.realpath(root) + os.sep
     parquet_file, sha256_file = pq.ParquetFile, release_module.sha256_file
 
+    def check(path) -> None:
+        assert os.path.realpath(path).startswith(real_root), f"read outside the release: {path}"
+        assert stat.S_ISREG(os.lstat(path).st_mode), f"read a non-regular file: {path}"
+        opened.add(os.path.realpath(path))
+
     def guarded_parquet_file(path, *a, **kw):
-        opened.add(str(path))
+        check(path)
         return parquet_file(path, *a, **kw)
 
     def guarded_sha(path, *a, **kw):
-        opened.add(str(path))
+        check(path)
         return sha256_file(path, *a, **kw)
 
     with mock.patch.object(pq, "ParquetFile", guarded_parquet_file), \
@@ -92,11 +98,11 @@ def reads_recorded() -> Iterator[set[str]]:
 
 
 def read_everything(path: Path) -> tuple[Release | None, set[Path]]:
-    """Open, read every split (table and batches), verify the files; (release or None on a
+    """Open, read every split, stream one, verify the files, summarise; (release or None on a
     BenchsmithError, the files read). Any other exception fails the test, and so does a read
     outside the release or of anything but a regular file inside it."""
     r = None
-    with reads_recorded() as opened:
+    with reads_recorded(path) as opened:
         try:
             r = Release(path)
             for c in r.configs():
@@ -110,11 +116,7 @@ def read_everything(path: Path) -> tuple[Release | None, set[Path]]:
         except BenchsmithError as exc:
             assert "\n" not in str(exc), f"not one line: {exc}"
             r = None
-    root = os.path.realpath(path)
-    for f in opened:
-        assert os.path.realpath(f).startswith(root + os.sep), f"read outside the release: {f}"
-        assert stat.S_ISREG(os.lstat(f).st_mode), f"read a non-regular file: {f}"
-    return r, {Path(os.path.realpath(f)) for f in opened}
+    return r, {Path(f) for f in opened}
 
 
 def recorded_files(r: Release) -> set[Path]:
