@@ -1,0 +1,47 @@
+"""Wording of messages and help: a path that is not there, help text without reST markup."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+import benchsmith.cli as cli
+
+
+@pytest.mark.parametrize("arg", ["/nonexistent", "./no/such/release", "~/nope", "a/b/c"])
+def test_show_of_a_missing_path_names_the_path(capsys, tmp_path, arg):
+    code, out, err = run_cli(capsys, "show", arg, "--registry", str(tmp_path))
+    assert code == 2 and out == ""
+    assert err == (f"error: no release directory {arg!r}. Pass a folder that holds release.json, or NAME[/VERSION] "
+                   "of a release in the registry (`benchsmith list` shows the datasets)\n")
+    assert "''" not in err
+
+
+def test_show_of_an_unknown_name_still_says_what_to_do(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "show", "xcopaa", "--registry", str(tmp_path))
+    assert code == 2 and "no release of 'xcopaa'" in err and "`benchsmith list`" in err
+
+
+def _command_paths() -> list[list[str]]:
+    group = cli._root_group(["evaluate", "xcopa"])  # mounts every plug-in
+    paths: list[list[str]] = []
+
+    def walk(cmd, path, ctx=None):
+        ctx = type(group).context_class(cmd, info_name=path[-1] if path else "benchsmith", parent=ctx)
+        paths.append(path)
+        if hasattr(cmd, "list_commands"):
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), [*path, name], ctx)
+
+    walk(group, [])
+    return paths
+
+
+def test_no_help_text_shows_rest_markup(capsys):
+    """Docstrings become --help text as written: ``x`` (reST) showed its backquotes (evaluate xcopa)."""
+    paths = _command_paths()
+    assert ["evaluate", "xcopa"] in paths and len(paths) > 20
+    for path in paths:
+        code, out, err = run_cli(capsys, *path, "--help")
+        assert code == 0 and "Usage:" in out, (path, err)
+        assert "``" not in out, f"benchsmith {' '.join(path)} --help shows reST double backquotes"
