@@ -48,14 +48,21 @@ def svg(spec: dict[str, Any]) -> str:
 
 
 def text_width(s: str) -> float:
-    """Approximate width in px of ``s`` at :data:`FONT` (wide East Asian characters count twice,
-    combining marks not at all): enough to leave room for a label, no font metrics needed."""
-    units = 0.0
+    """Approximate width in px of ``s`` at :data:`FONT`, no font metrics needed: enough to leave
+    room for a label. An ASCII character is 0.6 em, a wide East Asian one 1 em, a letter of
+    another script (Thai, Tamil...) 0.8 em, a spacing vowel sign 0.5 em, a combining mark none."""
+    em = 0.0
     for ch in s:
-        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        cat = unicodedata.category(ch)
+        if cat in ("Mn", "Me", "Cf"):
             continue
-        units += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-    return units * FONT * 0.6
+        if ch.isascii():
+            em += 0.6
+        elif unicodedata.east_asian_width(ch) in ("W", "F"):
+            em += 1.0
+        else:
+            em += 0.5 if cat == "Mc" else 0.8
+    return em * FONT
 
 
 def _n(x: float) -> str:
