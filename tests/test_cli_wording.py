@@ -45,3 +45,23 @@ def test_no_help_text_shows_rest_markup(capsys):
         code, out, err = run_cli(capsys, *path, "--help")
         assert code == 0 and "Usage:" in out, (path, err)
         assert "``" not in out, f"benchsmith {' '.join(path)} --help shows reST double backquotes"
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("name", ["xcopa", "comve"])
+def test_baseline_list_fits_the_terminal_without_cutting_names(capsys, monkeypatch, name, columns):
+    from benchsmith import commands
+    from benchsmith.builder import get_builder
+
+    monkeypatch.setattr(commands.console, "width", columns)
+    code, out, err = run_cli(capsys, "baseline", name, "--list")
+    assert code == 0, err
+    assert "…" not in out and all(len(line) <= columns for line in out.splitlines())
+    specs = [s.summary() for s in get_builder(name).baselines()]
+    for s in specs:
+        assert f" {s['name']} " in out and f" {s['kind']} " in out  # whole, on one line
+    if columns == 80:
+        assert "left out to fit 80 columns: paper" in out
+    if name == "xcopa" and columns == 120:  # wide enough: every paper id, one a line
+        assert "left out" not in out
+        assert all(f" {p} " in out for s in specs for p in s["paper"])
