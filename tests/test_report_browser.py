@@ -4,7 +4,7 @@
 What a maintainer sees: no console error; the verdict and the counts on the first screen,
 without scrolling; the cue words of Chinese, Thai and Tamil are text in the page (not pictures
 of empty boxes) and the browser lays them out with a width; a link of the first screen opens
-its collapsed section. XCOPA runs in the default run, the other datasets are `slow`.
+its collapsed section; every chart label lies inside its chart. XCOPA runs in the default run, the other datasets are `slow`.
 
 Without chromium or playwright the test skips locally and FAILS under CI=true: `.ci/run`
 installs them (`apt-get install chromium`, `pip install playwright`; playwright's own browser
@@ -122,6 +122,12 @@ def check_report(browser, reports: Path, cue_configs: tuple[str, ...] = ()) -> N
                 "(els, w) => els.filter(e => e.textContent.startsWith(w + ' [')).map(e => e.getBBox().width)",
                 shown[0])
             assert widths and min(widths) > 0
+        # every chart label lies inside its chart once laid out with real fonts (no label cut at the left)
+        page.evaluate("() => document.querySelectorAll('details.config').forEach(d => d.open = true)")
+        outside = page.evaluate("""() => [...document.querySelectorAll('svg.chart text')].filter(t => {
+            const s = t.ownerSVGElement.getBoundingClientRect(), r = t.getBoundingClientRect();
+            return r.left < s.left - 0.5 || r.right > s.right + 0.5; }).map(t => t.textContent)""")
+        assert outside == []
         assert errors == []
     finally:
         page.close()
