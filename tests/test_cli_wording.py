@@ -65,3 +65,17 @@ def test_baseline_list_fits_the_terminal_without_cutting_names(capsys, monkeypat
     if name == "xcopa" and columns == 120:  # wide enough: every paper id, one a line
         assert "left out" not in out
         assert all(f" {p} " in out for s in specs for p in s["paper"])
+
+
+def test_stage_constituents_without_a_model_suggests_a_backend_it_accepts(capsys, tmp_path):
+    """It used to suggest --backend spacy, which it then rejects ("gives no constituency trees")."""
+    sentences = tmp_path / "s.txt"
+    sentences.write_text("the cat sat on the mat\n")
+    for backend, model in (("benepar", "no_such_benepar_model"), ("stanza", str(tmp_path / "no-stanza"))):
+        code, out, err = run_cli(capsys, "stage", "cognition", "constituents", str(sentences), "--backend", backend,
+                                 "--model", model)
+        assert code == 2 and out == "" and "--backend spacy" not in err, err
+        other = "stanza" if backend == "benepar" else "benepar"
+        assert f"--backend {other}" in err and "spaCy gives no constituency trees" in err
+    code, _, err = run_cli(capsys, "stage", "cognition", "constituents", str(sentences), "--backend", "spacy")
+    assert code == 2 and "gives no constituency trees" in err  # consistent with the hints above
