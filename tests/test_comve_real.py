@@ -77,6 +77,9 @@ PAPER_DISCREPANCIES = {
     "subtask_a/test/label_counts", "subtask_b/validation/label_counts",
     "tuples/validation/average_length/reference_reason", "tuples/test/average_length/nonsensical_statement",
     "tuples/test/average_length/reference_reason",
+    # within 0.01 but not the printed digits (table4-rounding)
+    "tuples/train/average_length/sensical_statement", "tuples/validation/average_length/correct_reason",
+    "tuples/test/average_length/confusing_reason",
     *(f"tuples/validation+test/top_words/{t}" for t in stats.SENTENCE_TYPES),
     "tuples/validation+test/train_repeats/nonsensical_statement", "tuples/validation+test/train_repeats/correct_reason",
 }
