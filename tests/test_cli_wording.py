@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import run_cli
 
-import benchsmith.cli as cli
+from benchsmith import cli
 
 
 @pytest.mark.parametrize("arg", ["/nonexistent", "./no/such/release", "~/nope", "a/b/c"])

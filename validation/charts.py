@@ -68,7 +68,7 @@ def text_width(s: str) -> float:
 
 def _n(x: float) -> str:
     """A coordinate in whole px: a chart is drawn at its size, and the output stays small."""
-    return str(int(round(x)))
+    return str(round(x))
 
 
 def _label(v: float) -> str:
@@ -86,7 +86,7 @@ def _ticks(hi: float, n: int = 4) -> list[float]:
     raw = hi / n
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    return [i * step for i in range(int(math.ceil(hi / step - 1e-9)) + 1)]
+    return [i * step for i in range(math.ceil(hi / step - 1e-9) + 1)]
 
 
 def _frame(spec: dict[str, Any], height: float, body: list[str]) -> str:

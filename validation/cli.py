@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.text import Text
 from benchsmith.validation import gate, summary
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.drift import previous_release
 from benchsmith.validation.runner import AUTO, Validation, check_level, validate
+from rich.text import Text
 
 from benchsmith import commands
 from benchsmith.commands import (

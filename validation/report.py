@@ -224,8 +224,8 @@ def _page(report: dict[str, Any], manifest: dict[str, Any] | None, limits: dict[
     title = f"{report['name']} {report['version']}"
     passed = bool(report["passed"])
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+        ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+         "<meta name='viewport' content='width=device-width,initial-scale=1'>"),
         f"<title>{e(title)}: validation</title><style>{_CSS}{charts.CSS}</style></head><body>",
         f"<header id='verdict'><h1>{e(title)}</h1>",
         f"<div class='verdict {'pass' if passed else 'fail'}'>{e(summary.verdict(report))}</div>",
