@@ -141,3 +141,14 @@ def test_xcopa_report_in_chromium(browser, raw, registry):
 @pytest.mark.parametrize("name", ["comve", "cognition", "mucow"])
 def test_other_real_reports_in_chromium(browser, raw, registry, name):
     check_report(browser, report_of(name, raw, registry))
+
+
+def test_without_chromium_the_test_skips_locally_and_fails_under_ci(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("BENCHSMITH_CHROMIUM", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium or playwright not installed"):
+        chromium_path()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="chromium or playwright missing: .ci/run installs them"):
+        chromium_path()
