@@ -1,7 +1,7 @@
 """Best-effort files under ``$BENCHSMITH_HOME/cache``: what a later run may reuse, never what it needs.
 
-The builder index, MuCoW's POS-probe answers, XCOPA's word counts and URIEL vectors, and
-the validation report's figures live here. Every one of them is keyed by what decides
+The builder index, MuCoW's POS-probe answers, XCOPA's word counts and URIEL vectors live
+here (the validation report's charts are inline SVG now, cheap enough to draw every time). Every one of them is keyed by what decides
 its content, so a stale entry never matches; a cache that cannot be read is empty, and
 one that cannot be written (read-only, full, or a file where the folder should be) only
 costs the next run the work again. The folder is safe to delete.

@@ -154,6 +154,11 @@ def resolve_release(arg: str, registry: Path | None = None) -> Release:
         return Release(p)
     reg = registry_path(registry)
     name, _, version = arg.partition("/")
+    if not name or "/" in version or arg.startswith(("~", ".")) or p.is_absolute():
+        # a path, not NAME[/VERSION]: never "no release of ''" (`show /nonexistent`)
+        raise ConfigError(f"no release directory {arg!r}",
+                          hint="Pass a folder that holds release.json, or NAME[/VERSION] of a release in the "
+                          "registry (`benchsmith list` shows the datasets)")
     recover(reg / name)
     releases = find_releases(reg, name)
     if not releases:

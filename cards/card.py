@@ -14,9 +14,10 @@ A builder may add prose sections through ``Builder.card_sections(release)``.
 Decisions:
 
 * **Loading snippet**: it must run as written. A release is a folder ``<name>/<version>``
-  inside a registry, so the snippet is ``load_dataset("./<name>/<version>", "<config>")`` to
-  be run from the registry folder (the ``./`` makes it a local path, never a Hub id), and
-  says so. Once published, ``publish`` re-renders with ``hub={"repo": "ORG/NAME",
+  inside a registry; the snippet loads the current folder when run inside the release folder
+  (where ``lm_eval/README.md`` tells the user to ``cd``: it holds ``release.json``), else
+  ``./<name>/<version>`` from the registry folder, as an absolute path (never taken for a Hub
+  id; ``datasets`` cannot name a dataset loaded from ``"."``), and says so. Once published, ``publish`` re-renders with ``hub={"repo": "ORG/NAME",
   "revision": "<tag>"}`` (:func:`render_files` / :func:`write_card_files`) and the snippet
   becomes ``load_dataset("ORG/NAME", "<config>", revision="<tag>")``. The card never holds the
   registry's own location, so two builds of the same sources into different registries write

@@ -310,15 +310,21 @@ def test_card_loading_snippet_runs_as_written(name, request):
     release = request.getfixturevalue(name)
     card = (release.path / "README.md").read_text()
     code = loading_snippet(card)
-    assert f'load_dataset("./{release.name}/{release.version}", "{release.configs()[0]}")' in code
-    # from the registry folder, as the card says; one release in a fresh interpreter, the others here
-    out = run_snippet(code, cwd=release.path.parent.parent, fresh=name == "xcopa_fx")
-    assert "DatasetDict" in out
-    for split in release.splits(release.configs()[0]):
-        assert f"{split}: Dataset" in out
+    assert f'"./{release.name}/{release.version}"' in code and f'load_dataset(str(release), "{release.configs()[0]}")' in code
+    # from the registry folder and from the release folder (where lm_eval/README.md says to cd), as the
+    # card says; one release in a fresh interpreter, the others here
+    for cwd in (release.path.parent.parent, release.path):
+        out = run_snippet(code, cwd=cwd, fresh=name == "xcopa_fx")
+        assert "DatasetDict" in out
+        for split in release.splits(release.configs()[0]):
+            assert f"{split}: Dataset" in out
     # the per-split pattern the card gives to readers without the card
     first = release.configs()[0]
-    assert f"`data/{first}/*.parquet` mixes" in card or len(release.splits(first)) == 1
+    splits = release.splits(first)
+    if len(splits) > 1:
+        assert f"`data/{first}/*.parquet` mixes {' and '.join(splits)}." in card
+    else:  # not "mixes test."
+        assert f"`data/{first}/` holds one split, {splits[0]}, in this version" in card and " mixes " not in card
     assert f"data/{first}/{release.splits(first)[-1]}-*.parquet" in card
 
 
@@ -579,3 +585,16 @@ def test_croissant_rai_limitations_follow_the_manifest(tmp_path, xcopa_fx):
     assert any("later-fix" in x for x in rai["rai:dataLimitations"])
     assert any("not reproducible" in x for x in rai["rai:dataLimitations"])
     assert rai["rai:dataAnnotationProtocol"].startswith("translated")
+
+
+def test_a_single_split_config_is_not_said_to_mix_splits(tmp_path):
+    """MuCoW's configs have one split: the card said "`data/scoring-cs-en/*.parquet` mixes test."."""
+    from validation_helpers import MC_META, make_release, mc_features, mc_rows
+
+    release = make_release(tmp_path / "reg", {"test": mc_rows(20, "te", 1)}, mc_features(), MC_META, name="one")
+    card = render_card(release)
+    assert "mixes" not in card
+    assert "`data/default/` holds one split, test, in this version, and a later one may\nadd others." in card
+    two = make_release(tmp_path / "reg2", {"train": mc_rows(20, "tr", 1), "test": mc_rows(20, "te", 2)},
+                       mc_features(), MC_META, name="two")
+    assert "`data/default/*.parquet` mixes train and test." in render_card(two)

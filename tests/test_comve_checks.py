@@ -146,7 +146,7 @@ def test_findings_errors_name_the_file_and_line(tmp_path: Path, text, line, need
 @pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])
 def test_published_yaml_binds_every_figure(version):
     exps = ComVE(version).expectations()
-    assert len(exps) == 46 and len({e.key for e in exps}) == 46
+    assert len(exps) == 48 and len({e.key for e in exps}) == 48
     assert all(e.reference.startswith("Wang et al. (2020)") for e in exps)
 
 

@@ -77,6 +77,10 @@ PAPER_DISCREPANCIES = {
     "subtask_a/test/label_counts", "subtask_b/validation/label_counts",
     "tuples/validation/average_length/reference_reason", "tuples/test/average_length/nonsensical_statement",
     "tuples/test/average_length/reference_reason",
+    # within 0.01 but not the printed digits (table4-rounding)
+    "tuples/train/average_length/sensical_statement", "tuples/validation/average_length/correct_reason",
+    "tuples/test/average_length/confusing_reason",
+    "tuples/train+validation+test/sentences",  # Section 6's 83,986: 95,973 non-empty of 95,976
     *(f"tuples/validation+test/top_words/{t}" for t in stats.SENTENCE_TYPES),
     "tuples/validation+test/train_repeats/nonsensical_statement", "tuples/validation+test/train_repeats/correct_reason",
 }
@@ -101,7 +105,7 @@ def test_counts_meet_the_published_expectations(releases, measured, version):
     differ = {k for k, (ok, _, _) in measured[version].items() if not ok}
     assert differ == PAPER_DISCREPANCIES | (ERRATA_DISCREPANCIES if version == "1.1.0" else set())
     assert all(measured[version][k][2].discrepancy for k in differ)  # named: the fidelity check warns
-    assert len(measured[version]) == 46
+    assert len(measured[version]) == 48
     for config in ("subtask_a", "subtask_b", "subtask_c", "tuples"):
         assert [release.num_examples(config, s) for s in ("validation", "test")] == [997, 1_000]
     counts = {c: (release.num_examples(c, "train"), release.num_examples(c, "trial")) for c in release.configs()}

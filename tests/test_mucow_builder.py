@@ -107,7 +107,7 @@ def test_builder_declares_no_expectations_in_code():
     assert "expectations" not in vars(MucowBuilder) and "measures" in vars(MucowBuilder)
     assert [e.key for e in get_builder("mucow").expectations()] == [
         "translation/total_items", "translation/language_pairs", "scoring/language_pairs", "scoring/sentence_pairs",
-        "scoring/senses_per_word_outside_paper_range",
+        "all/language_pairs", "scoring/contrastive_pairs", "scoring/senses_per_word_outside_paper_range",
         *[f"scoring-{p}/test/num_examples" for p in SCORING_PAIRS],
         *[f"translation-{p}/test/num_examples" for p in TRANSLATION_PAIRS]]
 
@@ -120,7 +120,7 @@ def test_per_pair_counts_are_labelled_as_our_measurement_and_paper_figures_quote
             assert f.source.startswith("measured, not a paper figure"), f.id
             assert f.measure == "count" and f.id == f"{f.config}/test/num_examples"
         else:
-            assert f.source.startswith("Raganato et al. (2019), Section "), f.id
+            assert f.source.startswith(("Raganato et al. (2019), Section ", "Raganato et al. (2019), Abstract: ")), f.id
             assert "README" not in f.source  # upstream's README is not on file: nothing is quoted from it
 
 
@@ -216,6 +216,7 @@ def test_real_published_figures(raw, real_release):
     assert {k: r.status for k, r in results.items()} == {
         "translation/total_items": Status.PASS, "translation/language_pairs": Status.PASS,
         "scoring/language_pairs": Status.SKIP, "scoring/sentence_pairs": Status.SKIP,
+        "all/language_pairs": Status.SKIP, "scoring/contrastive_pairs": Status.SKIP,
         "scoring/senses_per_word_outside_paper_range": Status.PASS,
         **{f"{c}/test/num_examples": Status.PASS for c in REAL_COUNTS},
     }
@@ -227,6 +228,11 @@ def test_real_published_figures(raw, real_release):
     in_files = sum(1 + len(item["errors"]) for p in SCORING_PAIRS for item in raw_scoring(raw, p))
     assert sentence_pairs(real_release, measurable) == in_files == 53641  # the 7 pairs' items + contrastives
     assert "hold 53,641" in " ".join(figures["scoring/sentence_pairs"].what.split())
+    # the abstract's figures, measured on the 7 scoring + 9 translation suites upstream holds
+    measures = get_builder("mucow").measures()
+    assert measures["distinct_pairs"](real_release, dataclasses.replace(figures["all/language_pairs"], needs=None)) == 14
+    contrastive = sum(len(item["errors"]) for p in SCORING_PAIRS for item in raw_scoring(raw, p))
+    assert measures["contrastive_pairs"](real_release, figures["scoring/contrastive_pairs"]) == contrastive
     card = (real_release.path / "README.md").read_text(encoding="utf-8")
     assert "## Fidelity to the paper" in card and "not reproducible from upstream's release" in card
     assert ("covers 11 language pairs with \"almost\" 240,000 sentence pairs" in card

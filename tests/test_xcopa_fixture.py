@@ -366,6 +366,8 @@ def test_evaluate_warns_about_missing_languages(releases, tmp_path, capsys):
     assert result["missing"] == ["ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh"]
     (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
     assert "covers 1 of 11 XCOPA languages; missing: ht, id, it, qu, sw, ta, th, tr, vi, zh" in warning
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(r.path))
+    assert code == 0 and "1 language " in out and "1 languages" not in out  # the average row, in English
     every = [{"lang": c, "idx": x["idx"], "label": x["label"]} for c in ("et", "th") for x in _rows(r, c, "test")]
     code, out, err = run_cli(capsys, "evaluate", "xcopa", str(_write_jsonl(tmp_path / "q.jsonl", every)),
                              "--release", str(r.path))

@@ -87,14 +87,16 @@ def test_counts_and_expectations(releases):
 
 
 def test_fidelity_lines(releases):
-    """What `benchsmith validate` shows: every figure passes, but the three typology columns named as
-    discrepancies (warn) and the figures that need a model or unreleased labels (skip)."""
+    """What `benchsmith validate` shows: every figure passes, but five typology columns and two family
+    columns (printed truncated) named as discrepancies (warn) and the figures that need a model or unreleased labels (skip)."""
     for version, release in releases.items():
         results = FidelityCheck(get_builder("xcopa", version).expectations()).run(release)
         by_status: dict[Status, set[str]] = {}
         for x in results:
             by_status.setdefault(x.status, set()).add(x.details["key"])
-        warned = {"table2/tydiqa/typology", "table2/mlqa/typology", "table2/pawsx/typology"}
+        # not reproduced to the printed digits, each with a named discrepancy (published.yaml)
+        warned = {"table2/typology", "table2/tydiqa/typology", "table2/xquad/typology", "table2/mlqa/typology",
+                  "table2/pawsx/typology", "table2/mlqa/family", "table2/pawsx/family"}
         if version == "1.0.0":
             warned.add("th/validation/table1_example_upstream")  # upstream's Thai question, fixed in 1.1.0
         assert by_status[Status.WARN] == warned, version
@@ -333,6 +335,8 @@ def test_table2_samples_leave_english_out():
         assert "en" not in sample
         without = len({families[c] for c in sample}) / len(sample)
         with_en = len({families[c] for c in [*sample, "en"]}) / (len(sample) + 1)
+        if "printed-truncated" in (f.discrepancy or ""):  # 4/6 printed 0.66
+            without = math.floor(without * 100) / 100
         assert abs(without - f.value) <= f.tolerance < abs(with_en - f.value), column
 
 

@@ -36,7 +36,7 @@ class CheckResult:
 
     ``metrics`` hold numbers worth tracking over versions (JSON-serialisable);
     ``details`` hold anything a person needs to act (offending ids, tables).
-    ``figures`` are optional matplotlib-ready series for the HTML report.
+    ``figures`` are optional chart specs the HTML report draws as SVG (``validation/charts.py``).
     """
 
     check: str

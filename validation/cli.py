@@ -18,16 +18,18 @@ so the release it is compared with is still intact while it is read:
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.text import Text
-from benchsmith.validation import gate
+from benchsmith.validation import gate, summary
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.drift import previous_release
 from benchsmith.validation.runner import AUTO, Validation, check_level, validate
+from rich.text import Text
 
 from benchsmith import commands
 from benchsmith.commands import (
@@ -41,7 +43,7 @@ from benchsmith.commands import (
     root_command,
     table,
 )
-from benchsmith.errors import GateError
+from benchsmith.errors import ConfigError, EnvironmentFault, GateError, did_you_mean
 from benchsmith.registry import STAGING
 
 BASELINES_OPTION = typer.Option(
@@ -100,26 +102,109 @@ def _outcome(v: Validation) -> dict[str, Any]:
     }
 
 
+#: failure/warning lines the default summary shows (then "+N more"), so that with the verdict, a
+#: note or two, the hidden count and the report path it stays within ~30 lines
+SUMMARY_ITEMS = 22
+SUMMARY_NOTES = 3
+
+
+def _one_line(text: str, width: int, style: str = "") -> Text:
+    """``text`` on one terminal line: whitespace collapsed, cut to ``width`` cells with an ellipsis
+    (the report has the full text)."""
+    line = Text(" ".join(text.split()), style=style)
+    line.truncate(max(width, 20), overflow="ellipsis")
+    return line
+
+
 def _print_results(v: Validation, title: str) -> None:
-    """A summary for people: failures and warnings, the counts, the report's path. Every result
-    (passes, statistics, skips) with ``--verbose``, and always in the report."""
+    """Verdict first, as the report's first screen (``validation/summary.py``): the verdict and
+    the counts, then each failure and warning on one line cut to the terminal width, at most
+    :data:`SUMMARY_ITEMS` of them; the notes, how many results are not shown, the report's path.
+    With ``--verbose`` every result in a table that wraps its cells (names are never cut)."""
+    report = v.report
     everything = commands.verbose()
-    shown = [r for r in _rows(v) if everything or r["status"] in ("fail", "warn")]
-    if shown:
+    width = console.width
+    passed = report["passed"]
+    console.print(_one_line(summary.headline(report, title), width, "green" if passed else "bold red"))
+    items = summary.items(report)
+    if everything:
         rows = [(Text(r["status"], style=STATUS_STYLE[r["status"]]), r["check"], r["config"] or "", r["summary"])
-                for r in sorted(shown, key=lambda r: STATUS_RANK.get(r["status"], 9))]
-        console.print(table(title, ["status", "check", "config", "summary"], rows))
-    for note in v.notes:
-        console.print(f"[dim]{literal(note)}[/]")
-    s = v.report["summary"]
-    verdict = "[green]gate passed[/]" if v.passed else "[bold red]gate FAILED[/]"
-    console.print(f"{literal(title)}: {s['fail']} fail, {s['warn']} warn, {s['pass']} pass, {s.get('stat', 0)} stat, "
-                  f"{s['skip']} skip: {verdict}", highlight=False)
-    if not everything and len(shown) < len(v.results):
-        console.print(f"[dim]{len(v.results) - len(shown)} passing/descriptive results not shown: --verbose "
-                      "lists them, the report has them all[/]")
+                for r in sorted(_rows(v), key=lambda r: STATUS_RANK.get(r["status"], 9))]
+        t = table(title, ["status", "check", "config", "summary"], rows)
+        for col in t.columns[:3]:
+            col.no_wrap, col.overflow = True, "fold"  # names whole; the summary column wraps
+        console.print(t)
+        for note in report.get("notes") or []:
+            console.print(f"[dim]{literal(note)}[/]", highlight=False)
+    else:
+        for it in items[:SUMMARY_ITEMS]:
+            line = Text.assemble((f"{it.status:<4} ", STATUS_STYLE[it.status]), f"{it.where}: {it.summary}")
+            line.truncate(max(width, 20), overflow="ellipsis")
+            console.print(line, soft_wrap=False, no_wrap=True, overflow="ellipsis")
+        if len(items) > SUMMARY_ITEMS:
+            console.print(f"[dim]... {len(items) - SUMMARY_ITEMS} more failures and warnings (--verbose, or the "
+                          "report)[/]", highlight=False)
+        notes = report.get("notes") or []
+        for note in notes[:SUMMARY_NOTES]:
+            console.print(_one_line(note, width, "dim"), soft_wrap=False, no_wrap=True)
+        if len(notes) > SUMMARY_NOTES:
+            console.print(f"[dim]... {len(notes) - SUMMARY_NOTES} more notes (--verbose)[/]", highlight=False)
+        if len(v.results) > len(items):
+            console.print(f"[dim]{len(v.results) - len(items)} passing/descriptive results not shown (--verbose, "
+                          "or the report)[/]", highlight=False)
     console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}", highlight=False,
                   markup=False)
+
+
+SUMMARY_OPTION = typer.Option(
+    "--summary", help="markdown: the same summary as markdown, appended to $GITHUB_STEP_SUMMARY when that is "
+    "set (a CI job's step summary), else printed on stdout instead of the text summary.",
+)
+
+
+def check_summary(fmt: str | None, json_out: bool) -> None:
+    """``--summary``: a known format, and not on stdout beside ``--json`` (before any work)."""
+    if fmt is None:
+        return
+    if fmt != "markdown":
+        raise ConfigError(f"--summary {fmt!r} is not a format", hint=did_you_mean(fmt, ["markdown"]))
+    if json_out and not os.environ.get("GITHUB_STEP_SUMMARY"):
+        raise ConfigError("--summary markdown and --json both write to stdout",
+                          hint="Set $GITHUB_STEP_SUMMARY to a file for the markdown, or drop one of the two")
+
+
+def _markdown_out(v: Validation, title: str, outcome: dict[str, Any] | None = None) -> bool:
+    """Write the markdown summary; True when it went to stdout (it then replaces the text one).
+    An audit's summary also says what it compared with and lists the changes since (changelog)."""
+    html_path = str((v.report_dir or v.release.reports_dir) / "validation.html")
+    text = summary.markdown(v.report, title=title, html_path=html_path)
+    outcome = outcome or {}
+    if outcome.get("previous_from"):
+        text += f"\nCompared with {outcome['previous_from']}.\n"
+    if outcome.get("changes"):
+        text += "\n" + outcome["changes"]["markdown"]
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return True
+    try:
+        with open(target, "a", encoding="utf-8") as f:  # GitHub gathers each step's appends
+            f.write(text + "\n")
+    except OSError as exc:
+        raise EnvironmentFault(f"cannot write the step summary: {exc.strerror or exc}", path=target,
+                               hint="Point $GITHUB_STEP_SUMMARY at a writable file, or unset it to print on "
+                               "stdout") from exc
+    return False
+
+
+def _report_out(v: Validation, title: str, json_out: bool, fmt: str | None, outcome: dict[str, Any],
+                human: Any) -> None:
+    """What validate and audit print: the JSON object or the text summary, and the markdown
+    summary with ``--summary markdown`` (on stdout it takes the text summary's place)."""
+    if fmt is not None and _markdown_out(v, title, outcome):
+        return
+    emit(outcome, json_out, human)
 
 
 @root_command("validate")
@@ -133,16 +218,19 @@ def validate_cmd(
     ] = None,
     near_dup_threshold: Annotated[float | None, THRESHOLD_OPTION] = None,
     model_path: Annotated[Path | None, MODEL_OPTION] = None,
+    summary_format: Annotated[str | None, SUMMARY_OPTION] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
     """Run every check on a release, write reports/validation.{json,html}; exit 1 if a check fails."""
     from benchsmith.reference import resolve
 
     check_level(baselines)  # before any work
+    check_summary(summary_format, json_out)
     r = resolve_release(release, registry)
     prev = resolve(previous, registry) if previous is not None else AUTO
     v = validate(r, baselines=baselines, previous=prev, near_dup_threshold=near_dup_threshold, model_path=model_path)
-    emit(_outcome(v), json_out, lambda: _print_results(v, f"validate {r.name} {r.version}"))
+    title = f"validate {r.name} {r.version}"
+    _report_out(v, title, json_out, summary_format, _outcome(v), lambda: _print_results(v, title))
     gate.enforce(v.report, where=(v.report_dir or r.reports_dir) / "validation.json")
 
 
@@ -166,21 +254,25 @@ def audit_cmd(
                                  "hf://datasets/ORG/NAME@REV (default: the registry's, else the builder's Hub repo's "
                                  "newest older tag).")
     ] = None,
+    summary_format: Annotated[str | None, SUMMARY_OPTION] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
     """CI: build into staging, validate, compare with the last release; commit only if the gate passes."""
     check_level(baselines)  # before any work
+    check_summary(summary_format, json_out)
     outcome, v = audit(
         name, sources, version=version, registry=registry, configs=config, skip_missing=skip_missing,
         baselines=baselines, near_dup_threshold=near_dup_threshold, model_path=model_path, previous=previous,
     )
 
+    title = f"audit {name} {v.release.version}"
+
     def human() -> None:
-        _print_results(v, f"audit {name} {v.release.version}")
+        _print_results(v, title)
         style = "green" if v.passed else "bold red"
         console.print(f"[{style}]{literal(outcome['outcome'])}[/]", highlight=False)
 
-    emit(outcome, json_out, human)
+    _report_out(v, title, json_out, summary_format, outcome, human)
     gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")
 
 

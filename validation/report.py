@@ -9,9 +9,10 @@ compared against, or null), ``summary`` (``{pass, warn, fail, skip}`` counts),
 ``family``, ``config``, ``status``, ``summary``, ``metrics``, ``details``,
 ``figures``). No timestamps: validating the same release twice writes the same JSON.
 
-The HTML page is one self-contained file (inline CSS, plots embedded as base64
-PNGs rendered with matplotlib's Agg backend), readable from disk without a
-server. Plots are drawn from each result's ``figures`` specs:
+The HTML page is one self-contained file (inline CSS, charts as inline SVG drawn
+by ``validation/charts.py``, no script), readable from disk without a server,
+verdict first (see :func:`render_html`). Charts are drawn from each result's
+``figures`` specs:
 
 * ``{"kind": "bar", "categories": [...], "series": {name: [values]}}`` grouped bars;
 * ``{"kind": "hist", "edges": [...], "series": {name: [shares]}}`` step histograms;
@@ -23,18 +24,15 @@ each with optional ``title``, ``xlabel``, ``ylabel``.
 
 from __future__ import annotations
 
-import base64
-import functools
 import html
-import io
 import json
 import math
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchsmith.validation import charts, summary
 from benchsmith.validation.check import CheckResult, Status
 
 import benchsmith
@@ -56,7 +54,7 @@ def build_report(
 ) -> dict[str, Any]:
     """The report object (see module docstring); NaN/inf metrics become null."""
     counts = Counter(r.status.value for r in results)
-    summary = {s.value: counts.get(s.value, 0) for s in (Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.STAT)}
+    totals = {s.value: counts.get(s.value, 0) for s in (Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.STAT)}
     return _finite(to_jsonable(
         {
             "name": release.name,
@@ -66,8 +64,8 @@ def build_report(
             "fingerprints": release.fingerprints(),
             "previous": {"name": previous.name, "version": previous.version} if previous is not None else None,
             "notes": list(notes),
-            "summary": summary,
-            "passed": summary["fail"] == 0,
+            "summary": totals,
+            "passed": totals["fail"] == 0,
             "results": [r.to_dict() for r in results],
         }
     ))
@@ -91,147 +89,58 @@ def write_report(release: Any, report: dict[str, Any], out: Path | None = None) 
     jpath, hpath = out / "validation.json", out / "validation.html"
     write_text_atomic(jpath, json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
     write_text_atomic(hpath, render_html(report, release.manifest))
-    _prune_figure_cache()
     return jpath, hpath
-
-
-# ------------------------------------------------------------------ plots
-
-
-#: bump when :func:`_draw` changes what it draws: cached figures of older versions never match
-_DRAW_VERSION = "2"
-#: rendered figures kept in ``$BENCHSMITH_HOME/cache/figures`` (about 15 KB each)
-FIGURE_CACHE_FILES = 4096
-
-
-def _png(spec: dict[str, Any]) -> str:
-    """One figure spec as a base64 PNG, from the figure cache when this spec was drawn before.
-
-    Validating unchanged data again (``validate`` then ``audit``, a CI re-run) draws the same
-    specs, and drawing is most of a report's cost (~50-80 ms a figure; 133 for XCOPA). The
-    cache is keyed by the spec, matplotlib's version and :data:`_DRAW_VERSION`, and Agg writes
-    the same bytes for the same input, so a cached figure is the figure a fresh render gives.
-    """
-    import hashlib
-
-    from benchsmith.cache import cache_path, write_bytes
-
-    key = hashlib.sha256(json.dumps([_DRAW_VERSION, _matplotlib_version(), spec], sort_keys=True,
-                                    default=str).encode()).hexdigest()
-    path = cache_path("figures", f"{key}.png")
-    try:
-        return base64.b64encode(path.read_bytes()).decode("ascii")
-    except OSError:
-        pass
-    data = _render(spec)
-    write_bytes(path, data)
-    return base64.b64encode(data).decode("ascii")
-
-
-@functools.cache
-def _matplotlib_version() -> str:
-    from importlib.metadata import version
-
-    return version("matplotlib")
-
-
-def _prune_figure_cache() -> None:
-    """Keep the newest :data:`FIGURE_CACHE_FILES` cached figures (once per report, not per figure)."""
-    from benchsmith.cache import cache_path
-
-    try:
-        files = list(cache_path("figures").glob("*.png"))
-        if len(files) > FIGURE_CACHE_FILES:
-            files.sort(key=lambda f: f.stat().st_mtime)
-            for old in files[: len(files) - FIGURE_CACHE_FILES]:
-                old.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
-def _render(spec: dict[str, Any]) -> bytes:
-    """Render one figure spec to PNG bytes."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    kind = spec.get("kind")
-    with warnings.catch_warnings():  # missing glyphs (Tamil, Thai...) and tight_layout notes
-        warnings.simplefilter("ignore", UserWarning)
-        return _draw(spec, kind, plt, np)
-
-
-def _draw(spec: dict[str, Any], kind: Any, plt: Any, np: Any) -> bytes:
-    height = 3.0 if kind != "barh" else 0.3 * len(spec.get("labels", [])) + 1.2
-    fig, ax = plt.subplots(figsize=(6.4, max(height, 2.2)), dpi=80)
-    try:
-        if kind == "bar":
-            cats, series = spec["categories"], spec["series"]
-            x = np.arange(len(cats))
-            width = 0.8 / max(len(series), 1)
-            for i, (name, vals) in enumerate(series.items()):
-                ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=name)
-            ax.set_xticks(x, [str(c) for c in cats], rotation=30 if len(cats) > 6 else 0)
-        elif kind == "hist":
-            edges = spec["edges"]
-            for name, shares in spec["series"].items():
-                ax.stairs(shares, edges, label=name, linewidth=1.5)
-        elif kind == "barh":
-            labels, vals = spec["labels"][::-1], spec["values"][::-1]
-            y = np.arange(len(labels))
-            ax.barh(y, vals, color="#4c72b0")
-            if spec.get("reference"):
-                ax.scatter(spec["reference"][::-1], y, marker="|", s=200, color="black", zorder=3)
-            ax.set_yticks(y, labels)
-            ax.set_xlim(0, 1)
-        else:
-            raise ValueError(f"unknown figure kind {kind!r}")
-        ax.set_title(spec.get("title", ""), fontsize=10)
-        ax.set_xlabel(spec.get("xlabel", ""))
-        ax.set_ylabel(spec.get("ylabel", ""))
-        if kind in ("bar", "hist") and len(spec.get("series", {})) > 1:
-            ax.legend(fontsize=8)
-        if kind == "hist":
-            # Numeric ticks only: fixed margins fit, and tight_layout (a second text-layout pass,
-            # ~40 % of a figure's cost) is kept for the bar charts, whose category labels vary.
-            fig.subplots_adjust(left=0.13, right=0.98, bottom=0.18, top=0.9)
-        else:
-            fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-    finally:
-        plt.close(fig)
-    return buf.getvalue()
 
 
 # ------------------------------------------------------------------ html
 
+#: the most a report page may weigh, in UTF-8 bytes. Everything but the results' ``details``
+#: (verdict, lists, summaries, metrics, charts, split table) is always shown; what is left of the
+#: budget goes to the details of failures and warnings first, then is shared equally by the
+#: other results, each cut to its share and at most :data:`DETAILS_MAX_CHARS` characters; a
+#: share under :data:`DETAILS_MIN_CHARS` is not shown (the page says so). validation.json always
+#: keeps every detail whole. XCOPA's 410 results otherwise made a page of 3.4 MB (PNGs) or 0.75 MB.
+PAGE_BUDGET_BYTES = 580_000
+DETAILS_MAX_CHARS = 3000
+DETAILS_MIN_CHARS = 400
+
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:70rem;color:#1f2328;
-padding:0 1rem}
-h1{margin-bottom:.2rem} .meta{color:#57606a;margin-top:0}
-table{border-collapse:collapse;width:100%;margin:1rem 0;font-size:.9rem}
-th,td{border:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa} .badge{display:inline-block;padding:.1rem .5rem;border-radius:1rem;color:#fff;
-font-size:.8rem;font-weight:600} pre{background:#f6f8fa;padding:.6rem;overflow:auto;font-size:.8rem;
-max-height:24rem} details{margin:.3rem 0 1rem} .result{border-top:1px solid #d0d7de;padding-top:.5rem}
-img{max-width:100%;margin:.3rem .5rem .3rem 0} .kv td:first-child{white-space:nowrap;color:#57606a}
-"""
+body{font-family:system-ui,-apple-system,Segoe UI,"Noto Sans",sans-serif;margin:1rem auto;max-width:70rem;
+color:#1f2328;padding:0 1rem;line-height:1.4}
+h1{margin:.2rem 0;font-size:1.6rem} .meta{color:#57606a;margin:.2rem 0}
+.verdict{display:inline-block;font-size:1.3rem;font-weight:700;padding:.2rem .8rem;border-radius:.4rem;color:#fff;
+margin:.4rem 0} .verdict.pass{background:#1a7f37} .verdict.fail{background:#cf222e}
+.counts{margin:.4rem 0 .8rem} .counts span{margin-right:.8rem}
+ul.items{list-style:none;padding:0;margin:0 0 1rem;font-size:.9rem}
+ul.items li{padding:.12rem 0;border-bottom:1px solid #eaeef2}
+table{border-collapse:collapse;width:100%;margin:.6rem 0;font-size:.9rem}
+th,td{border:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#f6f8fa} .badge{display:inline-block;min-width:2.6rem;text-align:center;padding:0 .4rem;
+border-radius:1rem;color:#fff;font-size:.75rem;font-weight:600}
+pre{background:#f6f8fa;padding:.6rem;overflow:auto;font-size:.8rem;max-height:24rem}
+details.config{border:1px solid #d0d7de;border-radius:.4rem;margin:.4rem 0;padding:.2rem .6rem}
+details.config>summary{cursor:pointer;font-weight:600} .result{border-top:1px solid #d0d7de;padding:.4rem 0}
+.result h3{font-size:1rem;margin:.3rem 0} svg.chart{max-width:100%;height:auto;margin:.3rem .5rem .3rem 0}
+.kv{font-size:.85rem} .kv span{color:#57606a}
+""" + "".join(f".badge.{k}{{background:{v}}}" for k, v in COLORS.items())
 
 
 def _badge(status: str) -> str:
-    return f'<span class="badge" style="background:{COLORS.get(status, "#6e7781")}">{html.escape(status)}</span>'
+    cls = status if status in COLORS else "skip"
+    return f"<span class='badge {cls}'>{html.escape(status)}</span>"
+
+
+def _text(s: Any) -> str:
+    """Escape a text node (quotes stay as they are: the page is smaller and reads the same)."""
+    return html.escape(str(s), quote=False)
 
 
 def _metrics_table(metrics: dict[str, Any]) -> str:
     if not metrics:
         return ""
-    rows = "".join(
-        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(_fmt(v))}</td></tr>" for k, v in metrics.items()
-    )
-    return f'<table class="kv">{rows}</table>'
+    # one line of "name value" pairs: a two-column table per result was an eighth of XCOPA's page
+    return "<p class='kv'>" + " &middot; ".join(f"<span>{_text(k)}</span> {_text(_fmt(v))}"
+                                                 for k, v in metrics.items()) + "</p>"
 
 
 def _fmt(v: Any) -> str:
@@ -242,62 +151,134 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def render_html(report: dict[str, Any], manifest: dict[str, Any] | None = None) -> str:
-    """One self-contained HTML page for a report (plots embedded)."""
+def _details(details: Any, limit: int) -> str:
+    text = json.dumps(details, indent=1, ensure_ascii=False, default=str)
+    if len(text) > limit:
+        text = (text[:limit] + f"\n... {len(text) - limit:,} more characters: the whole "
+                "object is this result\'s \"details\" in validation.json")
+    return "<details><summary>details</summary><pre>" + html.escape(text, quote=False) + "</pre></details>"
+
+
+def _result(i: int, r: dict[str, Any], details_limit: int) -> str:
     e = html.escape
-    s = report["summary"]
-    results = sorted(
-        enumerate(report["results"]),
-        key=lambda ir: (STATUS_ORDER.get(ir[1]["status"], 9), ir[0]),
-    )
-    title = f"{report['name']} {report['version']}: validation"
+    parts = [f"<div class='result' id='r{i}'><h3>{_badge(r['status'])} {e(r['check'])}"
+             + (f" &middot; <code>{e(r['config'])}</code>" if r.get("config") else "")
+             + f"</h3><p>{_text(r['summary'])}</p>"]
+    parts.append(_metrics_table(r.get("metrics") or {}))
+    figures = [charts.svg(spec) for spec in r.get("figures") or [] if spec]
+    if figures:
+        parts.append("<div>" + "".join(figures) + "</div>")
+    if r.get("details") and details_limit:
+        parts.append(_details(r["details"], details_limit))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _details_limits(report: dict[str, Any], base_bytes: int) -> dict[int, int]:
+    """How many characters of each result's details the page shows (see :data:`PAGE_BUDGET_BYTES`);
+    ``base_bytes``: the page without any details."""
+    sizes = {i: len(json.dumps(r["details"], indent=1, ensure_ascii=False, default=str).encode())
+             for i, r in enumerate(report["results"]) if r.get("details")}
+    overhead = 160  # the <details> element and the "more characters" line
+    left = PAGE_BUDGET_BYTES - base_bytes
+    limits: dict[int, int] = {}
+    first = [i for i in sizes if report["results"][i]["status"] in ("fail", "warn")]
+    for i in first:
+        n = min(sizes[i], DETAILS_MAX_CHARS)
+        if left - n - overhead < 0:
+            break
+        limits[i] = n
+        left -= n + overhead
+    rest = [i for i in sizes if i not in limits and i not in first]
+    if rest:
+        share = left // len(rest) - overhead
+        if share >= DETAILS_MIN_CHARS:
+            limits.update({i: min(share, DETAILS_MAX_CHARS) for i in rest})
+    return limits
+
+
+def _section_id(config: str | None) -> str:
+    return "release" if config is None else "config-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in config)
+
+
+def render_html(report: dict[str, Any], manifest: dict[str, Any] | None = None) -> str:
+    """One self-contained HTML page for a report (see :func:`_page`), at most
+    :data:`PAGE_BUDGET_BYTES` unless its results alone weigh more (then without details)."""
+    base = _page(report, manifest, {})
+    limits = _details_limits(report, len(base.encode()))
+    return _page(report, manifest, limits) if limits else base
+
+
+def _page(report: dict[str, Any], manifest: dict[str, Any] | None, limits: dict[int, int]) -> str:
+    """One self-contained HTML page for a report: no script, no external resource.
+
+    Verdict first: the first screen is the dataset, its version, the gate verdict, the counts
+    by status, then every failure and warning as one line linking to its section (the same
+    lines as the terminal and ``--summary markdown``: ``validation/summary.py``). Then one
+    collapsed section (``<details>``) per config, with the release-wide results first, each
+    result with its metrics, its charts (inline SVG, ``validation/charts.py``) and its details;
+    the split table last. Browsers open a closed ``<details>`` when a link targets an element
+    inside it, so the links of the first screen work.
+    """
+    e = html.escape
+    title = f"{report['name']} {report['version']}"
+    passed = bool(report["passed"])
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(title)}</h1>",
+        ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+         "<meta name='viewport' content='width=device-width,initial-scale=1'>"),
+        f"<title>{e(title)}: validation</title><style>{_CSS}{charts.CSS}</style></head><body>",
+        f"<header id='verdict'><h1>{e(title)}</h1>",
+        f"<div class='verdict {'pass' if passed else 'fail'}'>{e(summary.verdict(report))}</div>",
+        "<div class='counts'>" + "".join(f"<span>{_badge(k)} {n}</span>" for k, n in summary.counts(report))
+        + "</div>",
         f"<p class='meta'>benchsmith {e(report['benchsmith'])} &middot; baselines: {e(report['baselines'])}"
         + (f" &middot; drift against {e(report['previous']['name'])} {e(report['previous']['version'])}"
            if report.get("previous") else " &middot; no previous release to compare with")
-        + "</p>",
-        "<p>" + " ".join(f"{_badge(k)} {v}" for k, v in s.items()) + " &nbsp; <b>"
-        + ("gate passed" if report["passed"] else "gate FAILED") + "</b></p>",
+        + "</p></header>",
     ]
+    items = summary.items(report)
+    parts.append(f"<h2 id='items'>Failures and warnings ({len(items)})</h2>")
+    if items:
+        parts.append("<ul class='items'>" + "".join(
+            f"<li>{_badge(it.status)} <a href='#{it.anchor}'>{e(it.check)}</a>"
+            + (f" <code>{e(it.config)}</code>" if it.config else "") + f": {_text(it.summary)}</li>"
+            for it in items) + "</ul>")
+    else:
+        parts.append("<p>None.</p>")
     for note in report.get("notes", []):
         parts.append(f"<p class='meta'>{e(note)}</p>")
+    groups: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
+    for i, r in enumerate(report["results"]):
+        groups.setdefault(r.get("config"), []).append((i, r))
+    order = sorted(groups, key=lambda c: (c is not None, list(groups).index(c)))
+    parts.append("<h2 id='checks'>Checks</h2>")
+    hidden = sum(1 for i, r in enumerate(report["results"]) if r.get("details") and i not in limits)
+    if hidden:
+        parts.append(f"<p class='meta'>The details of {hidden} results are left out of this page, which is kept "
+                     f"under {PAGE_BUDGET_BYTES // 1000} KB: validation.json beside it has every one.</p>")
+    for config in order:
+        rows = sorted(groups[config], key=lambda ir: (STATUS_ORDER.get(ir[1]["status"], 9), ir[0]))
+        n = Counter(r["status"] for _, r in rows)
+        label = "release (every config)" if config is None else f"config {config}"
+        parts.append(
+            f"<details class='config' id='{_section_id(config)}'><summary>{e(label)} &middot; "
+            + " ".join(f"{_badge(k)} {n[k]}" for k in summary.COUNT_ORDER if n.get(k)) + "</summary>"
+        )
+        parts.extend(_result(i, r, limits.get(i, 0)) for i, r in rows
+                     if not (r["status"] == "skip" and not r.get("details")))
+        skipped = [r for _, r in rows if r["status"] == "skip" and not r.get("details")]
+        if skipped:
+            parts.append("<p class='meta'>skipped: " + "; ".join(
+                f"{e(r['check'])}: {_text(r['summary'])}" for r in skipped) + "</p>")
+        parts.append("</details>")
     if manifest:
-        rows = "".join(
+        rows_ = "".join(
             f"<tr><td><code>{e(c)}</code></td><td>{e(s_)}</td><td>{info['num_examples']:,}</td>"
             f"<td><code>{e(info['fingerprint'][:16])}</code></td></tr>"
             for c, cfg in manifest["configs"].items()
             for s_, info in cfg["splits"].items()
         )
-        parts.append("<h2>Splits</h2><table><tr><th>config</th><th>split</th><th>examples</th>"
-                     f"<th>fingerprint</th></tr>{rows}</table>")
-    parts.append("<h2>Checks</h2><table><tr><th>status</th><th>check</th><th>family</th><th>config</th>"
-                 "<th>summary</th></tr>")
-    for i, r in results:
-        parts.append(
-            f"<tr><td>{_badge(r['status'])}</td><td><a href='#r{i}'>{e(r['check'])}</a></td><td>{e(r['family'])}</td>"
-            f"<td>{e(r.get('config') or '')}</td><td>{e(r['summary'])}</td></tr>"
-        )
-    parts.append("</table><h2>Details</h2>")
-    for i, r in results:
-        if r["status"] == "skip" and not r.get("details"):
-            continue
-        parts.append(
-            f"<div class='result' id='r{i}'><h3>{_badge(r['status'])} {e(r['check'])}"
-            + (f" &middot; <code>{e(r['config'])}</code>" if r.get("config") else "")
-            + f"</h3><p>{e(r['summary'])}</p>"
-        )
-        parts.append(_metrics_table(r.get("metrics") or {}))
-        for spec in r.get("figures") or []:
-            parts.append(f"<img alt='{e(spec.get('title', 'plot'))}' src='data:image/png;base64,{_png(spec)}'>")
-        if r.get("details"):
-            parts.append(
-                "<details><summary>details</summary><pre>"
-                + e(json.dumps(r["details"], indent=1, ensure_ascii=False, default=str))
-                + "</pre></details>"
-            )
-        parts.append("</div>")
+        parts.append("<h2 id='splits'>Splits</h2><table><tr><th>config</th><th>split</th><th>examples</th>"
+                     f"<th>fingerprint</th></tr>{rows_}</table>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

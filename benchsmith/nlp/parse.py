@@ -114,7 +114,8 @@ class BeneparParser(Parser):
             raise ConfigError(
                 f"benepar model {model!r} is not installed locally ({type(exc).__name__})",
                 hint="Install it where benepar looks (python -m benepar.download is a download: do it "
-                "yourself, benchsmith never does), or use --backend spacy",
+                "yourself, benchsmith never does), or use --backend stanza with a local stanza model "
+                "(spaCy gives no constituency trees)",
             ) from None
         self.model = model
 
@@ -149,7 +150,8 @@ class StanzaParser(Parser):
                 f"stanza's English constituency model is not installed locally ({type(exc).__name__}: "
                 f"{str(exc)[:120]})",
                 hint="Put the stanza English models under $STANZA_RESOURCES_DIR (benchsmith never "
-                "downloads), or use --backend spacy",
+                "downloads), or use --backend benepar with a local benepar model (spaCy gives no "
+                "constituency trees)",
             ) from None
 
     def parse(self, tokens: Sequence[str]) -> Any:

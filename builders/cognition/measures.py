@@ -58,6 +58,11 @@ def needs_parser(release: Any, figure: Figure) -> NoReturn:
     raise ConfigError(f"{figure.id} needs a constituency parser and the train split ({figure.needs or 'not named'})")
 
 
+def needs_external(release: Any, figure: Figure) -> NoReturn:
+    """A figure about data the release does not hold (the full ROCStories, the paper's annotations)."""
+    raise ConfigError(f"{figure.id} needs data outside the release ({figure.needs or 'not named'})")
+
+
 MEASURES: Mapping[str, Measure] = {
     "distinct": distinct,
     "compound_extent": compound_extent,
@@ -65,4 +70,5 @@ MEASURES: Mapping[str, Measure] = {
     "frequency_buckets": frequency_buckets,
     "needs_train_split": needs_train_split,
     "needs_parser": needs_parser,
+    "needs_external": needs_external,
 }

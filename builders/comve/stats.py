@@ -202,10 +202,25 @@ def _copy_source_bleu(release: Any, f: Any) -> float:
     return round(copy_source(release, f.split)["bleu"], 6)
 
 
+def _tuple_total(release: Any, f: Any) -> int:
+    """Over the figure's splits of the tuples config: ``args.what`` instances (tuples) or sentences
+    (the non-empty ones of each tuple's 8: two statements, three candidate reasons, three references)."""
+    if f.args["what"] == "instances":
+        return sum(release.num_examples("tuples", s) for s in _splits_of(f))
+    fields = ("sensical_statement", "nonsensical_statement", "correct_reason", "confusing_reason1",
+              "confusing_reason2")
+    n = 0
+    for s in _splits_of(f):
+        for row in release.table("tuples", s).to_pylist():
+            n += sum(1 for x in [*(row[k] for k in fields), *row["references"]] if x and x.strip())
+    return n
+
+
 #: ``{name: fn(release, figure)}``: the measures ``published.yaml`` may name besides the core ones.
 MEASURES = {
     "average_length": _average_length,  # args: type (a SENTENCE_TYPES key), optional splits
     "top_words": _top_words,  # args: type, optional splits and k
     "train_repeats": _train_repeats,  # args: field (nonsensical_statement | correct_reason), splits
     "copy_source_bleu": _copy_source_bleu,  # subtask_c split: official BLEU of copying false_sent
+    "tuple_total": _tuple_total,  # args: what (instances | sentences), splits
 }

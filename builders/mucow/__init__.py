@@ -155,7 +155,8 @@ class MucowBuilder(Builder):
     def measures(self) -> Mapping[str, Measure]:
         """What ``published.yaml`` figures measure over a variant's suites (``args.variant``)."""
         return {"suite_items": suite_items, "suite_pairs": suite_pairs, "suite_sentence_pairs": suite_sentence_pairs,
-                "senses_per_word_outside": senses_per_word_outside}
+                "senses_per_word_outside": senses_per_word_outside, "distinct_pairs": distinct_pairs,
+                "contrastive_pairs": contrastive_pairs}
 
     def checks(self) -> Sequence[Any]:
         """The paper's construction rules (``checks.py``), as strict as the released data allows.
@@ -324,6 +325,26 @@ def suite_items(release: Release, figure: Figure) -> int:
 def suite_pairs(release: Release, figure: Figure) -> int:
     """Language pairs (suites) of the variant."""
     return len(_suites(release, figure))
+
+
+def distinct_pairs(release: Release, figure: Figure) -> int:
+    """Distinct language pairs over the variants of ``args.variants`` (a pair in both counts once)."""
+    import dataclasses
+
+    pairs: set[str] = set()
+    for variant in figure.args["variants"]:
+        one = dataclasses.replace(figure, args={**figure.args, "variant": variant})
+        pairs |= {c.split("-", 1)[1] for c in _suites(release, one)}
+    return len(pairs)
+
+
+def contrastive_pairs(release: Release, figure: Figure) -> int:
+    """Scoring: contrastive sentence pairs, one per contrastive translation of every item."""
+    total = 0
+    for c in _suites(release, figure):
+        column = release.table(c, "test", ["contrastive_translations"]).column("contrastive_translations")
+        total += sum(len(v) for v in column.to_pylist())
+    return total
 
 
 def suite_sentence_pairs(release: Release, figure: Figure) -> int:

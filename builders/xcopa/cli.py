@@ -36,7 +36,7 @@ def evaluate_xcopa(
 
     A file without every XCOPA language still scores (exit 0: scoring a subset is a
     legitimate use, e.g. the paper's "USE ∩ XCOPA" languages), but a warning on stderr
-    names the missing languages, since ``average`` is then not the paper's "All".
+    names the missing languages, since the average is then not the paper's "All".
     """
     from .metric import score
 
@@ -53,7 +53,8 @@ def evaluate_xcopa(
     def human() -> None:
         rows = [(lang, f"{r['accuracy']:.4f}", f"{r['correct']}/{r['total']}") for lang, r in result["languages"].items()]
         if result["average"] is not None:
-            rows.append(("average", f"{result['average']:.4f}", f"{len(result['average_over'])} languages"))
+            n = len(result["average_over"])
+            rows.append(("average", f"{result['average']:.4f}", f"{n} language{'s' if n != 1 else ''}"))
         console.print(table(f"XCOPA {result['version']} {split}", ["language", "accuracy", "correct"], rows))
         console.print(result["signature"], highlight=False, markup=False)
 

@@ -118,6 +118,56 @@ def _print(result: BaselineResult, saved: Path | None) -> None:
         console.print(f"saved: {saved}", highlight=False, markup=False)
 
 
+#: columns ``baseline --list`` leaves out, in this order, when the names would not fit the terminal
+LIST_DROP_ORDER = ("paper", "setup", "gate", "variant")
+#: the column that wraps (paper figure ids, one a line); the others hold names, never cut
+LIST_WRAP = "paper"
+
+
+def fitted_table(title: str, columns: list[str], rows: list[list[str]], width: int,
+                 drop_order: tuple[str, ...] = LIST_DROP_ORDER, wrap: str = LIST_WRAP) -> tuple[Any, list[str]]:
+    """A table that fits ``width`` without cutting a name: every column but ``wrap`` keeps its
+    cells whole; ``wrap`` folds its lines; if the whole names still do not fit, columns are left
+    out in ``drop_order``. Returns (the table, the columns left out)."""
+    from rich.table import Table
+
+    keep = list(range(len(columns)))
+
+    def natural(i: int) -> int:
+        cells = [columns[i], *(line for r in rows for line in str(r[i]).splitlines() or [""])]
+        return max(len(c) for c in cells)
+
+    def need() -> int:
+        return sum(min(natural(i), 16) if columns[i] == wrap else natural(i) for i in keep) + 3 * len(keep) + 1
+
+    dropped = []
+    for name in drop_order:
+        if need() <= width:
+            break
+        if name in columns and columns.index(name) in keep:
+            keep.remove(columns.index(name))
+            dropped.append(name)
+    t = Table(title=title)
+    for i in keep:
+        whole = columns[i] != wrap
+        t.add_column(columns[i], no_wrap=whole, overflow="fold", min_width=natural(i) if whole else None)
+    for r in rows:
+        t.add_row(*[str(r[i]) for i in keep])
+    return t, dropped
+
+
+def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
+    """``baseline --list`` at the terminal's width (80 columns too): names whole, paper ids one a line."""
+    columns = ["baseline", "kind", "config", "variant", "gate", "setup", "paper"]
+    rows = [[s["name"], s["kind"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
+             "\n".join(s["paper"])] for s in specs]
+    t, dropped = fitted_table(f"{name} baselines", columns, rows, console.width)
+    console.print(t)
+    if dropped:
+        console.print(f"[dim]left out to fit {console.width} columns: {', '.join(dropped)} (a wider terminal or "
+                      "--json shows them)[/]", highlight=False)
+
+
 @root_command("baseline")
 def baseline_cmd(
     name: Annotated[str, typer.Argument(help="Dataset name (its newest release), NAME/VERSION, or a release "
@@ -163,10 +213,7 @@ def baseline_cmd(
 
         b = get_builder(name.partition("/")[0]) if not Path(name).exists() else _resolve(name, registry)[0]
         specs = [s.summary() for s in b.baselines()]
-        emit({"name": b.name, "baselines": specs}, json_out, lambda: console.print(table(
-            f"{b.name} baselines", ["baseline", "kind", "config", "variant", "gate", "setup", "paper"],
-            [(s["name"], s["kind"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
-              ", ".join(s["paper"])) for s in specs])))
+        emit({"name": b.name, "baselines": specs}, json_out, lambda: _print_list(b.name, specs))
         return
     if preset is not None and preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}", hint=did_you_mean(preset, PRESETS))
