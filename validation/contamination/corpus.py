@@ -119,7 +119,8 @@ def file_parts(source: str, files: Sequence[str], fields: tuple[str, ...], chunk
     """The partitions of some corpus files (see module docstring)."""
     parts = []
     for f in files:
-        kind, label = _kind(f), (where or {}).get(f, f)
+        label = (where or {}).get(f, f)
+        kind = _kind(label)  # by the name it was given: a Hub cache blob has no suffix
         if kind == "parquet":
             import pyarrow.parquet as pq
 
@@ -129,7 +130,7 @@ def file_parts(source: str, files: Sequence[str], fields: tuple[str, ...], chunk
                 raise ParseError(f"not a readable parquet file ({exc})", path=f,
                                  hint="Pass a parquet file, or a text/jsonl/csv file") from None
             parts += [Part(source, kind, f, label, g, g + 1, 0, fields) for g in range(groups)]
-        elif kind in ("lines", "jsonl") and not f.endswith(".gz"):
+        elif kind in ("lines", "jsonl") and not label.endswith(".gz"):
             parts += [Part(source, kind, f, label, s, e, first, fields) for s, e, first in _line_ranges(f, chunk)]
         else:
             parts.append(Part(source, kind, f, label, 0, -1, 1, fields))
@@ -148,8 +149,12 @@ def _decoded(raw: bytes, path: str, first: int) -> str:
                          hint="Convert the corpus to UTF-8") from None
 
 
+def _gz(part: Part) -> bool:
+    return part.where.endswith(".gz")
+
+
 def _raw_lines(part: Part) -> Iterator[tuple[int, str]]:
-    if part.path.endswith(".gz"):
+    if _gz(part):
         try:
             with gzip.open(part.path, "rb") as f:
                 for number, raw in enumerate(f, part.first):
@@ -191,8 +196,8 @@ def _text(value: Any) -> str:
 
 
 def _csv(part: Part) -> Iterator[tuple[int, str]]:
-    delimiter = "\t" if part.path.removesuffix(".gz").endswith(".tsv") else ","
-    opener = gzip.open if part.path.endswith(".gz") else open
+    delimiter = "\t" if part.where.removesuffix(".gz").endswith(".tsv") else ","
+    opener = gzip.open if _gz(part) else open
     try:
         with opener(part.path, "rt", encoding="utf-8", newline="") as f:  # type: ignore[operator]
             reader = csv.reader(f, delimiter=delimiter)
@@ -301,8 +306,9 @@ def hub_parts(spec: str, text_fields: tuple[str, ...]) -> list[Part]:
     from huggingface_hub import HfApi, hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)  # read now: the library reads it at import
     try:
-        listing = HfApi().list_repo_files(repo, repo_type="dataset", revision=revision or None)
+        listing = api.list_repo_files(repo, repo_type="dataset", revision=revision or None)
     except (HfHubHTTPError, OfflineModeIsEnabled, OSError) as exc:
         raise SourceError(f"cannot list {spec}: {str(exc).splitlines()[0]}", path=spec,
                           hint="Check the repo, the revision and the network (HF_ENDPOINT), then run it again") from None
@@ -319,7 +325,7 @@ def hub_parts(spec: str, text_fields: tuple[str, ...]) -> list[Part]:
     local, where = [], {}
     for f in chosen:
         try:
-            path = hf_hub_download(repo, f, repo_type="dataset", revision=revision or None)
+            path = hf_hub_download(repo, f, repo_type="dataset", revision=revision or None, endpoint=api.endpoint)
         except (HfHubHTTPError, OfflineModeIsEnabled, OSError) as exc:
             raise SourceError(f"cannot download {f} of {spec}: {str(exc).splitlines()[0]}", path=spec,
                               hint="Check the network (HF_ENDPOINT), then run it again") from None

@@ -114,9 +114,8 @@ class ItemIndex:
 
     def freeze(self) -> ItemIndex:
         """Hash every n-gram into the per-length sorted tables (call once, after the items)."""
-        rng = np.random.default_rng(0x5EED)
         # 0: a word not in the release, len(vocab) + 1: the line separator; both break windows
-        self._random = rng.integers(1, np.iinfo(np.uint64).max, size=len(self.vocab) + 2, dtype=np.uint64)
+        self._random = self._word_values(len(self.vocab) + 2)
         self.tables = {}
         for n, grams in sorted(self._grams.items()):
             if not grams:
@@ -133,6 +132,10 @@ class ItemIndex:
                               start[: len(hashes)][keep][order])
         self._grams = {}
         return self
+
+    def _word_values(self, size: int) -> np.ndarray:
+        """A random 64-bit value per word id (fixed seed; a test forces collisions here)."""
+        return np.random.default_rng(0x5EED).integers(1, np.iinfo(np.uint64).max, size=size, dtype=np.uint64)
 
     # ------------------------------------------------------------------ scanning
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -186,6 +189,7 @@ class ItemIndex:
                         v, s = int(value[j]), int(start[j])
                         if np.array_equal(self.value_tokens[v][s : s + n], window):
                             hits.append(Hit(line, i - int(starts[line]), v, s, n))
+        hits.sort(key=lambda h: (h.line, h.word, h.n, h.value, h.start))  # line order, whatever n found them
         return hits
 
     def words(self, value: int, start: int, n: int) -> str:

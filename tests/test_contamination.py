@@ -1,0 +1,288 @@
+"""``benchsmith contamination``: planted overlaps found exactly (items and positions) at 13-grams
+and shorter n, nothing in clean text, normalisation (case, punctuation, width, CJK), every
+reader, the gate, another release as a source, the local Hub, local processes and a real
+Dask cluster giving the same report as one process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import one_json, run_cli
+
+from benchsmith import progress
+from benchsmith.builder import Builder, Config, register, unregister
+from benchsmith.cli import main
+from benchsmith.errors import ParseError
+from benchsmith.policy import Policy
+from benchsmith.release import Release
+from benchsmith.validation.contamination import corpus, scan
+from benchsmith.validation.contamination.ngrams import Item, ItemIndex, normalise
+
+LONG = "The quick brown fox jumps over the lazy dog while the old farmer sleeps under a tree"  # 17 words
+SHORT = "The man turned on the faucet."  # 6 words: matched whole
+TINY = "He laughed."  # 2 words: too short to match
+ZH = "我们明天一起去公园散步吧"  # 12 characters
+
+ITEMS = {
+    "test": [("t-long", LONG, "She smiled at him.", "It rained all day long."),
+             ("t-short", SHORT, "The sink filled with water.", "Water flowed from the spout."),
+             ("t-tiny", TINY, "Yes.", "No.")],
+    "train": [("tr-1", "A completely different training premise about boats", "Row.", "Sail.")],
+}
+
+
+class Planted(Builder):
+    name = "planted"
+    description = "Items for the contamination tests."
+    release_notes = {"1.0.0": "first"}  # noqa: RUF012
+    license = "CC0-1.0"
+    sources = ()
+
+    def configs(self):
+        mc = datasets.Features({"id": datasets.Value("string"), "premise": datasets.Value("string"),
+                                "choice1": datasets.Value("string"), "choice2": datasets.Value("string"),
+                                "label": datasets.ClassLabel(names=["choice1", "choice2"])})
+        zh = datasets.Features({"id": datasets.Value("string"), "text": datasets.Value("string")})
+        return [
+            Config("mc", "multiple choice", mc, ("train", "test"), policy=Policy(
+                task="multiple_choice", choices=("choice1", "choice2"), context=("premise",), label="label",
+                contamination_fields=("premise", "choice1", "choice2"),
+                contamination_by_design=("by-design-*.txt",))),
+            Config("zh", "chinese", zh, ("test",), ("zh",), policy=Policy(label=None)),
+        ]
+
+    def examples(self, config: Config, split: str, sources) -> Iterator[dict]:
+        if config.name == "zh":
+            yield {"id": "zh-1", "text": ZH}
+            return
+        for ident, premise, c1, c2 in ITEMS[split]:
+            yield {"id": ident, "premise": premise, "choice1": c1, "choice2": c2, "label": 0}
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Iterator[Release]:
+    reg = tmp_path_factory.mktemp("contamreg")
+    register(Planted)
+    progress.set_enabled(False)
+    try:
+        with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):
+            mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+            assert main(["-q", "build", "planted", "--registry", str(reg)]) == 0
+        yield Release(reg / "planted" / "1.0.0")
+    finally:
+        unregister("planted")
+        progress.set_enabled(None)
+
+
+CLEAN = [
+    "A quick dog and a brown fox were lazy over the tree while jumps sleeps.",  # the words, not in order
+    "The man turned the faucet on.",  # the short premise's words, another order
+    "The man turned on the",  # five of its six words
+    "我们明天一起去公园",  # a prefix of the Chinese item
+    "He laughed. Yes. No.",  # too short to count
+]
+
+
+def scan_text(release: Release, lines: list[str], tmp: Path, *, ngram: int = 13, name: str = "corpus.txt",
+              **kw) -> dict:
+    path = tmp / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parts, sources = scan.source_parts([str(path)], **kw)
+    index = scan.build_index(release, ngram=ngram)
+    counts, locations, n, per_source, ran = scan.run(index, parts, workers=1)
+    return scan.report(release, index, counts, locations, sources=sources, lines=n, seconds=1.0, ran=ran,
+                       per_source=per_source)
+
+
+def found(rep: dict) -> dict[str, set[tuple[int, int, str, int]]]:
+    """item id -> {(line, word, matched field, n)} of its kept locations."""
+    return {it["id"]: {(loc["line"], loc["word"], loc["item_field"], loc["n"]) for loc in it["locations"]}
+            for it in rep["items"]}
+
+
+def test_normalise_case_punctuation_width_and_cjk():
+    assert normalise("The MAN, turned-on the faucet!!") == ["the", "man", "turned", "on", "the", "faucet"]
+    assert normalise("ＴＨＥ Ｍａｎ") == ["the", "man"]  # full-width letters (NFKC)
+    assert normalise("Straße") == normalise("STRASSE")  # case folding, not lower()
+    assert normalise("x我们走吧y") == ["x", "我", "们", "走", "吧", "y"]
+    assert normalise("don't") == ["don", "t"]
+
+
+def test_planted_13_grams_and_short_fields_found_exactly(release, tmp_path):
+    lines = [*CLEAN,
+             f"noise words here {LONG.upper()}!!! and more",  # line 6: the 16-word premise at word 3
+             f"she said: {SHORT.lower().rstrip('.')}, then left",  # line 7: the 6-word premise at word 2
+             f"今天{ZH}。"]  # line 8: the Chinese item inside other characters, at token 2
+    rep = scan_text(release, lines, tmp_path)
+    got = found(rep)
+    # 17 words give five 13-grams (at words 3 to 7 of the line)
+    assert got["t-long"] == {(6, w, "premise", 13) for w in (3, 4, 5, 6, 7)}
+    assert {it["id"]: it["matches"] for it in rep["items"]} == {"t-long": 5, "t-short": 1, "zh-1": 1}
+    assert got["t-short"] == {(7, 2, "premise", 6)}
+    assert got["zh-1"] == {(8, 2, "text", 12)}
+    loc = next(it for it in rep["items"] if it["id"] == "t-long")["locations"][0]
+    assert loc["ngram"] == "the quick brown fox jumps over the lazy dog while the old farmer"
+    assert loc["file"] == str(tmp_path / "corpus.txt")
+    rates = {(r["config"], r["split"]): (r["contaminated"], r["items"], r["status"]) for r in rep["splits"]}
+    assert rates == {("mc", "train"): (0, 1, "pass"), ("mc", "test"): (2, 3, "fail"), ("zh", "test"): (1, 1, "fail")}
+    # values under 5 words (TINY, "Yes.", "No.", "She smiled at him.") are not matched; the report counts them
+    assert next(r for r in rep["splits"] if r["split"] == "test" and r["config"] == "mc")["too_short"] == 4
+
+
+def test_planted_at_a_shorter_n(release, tmp_path):
+    lines = [*CLEAN, f"x {LONG} y", f"{ZH}"]
+    rep = scan_text(release, lines, tmp_path, ngram=8)
+    got = found(rep)
+    # 17 words: ten 8-grams, the first five locations kept in line order; the count has all ten
+    assert got["t-long"] == {(6, w, "premise", 8) for w in range(1, 6)}
+    assert {it["id"]: it["matches"] for it in rep["items"]}["t-long"] == 10
+    # 12 characters: five 8-grams on line 7; at n=8 the 9-character prefix in CLEAN (line 4) holds two
+    assert got["zh-1"] == {(4, 0, "text", 8), (4, 1, "text", 8), (7, 0, "text", 8), (7, 1, "text", 8), (7, 2, "text", 8)}
+    assert {it["id"]: it["matches"] for it in rep["items"]}["zh-1"] == 7
+    # the 6-word premise is shorter than 8: still matched whole, and it is not in these lines
+    assert "t-short" not in got
+
+
+def test_clean_text_has_no_match(release, tmp_path):
+    rep = scan_text(release, CLEAN * 50, tmp_path)
+    assert rep["items"] == []
+    assert all(r["contaminated"] == 0 and r["status"] == "pass" for r in rep["splits"])
+    assert rep["lines"] == len(CLEAN) * 50
+
+
+def test_by_design_overlap_is_reported_not_gated(release, tmp_path):
+    rep = scan_text(release, [SHORT], tmp_path, name="by-design-copa.txt")
+    row = next(r for r in rep["splits"] if r["config"] == "mc" and r["split"] == "test")
+    assert (row["contaminated"], row["gated"], row["status"]) == (1, 0, "pass")
+    assert rep["passed"] and rep["items"][0]["by_design"]
+
+
+def test_readers_locate_lines_and_rows(release, tmp_path):
+    (tmp_path / "a.jsonl").write_text(json.dumps({"body": "nothing"}) + "\n\n" + json.dumps({"body": SHORT, "text": "x"})
+                                      + "\n", encoding="utf-8")
+    (tmp_path / "b.csv").write_text(f'id,story\n1,"clean, quoted\nover two lines"\n2,"{SHORT}"\n', encoding="utf-8")
+    pq.write_table(pa.table({"text": ["a", "b", LONG]}), tmp_path / "c.parquet", row_group_size=2)
+    for name, field, where in (("a.jsonl", "body", 3), ("b.csv", "story", 4), ("c.parquet", "text", 2)):
+        parts, _ = scan.source_parts([str(tmp_path / name)], text_fields=(field,))
+        index = scan.build_index(release)
+        counts, locations, *_ = scan.run(index, parts, workers=1)
+        lines = {loc["line"] for locs in locations.values() for loc in locs}
+        assert lines == {where}, name
+
+
+def test_a_bad_corpus_is_one_line_naming_file_and_line(release, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine"}\n{"text": broken\n', encoding="utf-8")
+    code, out, err = run_cli(capsys, "contamination", str(release.path), "--against", str(bad))
+    assert code == 2 and f"{bad}:2: not a JSON object" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", str(tmp_path / "none*.txt"))
+    assert code == 2 and "no corpus file matches" in err
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes(b"fine\nno\xe9l\n")
+    with pytest.raises(ParseError) as exc:
+        list(corpus.batches(corpus.file_parts("x", [str(latin)], ())[0]))
+    assert exc.value.line == 2
+
+
+def test_cli_gate_json_and_markdown(release, tmp_path, capsys):
+    path = tmp_path / "web.txt"
+    path.write_text(f"{CLEAN[0]}\n{LONG}\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(path), "--json")
+    rep = one_json(out)
+    assert code == 1 and rep["failed"] == ["mc/test"] and rep["items"][0]["id"] == "t-long"
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(path), "--markdown")
+    assert code == 1 and "| mc | test | 3 | 1 | 33.33% |" in out and "'t-long'" in out
+    clean = tmp_path / "clean.txt"
+    clean.write_text("\n".join(CLEAN) + "\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(clean), "--json")
+    assert code == 0 and one_json(out)["passed"]
+
+
+def test_another_release_is_a_source(release, tmp_path):
+    parts, sources = scan.source_parts([str(release.path)])
+    assert sources[0]["source"] == "planted/1.0.0" and sources[0]["kind"] == "release"
+    index = scan.build_index(release)
+    counts, locations, *_ = scan.run(index, parts, workers=1)
+    # against itself every matchable item is found, located by release, config, split, row and field
+    assert {index.items[i].id for i in counts} == {"t-long", "t-short", "tr-1", "zh-1"}
+    loc = locations[next(i for i in counts if index.items[i].id == "t-short")][0]
+    assert (loc["file"], loc["line"], loc["field"]) == ("planted/1.0.0/mc/test", 1, "premise")
+
+
+def test_partitions_and_processes_give_the_one_process_report(release, tmp_path):
+    lines = [f"filler line {i} with some words" for i in range(3000)]
+    lines[1234] = LONG
+    lines[2999] = SHORT
+    path = tmp_path / "big.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parts, _ = scan.source_parts([str(path)], chunk=4096)
+    assert len(parts) > 10
+    index = scan.build_index(release)
+    one = scan.run(index, parts, workers=1)
+    many = scan.run(index, parts, workers=2)
+    assert one[:3] == many[:3] and many[4] == "2 local processes"
+    assert {loc["line"] for locs in one[1].values() for loc in locs} == {1235, 3000}
+
+
+def test_index_verifies_hash_hits():
+    """A forced hash collision (every word hashes alike) never reports a match."""
+
+    class Colliding(ItemIndex):
+        def _word_values(self, size: int) -> np.ndarray:
+            return np.full(size, 7, dtype=np.uint64)
+
+    index = Colliding(ngram=3, min_tokens=3)
+    index.add_item(Item("c", "test", 0, "x"), [("f", "alpha beta gamma")])
+    index.freeze()
+    hits = index.scan(["gamma beta alpha", "x alpha beta gamma", "beta beta beta"])
+    assert [(h.line, h.word) for h in hits] == [(1, 1)]
+
+
+def test_hub_dataset_source(release, tmp_path, monkeypatch):
+    from hub_server import LocalHub, go_online
+    from huggingface_hub import HfApi
+
+    go_online(monkeypatch)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hfcache"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hfcache"))
+    data = tmp_path / "repo"
+    (data / "en").mkdir(parents=True)
+    (data / "fr").mkdir()
+    pq.write_table(pa.table({"sentence": ["clean", f"so {SHORT}"], "other": ["a", "b"]}), data / "en" / "train.parquet")
+    pq.write_table(pa.table({"sentence": [LONG]}), data / "fr" / "train.parquet")
+    with LocalHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        api = HfApi(endpoint=hub.url)
+        api.create_repo("org/corpus", repo_type="dataset")
+        api.upload_folder(folder_path=str(data), repo_id="org/corpus", repo_type="dataset")
+        spec = "hf://datasets/org/corpus@main?config=en&field=sentence"
+        parts, sources = scan.source_parts([spec])
+        index = scan.build_index(release)
+        counts, locations, n, *_ = scan.run(index, parts, workers=1)
+    assert n == 2 and sources[0]["kind"] == "hub"
+    assert [(index.items[i].id, locs[0]["file"], locs[0]["line"]) for i, locs in locations.items()] == [
+        ("t-short", "hf://datasets/org/corpus@main/en/train.parquet", 1)]
+
+
+def test_dask_cluster_gives_the_local_report(release, tmp_path):
+    from dask.distributed import LocalCluster
+
+    lines = [f"filler {i}" for i in range(500)] + [LONG, SHORT, ZH]
+    path = tmp_path / "d.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parts, _ = scan.source_parts([str(path)], chunk=1024)
+    index = scan.build_index(release)
+    local = scan.run(index, parts, workers=1)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+        remote = scan.run(index, parts, scheduler=cluster.scheduler_address)
+    assert remote[:3] == local[:3] and "2 workers" in remote[4]
+    assert len(local[0]) == 3
