@@ -43,7 +43,7 @@ ITEMS = {
 class Planted(Builder):
     name = "planted"
     description = "Items for the contamination tests."
-    release_notes = {"1.0.0": "first"}  # noqa: RUF012
+    release_notes = {"1.0.0": "first", "1.1.0": "t-short moves from train to test"}  # noqa: RUF012
     license = "CC0-1.0"
     sources = ()
 
@@ -64,22 +64,49 @@ class Planted(Builder):
         if config.name == "zh":
             yield {"id": "zh-1", "text": ZH}
             return
-        for ident, premise, c1, c2 in ITEMS[split]:
+        items = ITEMS[split]
+        if self.version == "1.0.0":  # t-short was a training item
+            moving = [i for i in ITEMS["test"] if i[0] == "t-short"]
+            items = [i for i in items if i[0] != "t-short"] + (moving if split == "train" else [])
+        for ident, premise, c1, c2 in items:
             yield {"id": ident, "premise": premise, "choice1": c1, "choice2": c2, "label": 0}
+
+
+class Other(Builder):
+    """Another dataset in the same registry, whose test holds the long premise."""
+
+    name = "otherset"
+    description = "Another benchmark."
+    release_notes = {"1.0.0": "first"}  # noqa: RUF012
+    license = "CC0-1.0"
+    sources = ()
+
+    def configs(self):
+        return [Config("default", "sentences", datasets.Features(
+            {"id": datasets.Value("string"), "sentence": datasets.Value("string")}), ("test",),
+            policy=Policy(label=None))]
+
+    def examples(self, config: Config, split: str, sources) -> Iterator[dict]:
+        yield {"id": "o-1", "sentence": f"Once upon a time: {LONG}."}
+        yield {"id": "o-2", "sentence": "Nothing to see in this one, it is a plain sentence."}
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> Iterator[Release]:
     reg = tmp_path_factory.mktemp("contamreg")
     register(Planted)
+    register(Other)
     progress.set_enabled(False)
     try:
         with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):
             mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
             assert main(["-q", "build", "planted", "--registry", str(reg)]) == 0
-        yield Release(reg / "planted" / "1.0.0")
+            assert main(["-q", "build", "planted", "--version", "1.0.0", "--registry", str(reg)]) == 0
+            assert main(["-q", "build", "otherset", "--registry", str(reg)]) == 0
+        yield Release(reg / "planted" / "1.1.0")
     finally:
         unregister("planted")
+        unregister("otherset")
         progress.set_enabled(None)
 
 
@@ -209,13 +236,13 @@ def test_cli_gate_json_and_markdown(release, tmp_path, capsys):
 
 def test_another_release_is_a_source(release, tmp_path):
     parts, sources = scan.source_parts([str(release.path)])
-    assert sources[0]["source"] == "planted/1.0.0" and sources[0]["kind"] == "release"
+    assert sources[0]["source"] == "planted/1.1.0" and sources[0]["kind"] == "release"
     index = scan.build_index(release)
     counts, locations, *_ = scan.run(index, parts, workers=1)
     # against itself every matchable item is found, located by release, config, split, row and field
     assert {index.items[i].id for i in counts} == {"t-long", "t-short", "tr-1", "zh-1"}
     loc = locations[next(i for i in counts if index.items[i].id == "t-short")][0]
-    assert (loc["file"], loc["line"], loc["field"]) == ("planted/1.0.0/mc/test", 1, "premise")
+    assert (loc["file"], loc["line"], loc["field"]) == ("planted/1.1.0/mc/test", 1, "premise")
 
 
 def test_partitions_and_processes_give_the_one_process_report(release, tmp_path):
@@ -286,3 +313,27 @@ def test_dask_cluster_gives_the_local_report(release, tmp_path):
         remote = scan.run(index, parts, scheduler=cluster.scheduler_address)
     assert remote[:3] == local[:3] and "2 workers" in remote[4]
     assert len(local[0]) == 3
+
+
+def test_validate_checks_the_registry_and_the_previous_version(release, capsys):
+    code, out, _ = run_cli(capsys, "validate", str(release.path), "--baselines", "none", "--json")
+    got = {(r["config"], r["summary"].split(":")[0]): r for r in one_json(out)["results"] if r["check"] == "contamination"}
+    assert code == 1
+    against = got[("mc", "checked against otherset/1.0.0")]
+    assert against["status"] == "fail" and "test 33.3% (1/3)" in against["summary"]
+    assert got[("zh", "checked against otherset/1.0.0")]["status"] == "pass"
+    moved = got[("mc", "items moved between splits since 1.0.0")]
+    assert moved["status"] == "fail" and moved["summary"].endswith("1 train->test")
+    report = json.loads((release.reports_dir / "validation.json").read_text())
+    details = next(r for r in report["results"] if r["check"] == "contamination" and r["status"] == "fail"
+                   and "moved" not in r["summary"])["details"]
+    assert details["items"][0]["id"] == "t-long" and details["items"][0]["locations"][0]["file"] == \
+        "otherset/1.0.0/default/test"
+
+
+def test_shipped_lm_eval_tasks_decontaminate(release):
+    import yaml
+
+    task = yaml.safe_load((release.path / "lm_eval" / "mc.yaml").read_text(encoding="utf-8"))
+    assert task["should_decontaminate"] is True
+    assert task["doc_to_decontamination_query"] == "{{premise}} {{choice1}} {{choice2}}"

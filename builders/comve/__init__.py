@@ -195,7 +195,8 @@ class ComVE(Builder):
                 FEATURES["subtask_a"],
                 splits=SPLITS,
                 policy=Policy(**common, task="multiple_choice", choices=("sent0", "sent1"), label="label",
-                              prompt="Which statement is against common sense?"),
+                              prompt="Which statement is against common sense?",
+                              contamination_fields=("sent0", "sent1")),
                 metadata={**facts, "metric": "accuracy"},
             ),
             Config(
@@ -205,6 +206,7 @@ class ComVE(Builder):
                 splits=SPLITS,
                 policy=Policy(**common, task="multiple_choice", choices=("option_a", "option_b", "option_c"),
                               prompt="Why is this statement against common sense?",
+                              contamination_fields=("false_sent",),
                               context=("false_sent",), label="label",
                               # Options-only logistic regression reaches 0.427 above chance: the known
                               # negation cue of the correct reasons (see README, negation baseline). The
@@ -219,6 +221,7 @@ class ComVE(Builder):
                 FEATURES["subtask_c"],
                 splits=SPLITS,
                 policy=Policy(**common, task="generation", text_fields=("false_sent", "references"),
+                              contamination_fields=("false_sent",),
                               allow_empty=("references",)),  # trial: 27 items with < 3 references
                 metadata={**facts, "metric": "bleu (official: corpus BLEU, whitespace tokens, 4-grams, no smoothing, "
                           "shortest reference length)"},
@@ -230,6 +233,7 @@ class ComVE(Builder):
                 FEATURES["tuples"],
                 splits=SPLITS,
                 policy=Policy(**common, dedup_fields=("sensical_statement", "nonsensical_statement"),
+                              contamination_fields=("sensical_statement", "nonsensical_statement"),
                               allow_empty=("confusing_reason2", "references")),
                 metadata=facts,
             ),
