@@ -256,8 +256,16 @@ def _release(part: Part) -> Iterator[tuple[int, str, str]]:
         row += batch.num_rows
 
 
-def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[list[str], list[tuple[int, str]]]]:
-    """(texts, (line or row, field) of each) in batches of ``size`` lines."""
+def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[list[str], Sequence[Any]]]:
+    """(texts, where each is) in batches of ``size`` lines: ``where[i]`` is the line (or row)
+    number, or a ``(row, field)`` pair for a release."""
+    if part.kind == "lines" and not _gz(part):  # the common case, without a tuple per line
+        with open(part.path, "rb") as f:
+            f.seek(part.start)
+            lines = _decoded(f.read(part.end - part.start), part.path, part.first).splitlines()
+        for i in range(0, len(lines), size):
+            yield lines[i : i + size], range(part.first + i, part.first + min(i + size, len(lines)))
+        return
     if part.kind == "release":
         stream: Iterator[tuple[int, str, str]] = _release(part)
     else:

@@ -39,15 +39,39 @@ _POLY = np.uint64(0x100000001B3)
 
 
 @lru_cache(maxsize=1)
-def _batch_pattern() -> Any:
+def _patterns() -> tuple[Any, Any, Any]:
+    """(the word pattern with the separator, its fast form for text without spaceless scripts,
+    a search for a spaceless-script character). Without such characters the word pattern's
+    tokens are exactly runs of word characters and marks, which one character class (a single
+    repeat in the regex engine, ~3x faster than the pattern's alternation per character) finds."""
     import re
 
-    return re.compile(word_pattern().pattern + "|\x00")
+    from benchsmith.validation.dataview import _NO_SPACES, _mark_class
+
+    return (re.compile(word_pattern().pattern + "|\x00"),
+            re.compile(rf"[\w{_mark_class()}]+|\x00"),
+            re.compile(f"[{_NO_SPACES}]"))
+
+
+#: ASCII fast path: every character that is not a word character becomes a space (NUL stays a token)
+_ASCII_TABLE = {c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")} | {0: " \x00 "}
 
 
 def normalise(text: str) -> list[str]:
     """The words a text is matched on (see module docstring)."""
     return word_pattern().findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def batch_words(texts: Sequence[str]) -> list[str]:
+    """:func:`normalise` of every text, in one pass, with a NUL token after each but the last."""
+    joined = _SEP.join(texts)
+    if joined.count(_SEP) != len(texts) - 1:  # a NUL inside a line: it must not split the line
+        joined = _SEP.join(t.replace(_SEP, " ") for t in texts)
+    if joined.isascii():  # casefold is lower(); words are [A-Za-z0-9_] runs: no regex needed
+        return joined.lower().translate(_ASCII_TABLE).split()
+    text = unicodedata.normalize("NFKC", joined).casefold()
+    full, fast, spaceless = _patterns()
+    return (full if spaceless.search(text) else fast).findall(text)
 
 
 @dataclass(frozen=True)
@@ -89,6 +113,7 @@ class ItemIndex:
     tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
     _grams: dict[int, list[tuple[np.ndarray, int, int]]] = field(default_factory=dict, repr=False)
     _random: np.ndarray | None = field(default=None, repr=False)
+    _lookup: dict[str, int] | None = field(default=None, repr=False)
 
     def add_item(self, item: Item, texts: Sequence[tuple[str, str]]) -> None:
         """Add an item with its matched ``(field, text)`` values (list fields: one per element)."""
@@ -139,14 +164,11 @@ class ItemIndex:
 
     # ------------------------------------------------------------------ scanning
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        joined = _SEP.join(texts)
-        if joined.count(_SEP) != len(texts) - 1:  # a NUL inside a line: it must not split the line
-            joined = _SEP.join(t.replace(_SEP, " ") for t in texts)
-        toks = _batch_pattern().findall(unicodedata.normalize("NFKC", joined).casefold())
-        get = self.vocab.get
-        ids = np.fromiter(map(get, toks, itertools.repeat(0)), dtype=np.int64, count=len(toks))
-        ids[np.fromiter((t == _SEP for t in toks), dtype=bool, count=len(toks))] = self.separator
-        return ids
+        toks = batch_words(texts)
+        lookup = self._lookup
+        if lookup is None:
+            lookup = self._lookup = {**self.vocab, _SEP: self.separator}
+        return np.fromiter(map(lookup.get, toks, itertools.repeat(0)), dtype=np.int64, count=len(toks))
 
     def scan(self, texts: Sequence[str]) -> list[Hit]:
         """Every verified match in a batch of corpus lines (line numbers are batch positions)."""

@@ -86,7 +86,8 @@ def scan_part(part: corpus.Part, index: ItemIndex | None = None) -> PartResult:
             out.counts[item] = out.counts.get(item, 0) + 1
             kept = out.locations.setdefault(item, [])
             if len(kept) < MAX_LOCATIONS:
-                line, src_field = where[hit.line]
+                w = where[hit.line]
+                line, src_field = (w, "") if isinstance(w, int) else w
                 kept.append({"source": part.source, "file": part.where, "line": line,
                              **({"field": src_field} if src_field else {}), "word": hit.word,
                              "item_field": fld, "n": hit.n, "ngram": index.words(hit.value, hit.start, hit.n)})
