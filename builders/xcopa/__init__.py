@@ -70,9 +70,12 @@ POLICY = Policy(
     contamination_fields=("premise", "choice1", "choice2"),
 )
 #: English COPA and XCOPA's back-translations of it overlap COPA by construction (README,
-#: "Contamination"): declared, so matches against COPA's files or a COPA release never gate
+#: "Contamination"): declared, so matches against COPA's files or a COPA release never gate.
+#: Their short everyday sentences ("He took a deep breath.") also occur whole in ComVE and
+#: CoGnition (at most 4% of a split, measured): up to 5% of validation/test may, no more.
 COPA_SOURCES = ("copa-*.xml", "copa", "*/copa/*", "super_glue*")
-ENGLISH_POLICY = dataclasses.replace(POLICY, contamination_by_design=COPA_SOURCES)
+ENGLISH_POLICY = dataclasses.replace(POLICY, contamination_by_design=COPA_SOURCES,
+                                     contamination_max_fraction=(("validation", 0.05), ("test", 0.05)))
 _REDERIVE = "benchsmith stage xcopa tables --sources RAW_DIR --write"
 
 XCOPA_SOURCE = Source(
