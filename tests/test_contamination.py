@@ -349,6 +349,10 @@ def test_validate_checks_the_registry_and_the_previous_version(release, capsys):
                    and "moved" not in r["summary"])["details"]
     assert details["items"][0]["id"] == "t-long" and details["items"][0]["locations"][0]["file"] == \
         "otherset/1.0.0/default/test"
+    card = (release.path / "README.md").read_text(encoding="utf-8")
+    assert "- Contamination: checked against otherset/1.0.0: 25.0% of test items (1 of 4) share a 13-gram" in card
+    page = (release.reports_dir / "validation.html").read_text(encoding="utf-8")
+    assert "<h2>Contamination</h2>" in page and "<td>33.33%</td>" in page
 
 
 def test_shipped_lm_eval_tasks_decontaminate(release):

@@ -280,7 +280,9 @@ def render_html(report: dict[str, Any], manifest: dict[str, Any] | None = None) 
             f"<tr><td>{_badge(r['status'])}</td><td><a href='#r{i}'>{e(r['check'])}</a></td><td>{e(r['family'])}</td>"
             f"<td>{e(r.get('config') or '')}</td><td>{e(r['summary'])}</td></tr>"
         )
-    parts.append("</table><h2>Details</h2>")
+    from benchsmith.validation.contamination.html import section  # its own module (issue 27)
+
+    parts.append("</table>" + section(report) + "<h2>Details</h2>")
     for i, r in results:
         if r["status"] == "skip" and not r.get("details"):
             continue
