@@ -40,8 +40,9 @@ HERE = Path(__file__).resolve()
 
 
 def child(release: str, corpus: str, workers: int, scheduler: str | None) -> None:
-    from benchsmith.release import Release
     from benchsmith.validation.contamination import scan
+
+    from benchsmith.release import Release
 
     start = time.perf_counter()
     r = Release(release)
@@ -63,8 +64,9 @@ def _cpu() -> float:
 
 
 def make_corpus(path: Path, n: int, release: str) -> None:
-    from benchsmith.release import Release
     from benchsmith.validation.contamination import scan
+
+    from benchsmith.release import Release
 
     index = scan.build_index(Release(release))
     rng = random.Random(n)

@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from benchsmith.validation.contamination import corpus, scan
+from benchsmith.validation.contamination.ngrams import Item, ItemIndex, batch_words, normalise
 from conftest import one_json, run_cli
 
 from benchsmith import progress
@@ -24,8 +26,6 @@ from benchsmith.cli import main
 from benchsmith.errors import ParseError
 from benchsmith.policy import Policy
 from benchsmith.release import Release
-from benchsmith.validation.contamination import corpus, scan
-from benchsmith.validation.contamination.ngrams import Item, ItemIndex, batch_words, normalise
 
 LONG = "The quick brown fox jumps over the lazy dog while the old farmer sleeps under a tree"  # 17 words
 SHORT = "The man turned on the faucet."  # 6 words: matched whole
@@ -221,7 +221,7 @@ def test_readers_locate_lines_and_rows(release, tmp_path):
     for name, field, where in (("a.jsonl", "body", 3), ("b.csv", "story", 4), ("c.parquet", "text", 2)):
         parts, _ = scan.source_parts([str(tmp_path / name)], text_fields=(field,))
         index = scan.build_index(release)
-        counts, locations, *_ = scan.run(index, parts, workers=1)
+        _, locations, *_ = scan.run(index, parts, workers=1)
         lines = {loc["line"] for locs in locations.values() for loc in locs}
         assert lines == {where}, name
 
@@ -229,7 +229,7 @@ def test_readers_locate_lines_and_rows(release, tmp_path):
 def test_a_bad_corpus_is_one_line_naming_file_and_line(release, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine"}\n{"text": broken\n', encoding="utf-8")
-    code, out, err = run_cli(capsys, "contamination", str(release.path), "--against", str(bad))
+    code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", str(bad))
     assert code == 2 and f"{bad}:2: not a JSON object" in err and len(err.strip().splitlines()) == 1
     code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", str(tmp_path / "none*.txt"))
     assert code == 2 and "no corpus file matches" in err
@@ -314,7 +314,7 @@ def test_hub_dataset_source(release, tmp_path, monkeypatch):
         spec = "hf://datasets/org/corpus@main?config=en&field=sentence"
         parts, sources = scan.source_parts([spec])
         index = scan.build_index(release)
-        counts, locations, n, *_ = scan.run(index, parts, workers=1)
+        _, locations, n, *_ = scan.run(index, parts, workers=1)
     assert n == 2 and sources[0]["kind"] == "hub"
     assert [(index.items[i].id, locs[0]["file"], locs[0]["line"]) for i, locs in locations.items()] == [
         ("t-short", "hf://datasets/org/corpus@main/en/train.parquet", 1)]
@@ -361,3 +361,16 @@ def test_shipped_lm_eval_tasks_decontaminate(release):
     task = yaml.safe_load((release.path / "lm_eval" / "mc.yaml").read_text(encoding="utf-8"))
     assert task["should_decontaminate"] is True
     assert task["doc_to_decontamination_query"] == "{{premise}} {{choice1}} {{choice2}}"
+
+
+def test_near_duplicates_are_an_option_found_and_verified(release, tmp_path, capsys):
+    near = LONG.replace("lazy", "sleepy")  # word 8 of 17: every 13-gram of the item holds it
+    path = tmp_path / "near.txt"
+    path.write_text(f"{CLEAN[0]}\n{near}\n{CLEAN[1]}\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(path), "--json")
+    assert code == 0 and one_json(out)["items"] == []
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(path), "--json",
+                           "--near-dup", "0.8")
+    rep = one_json(out)
+    assert code == 1 and [(it["id"], it["locations"][0]["line"]) for it in rep["items"]] == [("t-long", 2)]
+    assert 0.8 <= rep["items"][0]["locations"][0]["jaccard"] < 1.0 and rep["near_duplicates"] == 0.8

@@ -14,7 +14,15 @@ from typing import Annotated
 
 import typer
 
-from benchsmith.commands import JSON_OPTION, REGISTRY_OPTION, console, emit, resolve_release, root_command, table
+from benchsmith.commands import (
+    JSON_OPTION,
+    REGISTRY_OPTION,
+    console,
+    emit,
+    resolve_release,
+    root_command,
+    table,
+)
 from benchsmith.errors import ConfigError, GateError
 
 
@@ -31,6 +39,9 @@ def contamination_cmd(
     text_field: Annotated[list[str] | None, typer.Option(
         "--text-field", help="Text field/column of jsonl, csv and parquet sources (repeatable; default: "
         "'text', every column of a csv).")] = None,
+    near_dup: Annotated[float | None, typer.Option(
+        "--near-dup", help="Also count near duplicates: Jaccard of character 5-grams at least this (MinHash "
+        "candidates, verified exactly).", min=0.0, max=1.0)] = None,
     scheduler: Annotated[str | None, typer.Option(
         "--scheduler", help="Dask scheduler ADDRESS: partition the sources over that cluster.")] = None,
     workers: Annotated[int | None, typer.Option(
@@ -49,15 +60,15 @@ def contamination_cmd(
     r = resolve_release(release, registry)
     start = time.perf_counter()
     parts, sources = scan.source_parts(against, registry=registry, text_fields=tuple(text_field or ()))
-    index = scan.build_index(r, ngram=ngram, min_tokens=min_tokens)
+    index = scan.build_index(r, ngram=ngram, min_tokens=min_tokens, near=near_dup)
     counts, locations, lines, per_source, ran = scan.run(index, parts, scheduler=scheduler, workers=workers)
     rep = scan.report(r, index, counts, locations, sources=sources, lines=lines,
                       seconds=time.perf_counter() - start, ran=ran, per_source=per_source)
     if out is not None:
+        import json
+
         from benchsmith.jsonable import to_jsonable
         from benchsmith.registry import write_text_atomic
-
-        import json
 
         write_text_atomic(out, json.dumps(to_jsonable(rep), indent=1, ensure_ascii=False) + "\n")
 

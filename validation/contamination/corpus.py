@@ -70,7 +70,7 @@ class Part:
 
 
 def _kind(path: str) -> str:
-    name = path[:-3] if path.endswith(".gz") else path
+    name = path.removesuffix(".gz")
     suffix = os.path.splitext(name)[1].lower()
     return {".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(
         suffix, "lines")
@@ -241,8 +241,9 @@ def _parquet(part: Part) -> Iterator[tuple[int, str]]:
 
 
 def _release(part: Part) -> Iterator[tuple[int, str, str]]:
-    from benchsmith.release import Release
     from benchsmith.validation.dataview import ConfigView
+
+    from benchsmith.release import Release
 
     view = ConfigView(Release(part.path), part.config)
     row = 0

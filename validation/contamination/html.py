@@ -30,9 +30,10 @@ def card_lines(report: dict[str, Any] | None, split: str = "test") -> list[str]:
     names = ", ".join(d["sources"])
     items = sum(row["items"] for row in rows)
     hit = sum(row["contaminated"] for row in rows)
-    return [f"checked against {names}: {hit / max(items, 1):.1%} of {split} items ({hit:,} of {items:,}) share a "
+    line = (f"checked against {names}: {hit / max(items, 1):.1%} of {split} items ({hit:,} of {items:,}) share a "
             f"{d['ngram']}-gram (or, when shorter, a whole field of at least {d['min_tokens']} words) with them "
-            "(`benchsmith contamination` checks corpora)."]
+            "(`benchsmith contamination` checks corpora).")
+    return [line]
 
 
 def section(report: dict[str, Any]) -> str:

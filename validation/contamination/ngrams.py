@@ -214,6 +214,56 @@ class ItemIndex:
         hits.sort(key=lambda h: (h.line, h.word, h.n, h.value, h.start))  # line order, whatever n found them
         return hits
 
+    # ------------------------------------------------------------------ near duplicates
+    def enable_near(self, threshold: float, ngram: int = 5, num_perm: int = 128) -> ItemIndex:
+        """Also find corpus lines that are near duplicates of a matched value: Jaccard similarity
+        of character ``ngram`` shingles at least ``threshold``, on the values' and lines'
+        normalised words joined by spaces. The leakage check's MinHash LSH
+        (:mod:`benchsmith.validation.checks.leakage`: datasketch's permutations, its band
+        choice tuned for recall) proposes candidates; each is verified on its exact Jaccard."""
+        from benchsmith.validation.checks.leakage import band_keys, lsh_bands, signatures
+
+        self.near_threshold, self.near_ngram, self.near_perm = threshold, ngram, num_perm
+        texts = [" ".join(self.words(v, 0, len(t)).split()) for v, t in enumerate(self.value_tokens)]
+        self.near_texts = texts
+        bands, rows = lsh_bands(threshold, num_perm)
+        self.near_keys = band_keys(signatures(texts, ngram, num_perm), bands, rows) if texts else None
+        return self
+
+    def near(self, texts: Sequence[str]) -> list[tuple[int, int, float]]:
+        """(line, value, Jaccard) of every line of a batch that is a near duplicate of a value."""
+        from benchsmith.validation.checks.leakage import (
+            _candidates,
+            band_keys,
+            lsh_bands,
+            shingles,
+            signatures,
+        )
+
+        if getattr(self, "near_keys", None) is None or not texts:
+            return []
+        words = batch_words(texts)
+        lines, cur = [], []
+        for w in words:
+            if w == _SEP:
+                lines.append(" ".join(cur))
+                cur = []
+            else:
+                cur.append(w)
+        lines.append(" ".join(cur))
+        bands, rows = lsh_bands(self.near_threshold, self.near_perm)
+        keys = band_keys(signatures(lines, self.near_ngram, self.near_perm), bands, rows)
+        values, found = _candidates(self.near_keys, keys)
+        out = []
+        for v, line in zip(values.tolist(), found.tolist()):
+            if not lines[line]:
+                continue
+            a, b = shingles(self.near_texts[v], self.near_ngram), shingles(lines[line], self.near_ngram)
+            j = len(a & b) / len(a | b)
+            if j >= self.near_threshold:
+                out.append((line, v, round(j, 4)))
+        return sorted(out)
+
     def words(self, value: int, start: int, n: int) -> str:
         """The normalised words of a value's n-gram (what the report shows as matched)."""
         inverse = getattr(self, "_inverse", None)

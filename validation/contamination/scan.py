@@ -42,8 +42,10 @@ def matched_fields(view: ConfigView) -> list[str]:
     return view.text_fields
 
 
-def build_index(release: Any, *, ngram: int = DEFAULT_NGRAM, min_tokens: int = DEFAULT_MIN_TOKENS) -> ItemIndex:
-    """The n-gram index of every matched value of every config and split of a release."""
+def build_index(release: Any, *, ngram: int = DEFAULT_NGRAM, min_tokens: int = DEFAULT_MIN_TOKENS,
+                near: float | None = None) -> ItemIndex:
+    """The n-gram index of every matched value of every config and split of a release
+    (``near``: also near duplicates at this Jaccard threshold, :meth:`ItemIndex.enable_near`)."""
     index = ItemIndex(ngram=ngram, min_tokens=min_tokens)
     for view in configs(release):
         fields = matched_fields(view)
@@ -62,7 +64,8 @@ def build_index(release: Any, *, ngram: int = DEFAULT_NGRAM, min_tokens: int = D
                     ident = data[view.id_field][i] if view.id_field else row + i
                     index.add_item(Item(view.config, split, row + i, ident), texts)
                 row += batch.num_rows
-    return index.freeze()
+    index.freeze()
+    return index.enable_near(near) if near is not None else index
 
 
 @dataclass
@@ -91,6 +94,16 @@ def scan_part(part: corpus.Part, index: ItemIndex | None = None) -> PartResult:
                 kept.append({"source": part.source, "file": part.where, "line": line,
                              **({"field": src_field} if src_field else {}), "word": hit.word,
                              "item_field": fld, "n": hit.n, "ngram": index.words(hit.value, hit.start, hit.n)})
+        for line_no, value, jaccard in index.near(texts):
+            item, fld = index.values[value]
+            out.counts[item] = out.counts.get(item, 0) + 1
+            kept = out.locations.setdefault(item, [])
+            if len(kept) < MAX_LOCATIONS:
+                w = where[line_no]
+                line, src_field = (w, "") if isinstance(w, int) else w
+                kept.append({"source": part.source, "file": part.where, "line": line,
+                             **({"field": src_field} if src_field else {}), "word": 0, "item_field": fld,
+                             "n": None, "jaccard": jaccard, "ngram": index.near_texts[value]})
     return out
 
 
@@ -146,7 +159,8 @@ def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | No
                 on_done(i, scan_part(p))
             return "in process"
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed as done
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import as_completed as done
 
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         init = None if ctx.get_start_method() == "fork" else _set_index
@@ -273,23 +287,11 @@ def report(release: Any, index: ItemIndex, counts: dict[int, int], locations: di
             failed.append(f"{row['config']}/{row['split']}")
     return {
         "release": f"{release.name}/{release.version}", "ngram": index.ngram, "min_tokens": index.min_tokens,
+        "near_duplicates": getattr(index, "near_threshold", None),
         "sources": sources, "lines": lines, "seconds": round(seconds, 3),
         "lines_per_second": round(lines / seconds) if seconds > 0 else None, "ran": ran,
         "splits": list(per_split.values()), "items": items, "failed": failed, "passed": not failed,
     }
-
-
-def sentence(rep: dict[str, Any], split: str = "test") -> str | None:
-    """"checked against S: x% of test items share a 13-gram with S" (the card's line), or None."""
-    rows = [r for r in rep["splits"] if r["split"] == split]
-    if not rows:
-        return None
-    items = sum(r["items"] for r in rows)
-    hit = sum(r["contaminated"] for r in rows)
-    names = ", ".join(s["source"] for s in rep["sources"]) or "nothing"
-    return (f"checked against {names}: {hit / max(items, 1):.1%} of {split} items ({hit:,} of {items:,}) share a "
-            f"{rep['ngram']}-gram (or, if shorter, a whole matched field of at least {rep['min_tokens']} words) "
-            f"with {names}")
 
 
 def markdown(rep: dict[str, Any]) -> str:
