@@ -26,6 +26,14 @@ Decisions:
   without spaces (Chinese, Japanese, Thai ...) are one token per character, so a Chinese
   13-gram is 13 characters.
 * **Exact, never a hash collision**: hashes find candidates, the words verify them.
+* **Near duplicates** (``--near-dup J``, off by default): a corpus line whose character
+  5-gram shingles have Jaccard >= J with a matched field (both as normalised words joined by
+  spaces), found with the leakage check's MinHash LSH and verified on the exact Jaccard. It
+  compares whole lines with whole fields, so it suits sentence-per-line corpora; n-grams
+  find a field inside a long document.
+* **Sources are untrusted**: regular files only (links are skipped, and a folder is never
+  left through one), a Hub file is read from the download cache only, and a malformed line is
+  a one-line error naming the file and line.
 * **Per item**: which source, file and line (row for parquet and releases, with the field
   and word offset) and the matched words; at most 5 locations an item with the total count.
   **Per config and split**: items, contaminated items, the rate, per source.

@@ -6,7 +6,8 @@
   does (default n-grams; the other release's own policy picks its fields). One result per
   config: the rate per split, the gate of :func:`scan.report` (the policy's
   ``contamination_max_fraction``, ``contamination_by_design``), the first items.
-* **Previous version** (the newest older version beside it): items whose normalised content
+* **Previous version** (the newest older version beside it, looked up here, not
+  ``validate --previous``): items whose normalised content
   (the leakage checks' ``dedup_fields`` content) sat in another split before. An item that
   moved from any split into a split the policy gates is contamination for everyone who
   trained on the previous version's split, and fails past the split's

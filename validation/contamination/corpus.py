@@ -81,7 +81,9 @@ def _regular_files(arg: str) -> list[str]:
     if any(c in arg for c in "*?["):
         found = sorted(glob.glob(arg, recursive=True))
     elif os.path.isdir(arg):
-        found = sorted(str(p) for p in Path(arg).rglob("*"))
+        # a folder: its regular files, never one reached through a link out of it
+        root = os.path.realpath(arg) + os.sep
+        found = sorted(str(p) for p in Path(arg).rglob("*") if os.path.realpath(p).startswith(root))
     else:
         found = [arg] if os.path.exists(arg) else []
     files = [f for f in found if os.path.isfile(f) and not os.path.islink(f)
