@@ -320,7 +320,7 @@ def test_hub_dataset_source(release, tmp_path, monkeypatch):
         ("t-short", "hf://datasets/org/corpus@main/en/train.parquet", 1)]
 
 
-def test_dask_cluster_gives_the_local_report(release, tmp_path):
+def _dask_equals_local(release: Release, tmp_path: Path, processes: bool) -> None:
     from dask.distributed import LocalCluster
 
     lines = [f"filler {i}" for i in range(500)] + [LONG, SHORT, ZH]
@@ -329,10 +329,31 @@ def test_dask_cluster_gives_the_local_report(release, tmp_path):
     parts, _ = scan.source_parts([str(path)], chunk=1024)
     index = scan.build_index(release)
     local = scan.run(index, parts, workers=1)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=":0") as cluster:
         remote = scan.run(index, parts, scheduler=cluster.scheduler_address)
     assert remote[:3] == local[:3] and "2 workers" in remote[4]
     assert len(local[0]) == 3
+
+
+@pytest.mark.slow
+def test_dask_cluster_of_processes_gives_the_local_report(release, tmp_path):
+    """A real local cluster (scheduler + 2 worker processes over TCP): ~25 s on the shared machine."""
+    _dask_equals_local(release, tmp_path, processes=True)
+
+
+def test_dask_cluster_in_process_gives_the_local_report(release, tmp_path):
+    """The default run's stand-in: the same scheduler, scatter and map with in-process workers."""
+    _dask_equals_local(release, tmp_path, processes=False)
+
+
+def test_an_unreachable_scheduler_is_one_line(release, tmp_path, capsys):
+    from hub_server import closed_port
+
+    path = tmp_path / "c.txt"
+    path.write_text("x\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", str(path),
+                           "--scheduler", f"tcp://127.0.0.1:{closed_port()}")
+    assert code == 2 and "cannot reach the Dask scheduler" in err and len(err.strip().splitlines()) == 1
 
 
 def test_validate_checks_the_registry_and_the_previous_version(release, capsys):

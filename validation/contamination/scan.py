@@ -124,6 +124,7 @@ def dask_client(address: str) -> Iterator[Any]:
     import logging
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
+    _reachable(address)
     try:
         client = Client(address, timeout="10s")
     except (OSError, TimeoutError, ValueError) as exc:
@@ -134,6 +135,22 @@ def dask_client(address: str) -> Iterator[Any]:
         yield client
     finally:
         client.close()
+
+
+def _reachable(address: str) -> None:
+    """Fail at once (not after Dask's retries) when nothing listens at a tcp:// address."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(address if "://" in address else f"tcp://{address}")
+    if url.scheme not in ("tcp", "tls") or url.hostname is None or url.port is None:
+        return  # other transports: let Dask judge
+    try:
+        socket.create_connection((url.hostname, url.port), timeout=5).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Dask scheduler at {address!r}: {exc}",
+                          hint="Start one with `dask scheduler` (and `dask worker ADDRESS`), or drop --scheduler "
+                          "to run on this machine's cores") from None
 
 
 def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | None,
