@@ -231,8 +231,11 @@ def test_a_bad_corpus_is_one_line_naming_file_and_line(release, tmp_path, capsys
     bad.write_text('{"text": "fine"}\n{"text": broken\n', encoding="utf-8")
     code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", str(bad))
     assert code == 2 and f"{bad}:2: not a JSON object" in err and len(err.strip().splitlines()) == 1
-    code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", str(tmp_path / "none*.txt"))
-    assert code == 2 and "no corpus file matches" in err
+    for missing in (str(tmp_path / "none*.txt"), "missing.txt"):
+        code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", missing)
+        assert code == 2 and "no corpus file matches" in err
+    code, _, err = run_cli(capsys, "contamination", str(release.path), "--against", "nosuchset/1.0.0")
+    assert code == 2 and "no release of 'nosuchset'" in err
     latin = tmp_path / "latin1.txt"
     latin.write_bytes(b"fine\nno\xe9l\n")
     with pytest.raises(ParseError) as exc:

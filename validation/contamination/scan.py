@@ -242,8 +242,9 @@ def source_parts(specs: Sequence[str], *, registry: Any = None, text_fields: tup
         if spec.startswith("hf://"):
             got = corpus.hub_parts(spec, text_fields)
             kind, label = "hub", spec
-        elif (Path(spec) / "release.json").is_file() or (
-                not Path(spec).exists() and not any(c in spec for c in "*?[") and spec.count("/") <= 1):
+        elif (Path(spec) / "release.json").is_file() or (  # NAME or NAME/VERSION (a name has no dot)
+                not Path(spec).exists() and not any(c in spec for c in "*?[") and spec.count("/") <= 1
+                and "." not in spec.split("/")[0]):
             other = resolve_release(spec, registry)
             label = f"{other.name}/{other.version}"
             got = corpus.release_parts(other, label, matched_fields)
