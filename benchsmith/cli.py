@@ -325,7 +325,8 @@ def new_cmd(
 
 _PLUGINS_LOADED = False
 #: plug-in modules whose ``root_command``s become top-level commands
-PLUGIN_MODULES = ("benchsmith.validation.cli", "benchsmith.validation.baselines.cli", "benchsmith.changelog_cli")
+PLUGIN_MODULES = ("benchsmith.validation.cli", "benchsmith.validation.baselines.cli", "benchsmith.changelog_cli",
+                  "benchsmith.validation.contamination.cli")
 #: commands that need no plug-in: they run without importing every builder, its CLI and the
 #: validation stack (``build``/``sources`` import the one builder they name)
 CORE_COMMANDS = ("list", "sources", "build", "show", "publish", "new")

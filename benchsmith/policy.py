@@ -55,6 +55,16 @@ class Policy:
         near_duplicate_threshold / near_duplicate_ngram / near_duplicate_max_fraction:
             Jaccard threshold, character n-gram size, and failing share for near duplicates.
         leakage_exempt_splits: splits left out of the leakage checks (e.g. ComVE's trial).
+
+    Contamination (``benchsmith contamination``, and ``validate`` against the registry):
+        contamination_fields: the fields whose words are matched against other text
+            (default: ``text_fields``); list fields are matched element by element.
+        contamination_max_fraction: ``(split, share)`` pairs: the share of a split's items
+            that may share an n-gram with a source before the gate fails; a split not
+            listed is reported only (default: validation and test must be clean).
+        contamination_by_design: sources whose overlap is known and intended (fnmatch
+            patterns on a source's name, e.g. ``copa-*.xml`` for XCOPA's English, which
+            is COPA): reported, never gated. Declared, not guessed.
     """
 
     task: Task | None = None
@@ -79,13 +89,16 @@ class Policy:
     near_duplicate_ngram: int = 5
     near_duplicate_max_fraction: float = 0.05
     leakage_exempt_splits: tuple[str, ...] = ()
+    contamination_fields: tuple[str, ...] = ()
+    contamination_max_fraction: tuple[tuple[str, float], ...] = (("validation", 0.0), ("test", 0.0))
+    contamination_by_design: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # lists (from YAML/JSON or a builder) become tuples: the policy is hashable and immutable
         for f in fields(self):
             v = getattr(self, f.name)
-            if isinstance(v, list):
-                object.__setattr__(self, f.name, tuple(v))
+            if isinstance(v, list):  # (a list of pairs, from JSON, becomes a tuple of pairs)
+                object.__setattr__(self, f.name, tuple(tuple(x) if isinstance(x, list) else x for x in v))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, where: str = "policy") -> Policy:
@@ -98,7 +111,8 @@ class Policy:
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        return {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
+                for k, v in asdict(self).items()}
 
     @classmethod
     def keys(cls) -> list[str]:

@@ -50,6 +50,7 @@ from benchsmith.cards.croissant import croissant
 from benchsmith.cards.lm_eval import FOLDER as LM_EVAL_FOLDER
 from benchsmith.cards.lm_eval import lm_eval_files, task_name, tasks
 from benchsmith.cards.paths import reason, scrub, scrub_tree
+from benchsmith.validation.contamination.html import card_lines
 from huggingface_hub import DatasetCardData
 
 from benchsmith.registry import CARD, write_text_atomic
@@ -329,6 +330,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
         feature_groups=_feature_groups(m),
         sections=sections,
         v=_validation(report),
+        contamination=card_lines(report),
         baselines=_baselines(report),
         skipped=skipped,
         source_status=_source_status(m),

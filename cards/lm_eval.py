@@ -33,6 +33,10 @@ features, languages and :class:`~benchsmith.policy.Policy` (``context``, ``choic
   is the string ``cause``/``effect`` (as upstream, the Hub and lm-eval have it), looked up as
   lm-eval does (``connector[doc["question"]]``); a COPA-shaped config whose ``question`` is
   not a string (a release built before it was stored so) gets the lettered prompt below.
+* **Decontamination**: every task sets ``should_decontaminate: true`` and
+  ``doc_to_decontamination_query``, the policy's ``contamination_fields`` (default: the
+  context and the choices) as a Jinja template, the same text ``benchsmith contamination``
+  matches, so lm-eval's own 13-gram decontamination works with these tasks.
 * **Other multiple-choice configs** get a lettered prompt (as lm-eval's MMLU-style tasks):
   the context fields, one line each; the question; ``A. <option>`` lines; ``Answer:``; the
   choices are the letters and the target the label's index. It works whatever the label means
@@ -177,12 +181,29 @@ def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "doc_to_text": text,
                 "doc_to_choice": choice,
                 "doc_to_target": label,
+                # lm-eval's own 13-gram decontamination (``--decontamination_ngrams_path``) reads this
+                "should_decontaminate": True,
+                "doc_to_decontamination_query": _decontamination_query(policy, feats, [*context, *fields]),
                 "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
                 "metadata": {"version": 1.0, "dataset": manifest["name"], "release": manifest["version"],
                              "config": cname},
             },
         })
     return out
+
+
+def _decontamination_query(policy: dict[str, Any], feats: datasets.Features, default: list[str]) -> str:
+    """The text lm-eval's decontamination matches for a doc: the policy's contamination fields
+    (default: the context and the choices) that are text, joined by spaces; list fields joined too."""
+    names = [f for f in (policy.get("contamination_fields") or default) if f in feats and f.isidentifier()]
+    parts = []
+    for f in names:
+        feat = feats[f]
+        if isinstance(feat, datasets.Value) and feat.dtype in ("string", "large_string"):
+            parts.append("{{" + f + "}}")
+        elif isinstance(getattr(feat, "feature", None), datasets.Value):
+            parts.append("{{" + f + " | join(' ')}}")
+    return " ".join(parts)
 
 
 def _data_source(manifest: dict[str, Any], config: str, splits: list[str],

@@ -82,6 +82,15 @@ def tokens(text: str) -> list[str]:
     return _token_pattern().findall(text)
 
 
+@lru_cache(maxsize=1)
+def word_pattern() -> re.Pattern[str]:
+    """:func:`tokens`' pattern without its punctuation alternative: word runs (with their
+    combining marks) and single characters of scripts written without spaces. Contamination
+    matching reads words only, so punctuation never decides whether two texts overlap."""
+    marks = _mark_class()
+    return re.compile(rf"[{_NO_SPACES}][{marks}]*|(?:[^\W{_NO_SPACES}]|[{marks}])+")
+
+
 def as_text(value: Any) -> str:
     """A field value as one string (lists of strings joined by spaces; None -> '')."""
     if value is None:

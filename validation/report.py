@@ -280,5 +280,8 @@ def _page(report: dict[str, Any], manifest: dict[str, Any] | None, limits: dict[
         )
         parts.append("<h2 id='splits'>Splits</h2><table><tr><th>config</th><th>split</th><th>examples</th>"
                      f"<th>fingerprint</th></tr>{rows_}</table>")
+    from benchsmith.validation.contamination.html import section  # its own module (issue 27)
+
+    parts.append(section(report))
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -184,6 +184,9 @@ class ComVE(Builder):
         # 6 dev / 5 test instances repeat a whole training statement pair (comve audit finding,
         # 0.2-0.5% of a split): tolerated up to 0.6% so that a new repeat fails the gate.
         common = {"id_field": "id", "leakage_exempt_splits": ("trial",), "exact_duplicate_max_fraction": 0.006}
+        # statements are short everyday sentences, some of which XCOPA (COPA) and CoGnition also
+        # hold whole (0.3% of validation/test, README "Contamination"): 1% may, no more
+        everyday = {"contamination_max_fraction": (("validation", 0.01), ("test", 0.01))}
         facts = {"splits_upstream": UPSTREAM_SPLIT}
         # Known upstream empties (errata/findings) are declared so the generic empty-field
         # check does not fail on them; the comve_upstream_audit check reports them instead.
@@ -195,7 +198,8 @@ class ComVE(Builder):
                 FEATURES["subtask_a"],
                 splits=SPLITS,
                 policy=Policy(**common, task="multiple_choice", choices=("sent0", "sent1"), label="label",
-                              prompt="Which statement is against common sense?"),
+                              prompt="Which statement is against common sense?",
+                              contamination_fields=("sent0", "sent1"), **everyday),
                 metadata={**facts, "metric": "accuracy"},
             ),
             Config(
@@ -205,6 +209,7 @@ class ComVE(Builder):
                 splits=SPLITS,
                 policy=Policy(**common, task="multiple_choice", choices=("option_a", "option_b", "option_c"),
                               prompt="Why is this statement against common sense?",
+                              contamination_fields=("false_sent",),
                               context=("false_sent",), label="label",
                               # The options alone give the answer away (the negation cue): declared in
                               # known_artifacts.yaml up to 0.45, not hidden by a raised threshold.
@@ -217,6 +222,7 @@ class ComVE(Builder):
                 FEATURES["subtask_c"],
                 splits=SPLITS,
                 policy=Policy(**common, task="generation", text_fields=("false_sent", "references"),
+                              contamination_fields=("false_sent",),
                               allow_empty=("references",)),  # trial: 27 items with < 3 references
                 metadata={**facts, "metric": "bleu (official: corpus BLEU, whitespace tokens, 4-grams, no smoothing, "
                           "shortest reference length)"},
@@ -228,6 +234,7 @@ class ComVE(Builder):
                 FEATURES["tuples"],
                 splits=SPLITS,
                 policy=Policy(**common, dedup_fields=("sensical_statement", "nonsensical_statement"),
+                              contamination_fields=("sensical_statement", "nonsensical_statement"), **everyday,
                               allow_empty=("confusing_reason2", "references")),
                 metadata=facts,
             ),

@@ -137,7 +137,9 @@ class MucowBuilder(Builder):
                 f"MuCoW scoring test suite {pair}: reference and contrastive translations to score.",
                 SCORING_FEATURES, splits=("test",), languages=pair_langs(pair),
                 # upstream ro-en and ru-en have 20 items each without a contrastive (kept; scored as correct)
-                policy=Policy(allow_empty=("contrastive_translations", "replacements")),
+                # contamination: as the translation suites below (sentences drawn from OPUS, Tatoeba among them)
+                policy=Policy(allow_empty=("contrastive_translations", "replacements"), contamination_fields=("source",),
+                              contamination_by_design=("*tatoeba*",)),
                 metadata={"variant": "scoring", "pair": pair, "file": scoring_file(pair)},
             ))
         for pair in TRANSLATION_PAIRS:
@@ -147,7 +149,10 @@ class MucowBuilder(Builder):
                 TRANSLATION_FEATURES, splits=("test",), languages=pair_langs(pair),
                 # `domain` (in/out) is an attribute, not a label to predict: no length-cue audit on it;
                 # no tts json upstream for de-en / en-de: sense stays empty rather than invented
-                policy=Policy(label=None, allow_empty=() if pair in TTS_JSON_PAIRS else ("sense",)),
+                # contamination: the source sentence; MuCoW drew sentences from OPUS corpora, Tatoeba
+                # among them (the `corpus` field), so overlap with Tatoeba is by construction
+                policy=Policy(label=None, allow_empty=() if pair in TTS_JSON_PAIRS else ("sense",),
+                              contamination_fields=("source",), contamination_by_design=("*tatoeba*",)),
                 metadata={"variant": "translation", "pair": pair, "files": [tts_txt_file(pair, k) for k in TXT_KINDS]},
             ))
         return out

@@ -1,0 +1,207 @@
+"""How fast, how linear and how lean is `benchsmith contamination`?
+
+Scans synthetic corpora against one real release (default: XCOPA built from
+``$BENCHSMITH_RAW`` into ``--workdir``; ``--release DIR`` for another). A corpus line is
+5-20 words drawn half from the release's own vocabulary, half from made-up words, so
+many windows are made of known words and reach the hash search (the costly case), plus
+one planted item per 100,000 lines. Each scan runs in a *fresh subprocess*
+(``scan.source_parts`` + ``build_index`` + ``run``, as the command does); its wall time,
+CPU seconds (its worker processes included) and peak RSS (``os.wait4``; the largest of the
+process and its waited-for workers) are read by the parent. The child also reports its
+scan time alone (past imports and the index).
+
+Sides, interleaved in ``--repeat`` rounds over the sizes (every side sees the same spread of
+load on a shared machine): ``one`` (one process), ``local`` (the default: one process per
+core), ``dask`` (a ``distributed`` scheduler and 2 single-threaded workers on 127.0.0.1,
+started once by this script before the rounds and stopped after them). Figures of merit:
+lines per second per core (``one``'s scan time), 10x lines at most 11x time (``local``),
+peak memory flat in the corpus size, ``dask`` within 1.2x of ``local``. Prints one JSON
+object.
+
+    python benchmarks/contamination_scaling.py [--sizes 100000 1000000] [--repeat 1]
+        [--release DIR] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+
+
+def child(release: str, corpus: str, workers: int, scheduler: str | None) -> None:
+    from benchsmith.validation.contamination import scan
+
+    from benchsmith.release import Release
+
+    start = time.perf_counter()
+    r = Release(release)
+    parts, _ = scan.source_parts([corpus])
+    index = scan.build_index(r)
+    c0, t0 = _cpu(), time.perf_counter()
+    counts, _, lines, _, ran = scan.run(index, parts, workers=workers, scheduler=scheduler)
+    c1, t1 = _cpu(), time.perf_counter()
+    print(json.dumps({"lines": lines, "scan_s": t1 - t0, "scan_cpu_s": c1 - c0, "setup_s": t0 - start,
+                      "items_found": len(counts), "ran": ran}))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped workers (a local pool is reaped inside run())."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def make_corpus(path: Path, n: int, release: str) -> None:
+    from benchsmith.validation.contamination import scan
+
+    from benchsmith.release import Release
+
+    index = scan.build_index(Release(release))
+    rng = random.Random(n)
+    known = sorted(index.vocab)
+    words = [rng.choice(known) for _ in range(4000)] + [f"zq{i}x" for i in range(4000)]
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n):
+            if i % 100_000 == 50_000:  # one planted item value per 100,000 lines
+                v = rng.randrange(len(index.values))
+                f.write(f"planted: {index.words(v, 0, len(index.value_tokens[v]))}\n")
+            else:
+                f.write(" ".join(rng.choice(words) for _ in range(rng.randint(5, 20))) + ".\n")
+
+
+def run_child(args: list[str]) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, str(HERE), "--child", *args], stdout=subprocess.PIPE,
+                            cwd=tempfile.gettempdir())
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"child {args} failed: {status}")
+    got = json.loads(out.strip().splitlines()[-1])
+    return {**got, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_cluster() -> tuple[str, list[subprocess.Popen]]:
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", str(port), "--dashboard-address", ":0"], **quiet)]
+    time.sleep(3)
+    for _ in range(2):
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1",
+                                       "--host", "127.0.0.1", "--dashboard-address", ":0"], **quiet))
+    from dask.distributed import Client
+
+    with Client(address, timeout="30s") as c:
+        c.wait_for_workers(2, timeout=60)
+    return address, procs
+
+
+def stop_cluster(procs: list[subprocess.Popen]) -> None:
+    for p in reversed(procs):
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def ensure_release(workdir: Path) -> str:
+    reg = workdir / "registry"
+    path = reg / "xcopa" / "1.1.0"
+    if not (path / "release.json").is_file():
+        raw = os.environ.get("BENCHSMITH_RAW", str(HERE.parent.parent.parent / "shared" / "raw"))
+        subprocess.run([sys.executable, "-m", "benchsmith.cli", "-q", "build", "xcopa", "--sources", raw,
+                        "--registry", str(reg)], check=True, env={**os.environ, "BENCHSMITH_HOME": str(workdir)})
+    return str(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", nargs="*")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--release")
+    ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--sides", nargs="+", default=["one", "local", "dask"])
+    a = ap.parse_args()
+    if a.child is not None:
+        release, corpus, workers, scheduler = a.child
+        child(release, corpus, int(workers), scheduler if scheduler != "-" else None)
+        return
+    workdir = a.workdir or Path(tempfile.mkdtemp(prefix="contam-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    release = a.release or ensure_release(workdir)
+    corpora = {}
+    for n in a.sizes:
+        corpora[n] = workdir / f"corpus-{n}.txt"
+        if not corpora[n].is_file():
+            make_corpus(corpora[n], n, release)
+    cores = os.cpu_count() or 1
+    address, procs = start_cluster() if "dask" in a.sides else ("", [])
+    runs: dict[str, dict[int, list[dict]]] = {s: {n: [] for n in a.sizes} for s in a.sides}
+    try:
+        for _ in range(a.repeat):
+            for n in a.sizes:
+                for side in a.sides:
+                    workers, sched = {"one": ("1", "-"), "local": (str(cores), "-"), "dask": ("1", address)}[side]
+                    runs[side][n].append(run_child([release, str(corpora[n]), workers, sched]))
+    finally:
+        stop_cluster(procs)
+
+    def summary(rs: list[dict]) -> dict:
+        return {"wall_min_s": round(min(r["wall_s"] for r in rs), 2),
+                "wall_median_s": round(statistics.median(r["wall_s"] for r in rs), 2),
+                "scan_min_s": round(min(r["scan_s"] for r in rs), 2),
+                "scan_cpu_min_s": round(min(r["scan_cpu_s"] for r in rs), 2),
+                "cpu_min_s": round(min(r["cpu_s"] for r in rs), 2),
+                "peak_rss_mb": round(max(r["peak_rss_mb"] for r in rs)),
+                "items_found": rs[0]["items_found"], "ran": rs[0]["ran"]}
+
+    out: dict = {"release": release, "cores": cores, "sizes": a.sizes,
+                 "sides": {s: {n: summary(rs) for n, rs in v.items()} for s, v in runs.items()}}
+    small, big = min(a.sizes), max(a.sizes)
+    if "one" in a.sides:
+        one = out["sides"]["one"]
+        # per core = per CPU second of the one-process scan: on a loaded machine wall time is shared
+        out["lines_per_second_per_core"] = {n: round(n / one[n]["scan_cpu_min_s"]) for n in a.sizes}
+        out["lines_per_wall_second_one_process"] = {n: round(n / one[n]["scan_min_s"]) for n in a.sizes}
+        out["lines_per_cpu_second_whole_command"] = {n: round(n / one[n]["cpu_min_s"]) for n in a.sizes}
+    if "local" in a.sides and big != small:
+        loc = out["sides"]["local"]
+        out["time_ratio_big_over_small"] = {"wall": round(loc[big]["wall_min_s"] / loc[small]["wall_min_s"], 2),
+                                            "scan": round(loc[big]["scan_min_s"] / loc[small]["scan_min_s"], 2),
+                                            "scan_cpu": round(loc[big]["scan_cpu_min_s"] / loc[small]["scan_cpu_min_s"], 2),
+                                            "lines": big / small}
+    if "one" in a.sides and big != small:
+        out["peak_rss_ratio_big_over_small_one_process"] = round(
+            out["sides"]["one"][big]["peak_rss_mb"] / out["sides"]["one"][small]["peak_rss_mb"], 2)
+    if "dask" in a.sides and "local" in a.sides:
+        out["dask_over_local_wall"] = {n: round(out["sides"]["dask"][n]["wall_min_s"]
+                                                / out["sides"]["local"][n]["wall_min_s"], 2) for n in a.sizes}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""``validate``'s contamination check: the release against its registry and its previous version.
+
+* **Other releases**: the newest version of every other dataset in the same registry (a
+  release under ``<registry>/.staging/`` during ``audit`` looks in ``<registry>``) is a source,
+  scanned in this process exactly as ``benchsmith contamination RELEASE --against NAME``
+  does (default n-grams; the other release's own policy picks its fields). One result per
+  config: the rate per split, the gate of :func:`scan.report` (the policy's
+  ``contamination_max_fraction``, ``contamination_by_design``), the first items.
+* **Previous version** (the newest older version beside it, looked up here, not
+  ``validate --previous``): items whose normalised content
+  (the leakage checks' ``dedup_fields`` content) sat in another split before. An item that
+  moved from any split into a split the policy gates is contamination for everyone who
+  trained on the previous version's split, and fails past the split's
+  ``contamination_max_fraction``; other moves are a warning.
+
+With no other release and no previous version the check is skipped, and says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchsmith.validation.check import Check, CheckResult, Status, register_check
+from benchsmith.validation.dataview import configs
+
+from benchsmith.registry import STAGING
+
+_SHOW = 10
+
+
+def registry_root(release: Any) -> Path:
+    root = Path(release.path).resolve().parent.parent
+    return root.parent if root.name == STAGING else root
+
+
+def neighbours(release: Any) -> list[Any]:
+    """The newest release of every other dataset in the release's registry (sorted by name)."""
+    from benchsmith.release import find_releases
+
+    root = registry_root(release)
+    out = []
+    if not root.is_dir():
+        return out
+    for d in sorted(root.iterdir()):
+        if d.is_dir() and not d.name.startswith(".") and d.name != release.name:
+            found = find_releases(root, d.name)
+            if found:
+                out.append(found[-1])
+    return out
+
+
+@register_check
+class ContaminationCheck(Check):
+    name = "contamination"
+    family = "leakage"
+
+    def run(self, release: Any) -> list[CheckResult]:
+        from benchsmith.validation.drift import previous_release
+
+        out = self._others(release)
+        previous = previous_release(release, registry_root(release))
+        if previous is not None:
+            out += self._moved(release, previous)
+        if not out:
+            out.append(self.result(Status.SKIP, "no other release in this registry and no previous version to "
+                                   "compare with (`benchsmith contamination --against` checks corpora)"))
+        return out
+
+    def _others(self, release: Any) -> list[CheckResult]:
+        from benchsmith.validation.contamination import corpus, scan
+
+        others = neighbours(release)
+        if not others:
+            return []
+        parts: list[corpus.Part] = []
+        sources = []
+        for other in others:
+            label = f"{other.name}/{other.version}"
+            got = corpus.release_parts(other, label, scan.matched_fields)
+            parts += got
+            sources.append({"source": label, "kind": "release", "files": 1, "partitions": len(got)})
+        index = scan.build_index(release)
+        counts, locations, lines, per_source, ran = scan.run(index, parts, workers=1)
+        rep = scan.report(release, index, counts, locations, sources=sources, lines=lines, seconds=0.0, ran=ran,
+                          per_source=per_source)
+        names = ", ".join(s["source"] for s in sources)
+        results = []
+        for view in configs(release):
+            rows = [r for r in rep["splits"] if r["config"] == view.config]
+            status = Status.FAIL if any(r["status"] == "fail" for r in rows) else (
+                Status.WARN if any(r["status"] == "warn" for r in rows) else Status.PASS)
+            rates = "; ".join(f"{r['split']} {r['rate']:.1%} ({r['contaminated']}/{r['items']})" for r in rows)
+            items = [it for it in rep["items"] if it["config"] == view.config]
+            results.append(self.result(
+                status, f"checked against {names}: items sharing a {rep['ngram']}-gram (or a whole short field): "
+                f"{rates}", config=view.config,
+                metrics={f"rate/{r['split']}": r["rate"] for r in rows},
+                details={"sources": [s["source"] for s in sources], "ngram": rep["ngram"],
+                         "min_tokens": rep["min_tokens"], "splits": rows, "items": items[:_SHOW]}))
+        return results
+
+    def _moved(self, release: Any, previous: Any) -> list[CheckResult]:
+        from benchsmith.validation.checks.leakage import content_batches
+
+        results = []
+        before = {v.config: v for v in configs(previous)}
+        for view in configs(release):
+            old = before.get(view.config)
+            if old is None or not view.dedup_fields:
+                continue
+            where: dict[str, set[str]] = {}  # content -> the previous version's splits holding it
+            for split in old.splits:
+                for batch in content_batches(old, split):
+                    for text in batch:
+                        where.setdefault(text, set()).add(split)
+            limits = dict(view.policy.contamination_max_fraction)
+            moved: dict[tuple[str, str], tuple[int, list[Any]]] = {}
+            for split in view.splits:
+                rows_from: dict[str, list[int]] = {}
+                row = 0
+                for batch in content_batches(view, split):
+                    for text in batch:
+                        before_in = where.get(text)
+                        if before_in and split not in before_in:
+                            rows_from.setdefault(min(before_in), []).append(row)
+                        row += 1
+                for src, rows in sorted(rows_from.items()):
+                    moved[(src, split)] = (len(rows), view.ids_of(split, rows[:_SHOW]))
+            if not moved:
+                results.append(self.result(Status.PASS, f"no item moved between splits since {previous.version}",
+                                           config=view.config))
+                continue
+            fail = [f"{src}->{dst}" for (src, dst), (n, _) in moved.items()
+                    if dst in limits and n / max(view.num_rows(dst), 1) > limits[dst]]
+            summary = ("items moved between splits since " + previous.version + ": "
+                       + ", ".join(f"{n} {src}->{dst}" for (src, dst), (n, _) in moved.items()))
+            results.append(self.result(
+                Status.FAIL if fail else Status.WARN, summary, config=view.config,
+                metrics={f"moved/{src}->{dst}": n for (src, dst), (n, _) in moved.items()},
+                details={"previous": previous.version, "moved": [
+                    {"from": src, "to": dst, "items": n, "ids": ids} for (src, dst), (n, ids) in moved.items()]}))
+        return results

@@ -1,0 +1,91 @@
+"""``benchsmith contamination RELEASE --against SOURCE [SOURCE ...]`` (mounted by ``benchsmith.cli``).
+
+Prints the per-split table (or one JSON object with ``--json``, markdown with
+``--markdown``), writes the JSON report to ``--out`` when given, and exits 1 when a split's
+share of items that overlap a source not declared by design exceeds its policy's
+``contamination_max_fraction`` (see :mod:`benchsmith.validation.contamination`).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchsmith.commands import (
+    JSON_OPTION,
+    REGISTRY_OPTION,
+    console,
+    emit,
+    resolve_release,
+    root_command,
+    table,
+)
+from benchsmith.errors import ConfigError, GateError
+
+
+@root_command("contamination")
+def contamination_cmd(
+    release: Annotated[str, typer.Argument(help="Release directory, or NAME[/VERSION] in the registry.")],
+    against: Annotated[list[str], typer.Option(
+        "--against", help="A SOURCE: another release (folder or NAME[/VERSION]), hf://datasets/ORG/NAME@REV"
+        "[?config=C&field=F], or text files (txt, jsonl, csv, parquet; folders, globs). Repeatable.")],
+    ngram: Annotated[int, typer.Option("--ngram", help="Words per n-gram (lm-eval's 13).", min=1, max=64)] = 13,
+    min_tokens: Annotated[int, typer.Option(
+        "--min-words", help="A matched field shorter than --ngram is matched whole from this many words.",
+        min=1)] = 5,
+    text_field: Annotated[list[str] | None, typer.Option(
+        "--text-field", help="Text field/column of jsonl, csv and parquet sources (repeatable; default: "
+        "'text', every column of a csv).")] = None,
+    near_dup: Annotated[float | None, typer.Option(
+        "--near-dup", help="Also count near duplicates: Jaccard of character 5-grams at least this (MinHash "
+        "candidates, verified exactly).", min=0.0, max=1.0)] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Dask scheduler ADDRESS: partition the sources over that cluster.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Local processes (default: one per core).", min=1)] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the report as markdown.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the JSON report to this file.")] = None,
+    registry: Path | None = REGISTRY_OPTION,
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Do a release's items appear in other releases, Hub datasets or corpora? Exit 1 past the policy's threshold."""
+    from benchsmith.validation.contamination import scan
+
+    if min_tokens > ngram:
+        raise ConfigError(f"--min-words {min_tokens} is more than --ngram {ngram}",
+                          hint="A field of --ngram words or more is always matched by n-grams: lower --min-words")
+    r = resolve_release(release, registry)
+    start = time.perf_counter()
+    parts, sources = scan.source_parts(against, registry=registry, text_fields=tuple(text_field or ()))
+    index = scan.build_index(r, ngram=ngram, min_tokens=min_tokens, near=near_dup)
+    counts, locations, lines, per_source, ran = scan.run(index, parts, scheduler=scheduler, workers=workers)
+    rep = scan.report(r, index, counts, locations, sources=sources, lines=lines,
+                      seconds=time.perf_counter() - start, ran=ran, per_source=per_source)
+    if out is not None:
+        import json
+
+        from benchsmith.jsonable import to_jsonable
+        from benchsmith.registry import write_text_atomic
+
+        write_text_atomic(out, json.dumps(to_jsonable(rep), indent=1, ensure_ascii=False) + "\n")
+
+    def human() -> None:
+        if markdown:
+            console.print(scan.markdown(rep), markup=False, highlight=False)
+            return
+        rows = [(x["config"], x["split"], f"{x['items']:,}", f"{x['contaminated']:,}", f"{x['rate']:.2%}",
+                 ", ".join(f"{k} {v}" for k, v in x["by_source"].items()) or "-", x["status"])
+                for x in rep["splits"]]
+        console.print(table(f"contamination of {rep['release']} ({rep['ngram']}-grams)",
+                            ["config", "split", "items", "contaminated", "rate", "by source", "status"], rows))
+        console.print(f"{lines:,} lines in {rep['seconds']} s ({rep['lines_per_second'] or 0:,} lines/s, {ran})",
+                      highlight=False)
+
+    emit(rep, json_out, human)
+    if rep["failed"]:
+        raise GateError(f"contamination above the policy's threshold in {', '.join(rep['failed'])}",
+                        hint="Remove or replace the contaminated items, or declare a known overlap in the "
+                        "builder's policy (contamination_by_design / contamination_max_fraction)")
