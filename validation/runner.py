@@ -249,14 +249,43 @@ def validate(
 
     published = registry.published_fingerprints(release.path) is not None
     report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
-    if published and write:
-        notes.append(f"published releases are read-only: the report goes to {report_dir}, the card is unchanged")
     results = crashed + run_checks(release, checks)
-    report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
-    if write:
-        write_report(release, report, report_dir)
-        if not published:
-            from benchsmith.cards.card import write_card_files
-
-            write_card_files(release, builder)
+    if not write:
+        report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
+        return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)
+    # Writing goes under the version's lock, and "published" is decided again under it: a
+    # publish that landed while the checks ran makes this a read-only run (issue 29), so a
+    # published release is never written again, whatever runs beside it.
+    with registry.lock(release.path):
+        published = registry.published_fingerprints(release.path) is not None
+        report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
+        notes += _read_only_note(published, report_dir)
+        report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
+        if published:
+            write_report(release, report, report_dir)
+        else:
+            write_sealed(release, report, builder)
     return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)
+
+
+def _read_only_note(published: bool, report_dir: Path) -> list[str]:
+    return [f"published releases are read-only: the report goes to {report_dir}, the card is unchanged"
+            ] if published else []
+
+
+def write_sealed(release: Release, report: dict[str, Any], builder: Any | None) -> None:
+    """Write the report, re-render the card from it, then seal the release as it now is and
+    record the seal in ``reports/validation.json`` (the caller holds the version's lock).
+
+    The card reads the report, so the report is written first; the seal comes last so it
+    covers the card, croissant.json and lm_eval/ as rendered (see :mod:`benchsmith.seal`)."""
+    from benchsmith.cards.card import write_card_files
+    from benchsmith.validation.report import write_report, write_report_json
+
+    from benchsmith import seal
+
+    report.pop("seal", None)
+    write_report(release, report, release.reports_dir)
+    write_card_files(release, builder)
+    report["seal"] = seal.compute(release.path).to_dict()
+    write_report_json(report, release.reports_dir)
