@@ -247,7 +247,6 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
     created = False
     commit_oid: str | None = None
     removed: list[str] = []
-    opened: list[Any] = []
     with _hub_settings(api.endpoint):
         try:
             if not api.repo_exists(repo_id, repo_type="dataset"):
@@ -259,8 +258,8 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
                     hint="Bump the builder's version and publish that",
                 )
             head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
-            operations, removed = _mirror_operations(api, repo_id, head, fds, _hub_rendered(release, repo_id),
-                                                     opened)
+            operations, removed = _mirror_operations(api, repo_id, head, release.path, fds,
+                                                     _hub_rendered(release, repo_id))
             commit_oid = api.create_commit(
                 repo_id, operations, repo_type="dataset", parent_commit=head,
                 commit_message=f"{release.name} {release.version}",
@@ -279,9 +278,6 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
             problem, hint = _explain(exc, api.endpoint)
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
-        finally:
-            for fh in opened:
-                fh.close()
     return {"published": f"{repo_id}@{release.version}", "commit": commit_oid, "tag": release.version,
             "name": release.name, "version": release.version, "repo_created": created, "removed": removed}
 
@@ -330,25 +326,22 @@ def _hub_rendered(release: Release, repo_id: str) -> dict[str, str]:
     return render_files(release, find_builder(release)[0], hub={"repo": repo_id, "revision": release.version})
 
 
-def _mirror_operations(api: Any, repo_id: str, head: str | None, fds: dict[str, int],
-                       rendered: dict[str, str] | None = None, opened: list[Any] | None = None
-                       ) -> tuple[list[Any], list[str]]:
+def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path, fds: dict[str, int],
+                       rendered: dict[str, str] | None = None) -> tuple[list[Any], list[str]]:
     """The commit operations that make ``main`` hold exactly the checked files (``fds``: path in
     the release -> fd) and ``.gitattributes``, with ``rendered`` texts in place of the local
     copies of those paths; also the paths it deletes."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     rendered = rendered or {}
-    opened = [] if opened is None else opened
 
-    # a buffered reader over a duplicate of each checked fd (same open file, so the same bytes;
-    # huggingface_hub wants a BufferedIOBase), closed by the caller after the commit
-    local = {}
-    for rel in sorted(fds):
-        fh = os.fdopen(os.dup(fds[rel]), "rb")
-        opened.append(fh)
-        fh.seek(0)
-        local[rel] = fh
+    # Each checked file is uploaded through its fd's /proc/self/fd link: a fresh open of the very
+    # inode that was hashed (whatever is at its path now), with its own offset, as
+    # huggingface_hub's upload threads need. (A file object would be shared by two operations
+    # with the same content, which huggingface_hub uploads once from two threads.) Without
+    # /proc the path itself is used, under the version's lock.
+    proc = Path("/proc/self/fd")
+    local = {rel: f"{proc}/{fds[rel]}" if proc.is_dir() else str(folder / rel) for rel in sorted(fds)}
     remote = set(api.list_repo_files(repo_id, repo_type="dataset", revision=head)) if head else set()
     removed = sorted(remote - set(local) - {".gitattributes"})
     adds = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=rendered[rel].encode("utf-8") if rel in rendered
