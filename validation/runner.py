@@ -223,8 +223,12 @@ def validate(
     from benchsmith.validation.drift import DriftCheck, previous_release
     from benchsmith.validation.report import build_report, write_report
 
+    from benchsmith import seal
+
     start = time.perf_counter()
     checks = generic_checks(near_dup_threshold)  # fail fast on a bad level before any work
+    for _ in seal.walk(release.path):  # regular files only (a link is refused before any check reads it)
+        pass
     extra = baseline_checks(baselines, model_path)
     notes: list[str] = []
     if builder is AUTO:
