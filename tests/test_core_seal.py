@@ -427,7 +427,8 @@ def _race_trials(tmp_path: Path, sealed: Path, trials: int, seed: int = 22) -> d
     script.write_text(CLI)
     env = {**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home")}
     rng = random.Random(seed)
-    outcomes = {"published": 0, "publish refused (locked)": 0, "changed after publish": 0}
+    outcomes = {"published": 0, "publish refused (locked)": 0, "changed after publish": 0,
+                "validate wrote beside the published release": 0}
     duration = None
     for trial in range(trials):
         target = tmp_path / f"reg{trial}" / "toy" / "1.1.0"
@@ -447,6 +448,8 @@ def _race_trials(tmp_path: Path, sealed: Path, trials: int, seed: int = 22) -> d
             outcomes["published"] += 1
             if hashes(target) != after_publish:
                 outcomes["changed after publish"] += 1
+            if (registry.detached_reports_dir(target) / "validation.json").is_file():
+                outcomes["validate wrote beside the published release"] += 1
             sealed_now = registry.published_marker(target)["seal"]
             assert seal.differences(target, seal.Seal.from_dict(sealed_now, where=target)) == []
         else:
@@ -455,14 +458,10 @@ def _race_trials(tmp_path: Path, sealed: Path, trials: int, seed: int = 22) -> d
     return outcomes
 
 
-def test_validate_and_publish_side_by_side(sealed, tmp_path):
-    """The default run's representative of the stress test below: two trials."""
-    outcomes = _race_trials(tmp_path, sealed, trials=2)
-    assert outcomes["changed after publish"] == 0, outcomes
-
-
 @pytest.mark.slow
 def test_validate_and_publish_side_by_side_many_times(sealed, tmp_path):
+    """The stress test of issue 29 (slow: ~35 s a trial on the 2-core dev machine). Its default-run
+    representative is the forced-order test above, on the same code paths."""
     outcomes = _race_trials(tmp_path, sealed, trials=int(os.environ.get("BENCHSMITH_RACE_TRIALS", "12")))
     print(outcomes)
     assert outcomes["changed after publish"] == 0, outcomes
