@@ -8,7 +8,7 @@ import shutil
 import pytest
 from conftest import run_cli
 from hub_server import LocalHub, go_online
-from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
+from toy_builder import FIXTURES, RegisteredToyBuilder
 
 from benchsmith.builder import register, unregister
 from benchsmith.errors import GateError, PublishError

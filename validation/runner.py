@@ -260,7 +260,7 @@ def validate(
     # Writing goes under the version's lock, and "published" is decided again under it: a
     # publish that landed while the checks ran makes this a read-only run (issue 29), so a
     # published release is never written again, whatever runs beside it.
-    with registry.lock(release.path):
+    with _version_lock(release):
         published = registry.published_fingerprints(release.path) is not None
         report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
         notes += _read_only_note(published, report_dir)
@@ -270,6 +270,29 @@ def validate(
         else:
             write_sealed(release, report, builder)
     return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)
+
+
+@contextmanager
+def _version_lock(release: Release) -> Iterator[None]:
+    """The version's lock (``benchsmith.registry.lock``, where publish and build take it). A
+    release folder outside any registry whose lock folder cannot be created (its grandparent is
+    not writable) is written without it: no publish can take that lock either."""
+    import errno
+
+    from benchsmith import registry
+
+    try:
+        cm = registry.lock(release.path)
+        cm.__enter__()
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        yield
+        return
+    try:
+        yield
+    finally:
+        cm.__exit__(None, None, None)
 
 
 def _read_only_note(published: bool, report_dir: Path) -> list[str]:
