@@ -329,8 +329,8 @@ def _hub_rendered(release: Release, repo_id: str) -> dict[str, str]:
 def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path, fds: dict[str, int],
                        rendered: dict[str, str] | None = None) -> tuple[list[Any], list[str]]:
     """The commit operations that make ``main`` hold exactly the checked files (``fds``: path in
-    the release -> fd) and ``.gitattributes``, with ``rendered`` texts in place of the local
-    copies of those paths; also the paths it deletes."""
+    the release -> fd) and ``.gitattributes``, with the Hub's ``rendered`` texts in place of the
+    local copies of those paths; also the paths it deletes."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     rendered = rendered or {}
@@ -346,8 +346,8 @@ def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path, f
     removed = sorted(remote - set(local) - {".gitattributes"})
     adds = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=rendered[rel].encode("utf-8") if rel in rendered
                                else path) for rel, path in local.items()]
-    adds += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=text.encode("utf-8"))
-             for rel, text in rendered.items() if rel not in local]
+    # a Hub rendering of a file the release does not have is left out: the commit holds exactly
+    # the sealed list (README.md, croissant.json and lm_eval/ are rendered for it and sealed)
     return [CommitOperationDelete(path_in_repo=p) for p in removed] + adds, removed
 
 

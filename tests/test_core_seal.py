@@ -261,7 +261,7 @@ def _edit_source_sha(r: Release) -> str:
 
 def _edit_card(r: Release) -> str:
     card = r.path / "README.md"
-    card.write_text(card.read_text().replace("CC0-1.0", "CC-BY-40"))  # same length
+    card.write_text(card.read_text().replace("CC0-1.0", "CC0-1.1"))  # same length
     return "README.md"
 
 
@@ -278,6 +278,11 @@ def test_edits_to_the_manifest_card_or_croissant_are_detected(release, capsys, e
     assert code == 2 and f"{rel}: " in one_line(err) and "not the release that was validated" in err
     code, out, err = run_cli(capsys, "show", str(release.path), "--verify", "--json")
     assert code == 2 and any(p.startswith(f"{rel}: ") for p in one_json(out)["seal"]["problems"])
+    # the default show compares sizes: it catches the edits that change a size, and says what it checked
+    resized = edit in (_edit_license, _edit_croissant)
+    code, out, err = run_cli(capsys, "show", str(release.path))
+    assert code == (2 if resized else 0)
+    assert ("the bytes DIFFER" if resized else "the bytes match") in out and "sizes only" in out
     # validating again seals the edit (when it is intended): then it publishes
     assert run_cli(capsys, "-q", "validate", str(release.path), *VALIDATE)[0] == 0
     code, out, err = publish(capsys, release, "--json")
@@ -437,8 +442,9 @@ def _race_trials(tmp_path: Path, sealed: Path, trials: int, seed: int = 22) -> d
         validate = subprocess.Popen([sys.executable, str(script), "-q", "validate", str(target),
                                      "--near-dup-threshold", "0.95", "--baselines", "cheap"],
                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        # publish at a moment spread over validate's run (its write comes at the end)
-        time.sleep(rng.uniform(0.3, 1.1) * (duration or 4.0))
+        # publish at a moment spread over validate's run: both start up in ~2-5 s, validate's checks
+        # then run for seconds and its write comes at the end, so early starts land mid-checks
+        time.sleep(rng.uniform(0.0, 0.8) * (duration or 10.0))
         pub = subprocess.run([sys.executable, str(script), "-q", "publish", str(target), "--registry",
                               str(target.parent.parent)], env=env, capture_output=True, text=True, timeout=300,
                              check=False)
