@@ -15,7 +15,8 @@ Decisions:
   link swapped in after the walk is refused too, and nothing outside the folder is ever read.
 * **Hidden entries** (a name starting with ``.``, at any depth: the ``.name.xxx.tmp`` of an
   atomic write, a build's ``.split-shard`` files) are in-progress leftovers, not part of the
-  release: never listed, hashed, copied or uploaded. A hidden *link* is still refused.
+  release: never listed, hashed, copied or uploaded. A link or special file is still refused
+  there (hidden, or inside a hidden folder): "regular files only" holds for the whole folder.
 * **By rule**: ``reports/validation.json`` and ``reports/validation.html`` are part of the
   release (copied and uploaded) but outside the digest: validation.json records the seal (it
   cannot hold its own digest), and validation.html is rendered from it. Every other file is
@@ -125,13 +126,20 @@ def _safe_rel(rel: str) -> bool:
         and "\0" not in rel
 
 
+def shown(rel: str) -> str:
+    """A release path as messages print it: as is, or JSON-quoted when it holds a control
+    character (a file name may hold a newline; a message stays on one line)."""
+    return rel if rel.isprintable() else json.dumps(rel, ensure_ascii=False)
+
+
 def _not_regular(path: Path, mode: int | None, root: Path) -> ReleaseError:
+    rel = path.relative_to(root).as_posix()
     kind = ("a symbolic link" if mode is None or stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISBLK(mode) or stat.S_ISCHR(mode)
             else "not a regular file")
     return ReleaseError(
-        f"{path.relative_to(root).as_posix()} is {kind}; a release holds regular files only",
-        path=path,
+        f"{shown(rel)} is {kind}; a release holds regular files only",
+        path=path if rel.isprintable() else root,
         hint="Replace it with the file itself (or remove it), then validate the release again; "
         "benchsmith never reads through a link",
     )
@@ -149,7 +157,7 @@ def walk(root: str | Path) -> Iterator[tuple[str, int]]:
     yield from _walk(root, root, "")
 
 
-def _walk(root: Path, folder: Path, prefix: str) -> Iterator[tuple[str, int]]:
+def _walk(root: Path, folder: Path, prefix: str, hidden: bool = False) -> Iterator[tuple[str, int]]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except NotADirectoryError:
@@ -157,17 +165,16 @@ def _walk(root: Path, folder: Path, prefix: str) -> Iterator[tuple[str, int]]:
     for entry in entries:
         path = folder / entry.name
         st = entry.stat(follow_symlinks=False)
-        if stat.S_ISLNK(st.st_mode):
-            raise _not_regular(path, st.st_mode, root)
-        if entry.name.startswith("."):
-            continue  # an in-progress leftover: not part of the release
+        # hidden entries (in-progress leftovers) are never listed, but a link or special file
+        # is refused wherever it is, inside a hidden folder too
+        skip = hidden or entry.name.startswith(".")
         rel = f"{prefix}{entry.name}"
         if stat.S_ISDIR(st.st_mode):
-            yield from _walk(root, path, rel + "/")
-        elif stat.S_ISREG(st.st_mode):
-            yield rel, st.st_size
-        else:
+            yield from _walk(root, path, rel + "/", skip)
+        elif not stat.S_ISREG(st.st_mode):
             raise _not_regular(path, st.st_mode, root)
+        elif not skip:
+            yield rel, st.st_size
 
 
 def open_regular(root: str | Path, rel: str) -> int:
@@ -252,17 +259,17 @@ def differences(root: str | Path, sealed: Seal, *, full: bool = True, keep_open:
     out = []
     for rel in sorted(set(want) | set(have)):
         if rel not in have:
-            out.append(f"{rel}: missing (sealed with {want[rel].size:,} bytes)")
+            out.append(f"{shown(rel)}: missing (sealed with {want[rel].size:,} bytes)")
         elif rel not in want:
-            out.append(f"{rel}: not in the seal (added after validation, {have[rel]:,} bytes)")
+            out.append(f"{shown(rel)}: not in the seal (added after validation, {have[rel]:,} bytes)")
         elif have[rel] != want[rel].size:
-            out.append(f"{rel}: size {want[rel].size:,} -> {have[rel]:,} bytes")
+            out.append(f"{shown(rel)}: size {want[rel].size:,} -> {have[rel]:,} bytes")
         elif full or keep_open is not None:
             fd = open_regular(root, rel)
             size, digest = hash_fd(fd)
             if (size, digest) != (want[rel].size, want[rel].sha256):
                 os.close(fd)
-                out.append(f"{rel}: content changed (sha256 differs from the seal, same size)")
+                out.append(f"{shown(rel)}: content changed (sha256 differs from the seal, same size)")
             elif keep_open is not None:
                 keep_open[rel] = fd
             else:
