@@ -285,7 +285,8 @@ def publish_cmd(
     ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Publish a validated release (files verified, gate first); a published version is never overwritten."""
+    """Publish a validated release (gate, seal and registered sources first); a published version is never
+    overwritten. With --hub the publication is recorded in --registry (default: the registry holding the release)."""
     from benchsmith.publish import publish_hub, publish_local
 
     r = resolve_release(release, registry)
