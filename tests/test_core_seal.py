@@ -290,6 +290,24 @@ def test_edits_to_the_manifest_card_or_croissant_are_detected(release, capsys, e
     assert one_json(out)["seal"] == seal.compute(release.path).digest
 
 
+def test_publish_into_another_registry_copies_exactly_the_checked_files(release, capsys, tmp_path):
+    (release.path / "data" / ".leftover.tmp").write_text("hidden: never copied")
+    other = tmp_path / "other"
+    code, out, err = run_cli(capsys, "publish", str(release.path), "--registry", str(other), "--json")
+    assert code == 0, err
+    copy = other / "toy" / "1.1.0"
+    assert set(hashes(copy)) == {f["path"] for f in recorded_seal(release)["files"]} | set(seal.BY_RULE)
+    assert {k: v for k, v in hashes(release.path).items() if ".leftover" not in k} == hashes(copy)
+    code, out, err = run_cli(capsys, "show", str(copy), "--verify", "--json")
+    assert code == 0, err
+    assert one_json(out)["seal"]["source"] == "the published marker" and one_json(out)["seal"]["matches"] is True
+    # the registry's copy must be the sealed bytes: a different copy already there is refused
+    shutil.rmtree(other / "toy" / ".published")
+    (copy / "croissant.json").write_text("{}\n")
+    code, _, err = run_cli(capsys, "publish", str(release.path), "--registry", str(other))
+    assert code == 2 and "already holds a different toy 1.1.0" in one_line(err)
+
+
 # ------------------------------------------------------------------------ links and the Hub
 
 
