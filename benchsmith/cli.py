@@ -249,8 +249,10 @@ def show_cmd(
             f"{r.name} {r.version} is not the release that was {check['sealed_when']}: "
             f"{seal.describe(check['problems'])}",
             path=r.path,
-            hint="Restore the files, or validate it again if the change is intended (a published version "
-            "never changes: bump the version)",
+            hint=("Restore the published files: a published version never changes (bump the version for new data)"
+                  if check["sealed_when"] == "published" else
+                  f"Restore the validated files, or validate again (`benchsmith validate {r.path}`) if the change "
+                  "is intended"),
         )
 
 
