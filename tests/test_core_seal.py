@@ -429,6 +429,27 @@ def test_a_publish_that_lands_while_validate_runs_its_checks_makes_it_read_only(
         publish_local(Release(release.path), reg_of(release))
 
 
+def test_a_release_replaced_while_validate_runs_its_checks_gets_no_report(release, monkeypatch):
+    from benchsmith.validation import runner
+
+    real = runner.run_checks
+    before = hashes(release.path)
+
+    def checks_then_rebuild(r, checks):
+        results = real(r, checks)
+        manifest = json.loads((r.path / "release.json").read_text())
+        manifest["configs"]["plain"]["splits"]["test"]["fingerprint"] = "0" * 64  # other data now
+        (r.path / "release.json").write_text(json.dumps(manifest))
+        return results
+
+    monkeypatch.setattr(runner, "run_checks", checks_then_rebuild)
+    with pytest.raises(ReleaseError, match="rebuilt while it was being validated: nothing was written"):
+        runner.validate(release, baselines="none", near_dup_threshold=0.95)
+    after = hashes(release.path)
+    assert {k: v for k, v in after.items() if k != "release.json"} == {k: v for k, v in before.items()
+                                                                      if k != "release.json"}
+
+
 CLI = textwrap.dedent(
     """
     import sys

@@ -265,6 +265,11 @@ def validate(
         report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
         notes += _read_only_note(published, report_dir)
         report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
+        if Release(release.path).fingerprints() != report["fingerprints"]:
+            from benchsmith.errors import ReleaseError
+
+            raise ReleaseError(f"{release.name} {release.version} was rebuilt while it was being validated: "
+                               "nothing was written", path=release.path, hint="Validate it again")
         if published:
             write_report(release, report, report_dir)
         else:
