@@ -238,7 +238,7 @@ def compute(root: str | Path) -> Seal:
             size, digest = hash_file(root, rel)
             files.append(Entry(rel, size, digest))
             bar.advance(size)
-    return Seal(tuple(files))
+    return Seal(tuple(sorted(files, key=lambda e: e.path)))  # the order from_dict reads back
 
 
 # --------------------------------------------------------------------------- comparing
