@@ -125,9 +125,9 @@ class Changelog:
         lines = [f"{heading} Changes in {self.name} {self.after} since {self.before}", ""]
         if self.identical:
             return "\n".join(lines + ["No split changed: every fingerprint is the same.", ""])
-        lines += [f"{t['added']} added, {t['removed']} removed, {t['changed']} changed item(s) in "
-                  f"{t['splits_changed']} split(s); {t['unexplained']} removal(s)/change(s) not explained by an "
-                  "erratum of this version.", "",
+        lines += [(f"{t['added']} added, {t['removed']} removed, {t['changed']} changed item(s) in "
+                   f"{t['splits_changed']} split(s); {t['unexplained']} removal(s)/change(s) not explained by an "
+                   "erratum of this version."), "",
                   "| config | split | status | before | after | added | removed | changed |",
                   "|---|---|---|---|---|---|---|---|"]
         for s in self.splits:

@@ -257,7 +257,24 @@ def _print_summary(summary: dict, title: str) -> None:
     console.print(table(title, ["config", "split", "examples"], rows))
     if "status" in summary:
         detail = summary.get("on_fingerprints") or summary.get("report")
-        console.print(f"status: {summary['status']}" + (f" ({detail})" if detail else ""), markup=False)
+        console.print(f"status: {summary['status']}" + (f" ({detail})" if detail else ""), highlight=False,
+                      markup=False)
+    where = summary.get("published_to") or {}
+    if where.get("local"):
+        console.print("published: in this registry", highlight=False)
+    for hub in where.get("hub", []):
+        console.print(f"published: {hub.get('repo')}@{hub.get('tag')} (commit {str(hub.get('commit'))[:12]}, "
+                      f"{hub.get('endpoint')})", highlight=False, markup=False)
+    check = summary.get("seal")
+    if check is not None:
+        if check["digest"] is None:
+            console.print(f"seal: none ({check['source']})", highlight=False)
+        elif check["matches"]:
+            console.print(f"seal: {check['digest'][:12]} ({check['source']}): the bytes match, checked by "
+                          f"{check['checked']}", highlight=False, markup=False)
+        else:
+            console.print(f"seal: {check['digest'][:12]} ({check['source']}): the bytes DIFFER, checked by "
+                          f"{check['checked']}: {'; '.join(check['problems'][:3])}", highlight=False, markup=False)
     if summary.get("partial"):
         missing = summary.get("missing_configs") or []
         console.print("[yellow]partial build[/]" + (f": {len(missing)} config(s) not built" if missing else ""))
@@ -272,12 +289,48 @@ def _print_summary(summary: dict, title: str) -> None:
 def show_cmd(
     release: Annotated[str, typer.Argument(help="Release directory, or NAME[/VERSION] in the registry.")],
     registry: Path | None = REGISTRY_OPTION,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Hash every file against the seal (default: compare sizes only).")
+    ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Summarise a release: configs, split sizes, errata, source status."""
+    """Summarise a release: configs, split sizes, errata, source status, and whether its bytes
+    still match the seal (sizes by default, every sha256 with --verify); exit 2 when they do not."""
+    from benchsmith import seal
+    from benchsmith.errors import ReleaseError
+
     r = resolve_release(release, registry)
     summary = r.summary()
+    summary["seal"] = check = _seal_summary(r, verify)
     emit(summary, json_out, lambda: _print_summary(summary, f"{r.name} {r.version} ({r.path})"))
+    if check["matches"] is False:
+        raise ReleaseError(
+            f"{r.name} {r.version} is not the release that was {check['sealed_when']}: "
+            f"{seal.describe(check['problems'])}",
+            path=r.path,
+            hint=("Restore the published files: a published version never changes (bump the version for new data)"
+                  if check["sealed_when"] == "published" else
+                  f"Restore the validated files, or validate again (`benchsmith validate {r.path}`) if the change "
+                  "is intended"),
+        )
+
+
+def _seal_summary(r, full: bool) -> dict:
+    """What ``show`` says about the seal: which one, how it was checked, and the differences."""
+    from benchsmith import seal
+    from benchsmith.errors import ReleaseError
+
+    sealed, source = seal.recorded(r.path)
+    how = "sha256 of every file" if full else "sizes only (--verify hashes every file)"
+    if sealed is None:
+        return {"digest": None, "source": source, "checked": None, "matches": None, "problems": [],
+                "sealed_when": None}
+    try:
+        problems = seal.differences(r.path, sealed, full=full)
+    except ReleaseError as exc:  # a link or special file inside
+        problems = [exc.message]
+    return {"digest": sealed.digest, "source": source, "checked": how, "matches": not problems,
+            "problems": problems, "sealed_when": "published" if source == "the published marker" else "validated"}
 
 
 @app.command("publish")
@@ -293,11 +346,12 @@ def publish_cmd(
     ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Publish a validated release (files verified, gate first); a published version is never overwritten."""
+    """Publish a validated release (gate, seal and registered sources first); a published version is never
+    overwritten. With --hub the publication is recorded in --registry (default: the registry holding the release)."""
     from benchsmith.publish import publish_hub, publish_local
 
     r = resolve_release(release, registry)
-    out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial) if hub
+    out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial, registry_root=registry) if hub
            else publish_local(r, registry_path(registry), allow_partial=allow_partial))
     emit(out, json_out, lambda: console.print(
         f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}",

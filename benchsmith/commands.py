@@ -125,10 +125,25 @@ def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
 
 
 def gold_release(arg: str, registry: Path | None = None) -> Release:
-    """:func:`resolve_release` for scoring: the release's data files must match its manifest
-    (per-file sha256), so ``evaluate`` never scores against edited or truncated gold data."""
+    """:func:`resolve_release` for scoring: the release's bytes must be the sealed ones (every
+    file hashed against the published marker's seal, else the one ``validate`` recorded), so
+    ``evaluate`` never scores against edited gold data, whatever release.json now says.
+
+    A release that was never validated has no seal: it is scored after the manifest's per-file
+    check (the only record there is), with a warning that the gold data is not certified."""
+    import logging
+
+    from benchsmith import seal
+
     release = resolve_release(arg, registry)
-    release.require_intact()
+    sealed, source = seal.recorded(release.path)
+    if sealed is None:
+        logging.getLogger(__name__).warning(
+            "%s %s has no seal (%s): scoring against gold data nobody validated; "
+            "`benchsmith validate %s` certifies it", release.name, release.version, source, release.path)
+        release.require_intact()
+    else:
+        seal.require(release, sealed, source=source, published=source == "the published marker")
     return release
 
 

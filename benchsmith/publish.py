@@ -30,63 +30,151 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchsmith import progress, registry
-from benchsmith.errors import PublishError
+from benchsmith import progress, registry, seal
+from benchsmith.errors import GateError, PublishError
 from benchsmith.release import Release
+from benchsmith.seal import Seal
 
 logger = logging.getLogger(__name__)
 
 
-def preflight(release: Release, *, allow_partial: bool = False) -> None:
-    """What every publish checks first: the files on disk are the ones the manifest records
-    (per-file sha256), the build is complete (unless ``allow_partial``), and the validation
-    report passed on exactly these fingerprints (the gate)."""
+def preflight(release: Release, *, allow_partial: bool = False, keep_open: dict[str, int] | None = None) -> Seal:
+    """What every publish checks first, under the version's lock: the validation report passed
+    on the manifest's fingerprints (the gate), the bytes on disk are the sealed ones (every file
+    hashed: the seal, never the manifest's own sha256, is the authority), the build is complete
+    (unless ``allow_partial``) and every source file has a registered checksum. Returns the seal;
+    ``keep_open`` receives the checked files' fds (see :func:`benchsmith.seal.differences`)."""
     from benchsmith.validation.gate import require_passed
 
-    release.require_intact()
-    if release.manifest.get("partial") and not allow_partial:
-        missing = release.manifest.get("missing_configs") or []
-        skipped = sorted(c for c, v in release.manifest["configs"].items() if v.get("skipped_splits"))
-        raise PublishError(
-            f"{release.name} {release.version} is a partial build"
-            + (f" ({len(missing)} config(s) not built: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''})"
-               if missing else "")
-            + (f" (splits skipped in {', '.join(skipped)})" if skipped else ""),
-            path=release.path,
-            hint="Build every config (no --config / --skip-missing), or pass --allow-partial to publish it as is",
-        )
     require_passed(release)
+    sealed, source = seal.recorded(release.path)
+    if sealed is None:
+        raise GateError(f"{release.name} {release.version} has no seal ({source})", path=release.path,
+                        hint=f"Run `benchsmith validate {release.path}` again: it records the seal publish checks")
+    seal.require(release, sealed, source=source, error=PublishError, published=source == "the published marker",
+                 keep_open=keep_open)
+    try:
+        if release.manifest.get("partial") and not allow_partial:
+            missing = release.manifest.get("missing_configs") or []
+            skipped = sorted(c for c, v in release.manifest["configs"].items() if v.get("skipped_splits"))
+            raise PublishError(
+                f"{release.name} {release.version} is a partial build"
+                + (f" ({len(missing)} config(s) not built: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''})"
+                   if missing else "")
+                + (f" (splits skipped in {', '.join(skipped)})" if skipped else ""),
+                path=release.path,
+                hint="Build every config (no --config / --skip-missing), or pass --allow-partial to publish it as is",
+            )
+        require_registered_sources(release)
+    except BaseException:
+        seal.close_all(keep_open)
+        raise
+    return sealed
+
+
+def require_registered_sources(release: Release) -> None:
+    """PublishError naming the first source file whose sha256 was not registered when the release
+    was built (``release.json`` records each file's status): a build may accept it with a warning,
+    a publication may not, since nobody could tell later which upstream bytes it was made from."""
+    sources = release.manifest.get("sources")
+    unregistered = [
+        f"{name}/{rel}"
+        for name, src in (sources.items() if isinstance(sources, dict) else [])
+        for rel, rec in ((src or {}).get("files") or {}).items()
+        if not isinstance(rec, dict) or rec.get("status") not in ("verified", "absent")
+    ]
+    if unregistered:
+        more = f" (+{len(unregistered) - 1} more)" if len(unregistered) > 1 else ""
+        raise PublishError(
+            f"{release.name} {release.version} was built from a source file without a registered checksum: "
+            f"{unregistered[0]}{more}",
+            path=release.path / registry.MANIFEST,
+            hint=f"Register its checksum (`benchsmith sources {release.name} --register DIR`, pasted into the "
+            "builder's checksums.tsv), rebuild, validate, then publish",
+        )
+
+
+def _check_marker(target: Path, sealed: Seal, release: Release) -> dict | None:
+    """The version's marker in the registry, refused when it records other bytes."""
+    marker = registry.published_marker(target)
+    recorded = (marker or {}).get("seal")
+    if isinstance(recorded, dict) and recorded.get("digest") != sealed.digest:
+        raise PublishError(
+            f"{release.name} {release.version} was published with other bytes (seal {str(recorded.get('digest'))[:12]}, "
+            f"this release's {sealed.digest[:12]})",
+            path=registry.marker_path(target),
+            hint="A published version never changes: bump the builder's version and publish that",
+        )
+    registry.guard_published(target, release.fingerprints())
+    return marker
+
+
+@contextmanager
+def _version_locks(release: Release, target: Path) -> Iterator[None]:
+    """The lock of the registry's version and, when the release lives elsewhere, its own: no
+    build or validate writes into either while they are checked and copied."""
+    with registry.lock(target, timeout=0):
+        if target.resolve() == release.path.resolve():
+            yield
+            return
+        with registry.lock(release.path, timeout=0):
+            yield
+
+
+def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int]) -> None:
+    """Make ``target`` hold the release: copy the checked files there (staging, verified, then
+    renamed into place), or check that the copy already there has the sealed bytes."""
+    if target.resolve() == release.path.resolve():
+        return
+    if target.exists():
+        if seal.differences(target, sealed, full=True):
+            raise PublishError(
+                f"the registry already holds a different {release.name} {release.version}",
+                path=target,
+                hint="Bump the version, or validate and publish the release that is in the registry",
+            )
+        return
+    tmp = registry.make_staging(target.parent, release.version, kind="publish")
+    try:
+        seal.copy_sealed(release.path, tmp, fds, sealed)
+        registry.commit(tmp, target, overwrite=False)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def publish_local(release: Release, registry_root: Path, *, allow_partial: bool = False) -> dict[str, Any]:
-    """Gate, copy into the registry if needed, and mark the version published (under its lock)."""
-    preflight(release, allow_partial=allow_partial)
-    fps = release.fingerprints()
+    """Under the version's lock: preflight, copy the sealed files into the registry if needed,
+    and mark the version published there with its seal."""
     target = registry.version_dir(registry_root, release.name, release.version)
     registry.recover(target.parent)
-    with registry.lock(target, timeout=0):
-        registry.guard_published(target, fps)
-        already = registry.published_fingerprints(target) == fps
-        if target.resolve() != release.path.resolve():
-            if target.exists():
-                if Release(target).fingerprints() != fps:
-                    raise PublishError(
-                        f"the registry already holds a different {release.name} {release.version}",
-                        path=target,
-                        hint="Bump the version, or validate and publish the release that is in the registry",
-                    )
-            else:
-                tmp = registry.make_staging(target.parent, release.version, kind="publish")
-                try:
-                    shutil.copytree(release.path, tmp, dirs_exist_ok=True)
-                    registry.commit(tmp, target, overwrite=False)
-                except BaseException:
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    raise
+    fds: dict[str, int] = {}
+    with _version_locks(release, target):
+        sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
+        try:
+            marker = _check_marker(target, sealed, release)
+            already = marker is not None and bool(marker.get("local", True))
+            _install(release, target, sealed, fds)
+        finally:
+            seal.close_all(fds)
         if not already:
-            registry.mark_published(target, release.name, release.version, fps)
+            registry.mark_published(target, release.name, release.version, release.fingerprints(),
+                                    seal=sealed.to_dict())
     return {"published": str(target), "registry": str(registry_root), "already_published": already,
-            "name": release.name, "version": release.version}
+            "name": release.name, "version": release.version, "seal": sealed.digest}
+
+
+def hub_record_registry(release: Release, registry_root: Path | None) -> Path:
+    """Where a Hub publication is recorded: ``registry_root`` when given, else the registry that
+    holds the release folder (``<root>/<name>/<version>``), else the default registry."""
+    if registry_root is not None:
+        return Path(registry_root)
+    path = release.path.resolve()
+    if path.name == release.version and path.parent.name == release.name:
+        return path.parent.parent
+    from benchsmith.source import benchsmith_home
+
+    return benchsmith_home() / "registry"
 
 
 # --------------------------------------------------------------------------- the Hub
@@ -95,7 +183,7 @@ _XET_HOSTS = ("huggingface.co",)  # Hubs known to serve xet; another endpoint ge
 
 
 def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
-                allow_partial: bool = False) -> dict[str, Any]:
+                allow_partial: bool = False, registry_root: Path | None = None) -> dict[str, Any]:
     """Gate, then make one commit on ``main`` of the Hub dataset repo ``repo_id`` whose files
     are exactly the release folder's, and tag it with the version.
 
@@ -110,12 +198,17 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
       appears in it. A repo created by this call is deleted again on failure; a repo that
       existed is left as it was (a commit is atomic; only a failed tag after a successful
       commit leaves an untagged commit on ``main``, and the message says to publish again).
+    * The commit holds exactly the sealed files and the two by-rule reports, each uploaded from
+      the fd it was hashed through (``O_NOFOLLOW``: nothing is read through a link), under the
+      version's lock; the card, Croissant and lm_eval/ are the Hub renderings of the same release.
+    * Recorded like a local publish (:func:`hub_record_registry` says in which registry): the
+      release is copied there if absent and its marker gets ``{repo, tag, commit, endpoint}`` and
+      the seal, so ``show`` says where it went and ``build --overwrite`` refuses the version.
     * xet: huggingface_hub reads ``HF_HUB_DISABLE_XET`` once, at import, into
       ``huggingface_hub.constants``. Unless that variable is set, uploads to an endpoint
       other than huggingface.co (a self-hosted or test Hub, which has no xet storage) switch
       xet off for this call through that constant; huggingface.co keeps the library default.
     """
-    preflight(release, allow_partial=allow_partial)
     from huggingface_hub import HfApi, constants, get_token
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
@@ -131,6 +224,26 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
     if constants.HF_HUB_OFFLINE:
         raise PublishError(f"cannot publish {what}: HF_HUB_OFFLINE is set, so the Hub is not contacted",
                            hint="Unset HF_HUB_OFFLINE (or set it to 0) and publish again")
+    target = registry.version_dir(hub_record_registry(release, registry_root), release.name, release.version)
+    registry.recover(target.parent)
+    fds: dict[str, int] = {}
+    with _version_locks(release, target):
+        sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
+        try:
+            _check_marker(target, sealed, release)
+            out = _commit_to_hub(release, api, repo_id, fds, secret, what)
+            _install(release, target, sealed, fds)
+        finally:
+            seal.close_all(fds)
+        registry.mark_published(target, release.name, release.version, release.fingerprints(), seal=sealed.to_dict(),
+                                hub={"repo": repo_id, "tag": release.version, "commit": out["commit"],
+                                     "endpoint": api.endpoint})
+    return out | {"seal": sealed.digest, "recorded_in": str(registry.marker_path(target))}
+
+
+def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int], secret: str | None,
+                   what: str) -> dict[str, Any]:
+    """One commit of the checked files (``fds``) on main, then the tag (see :func:`publish_hub`)."""
     created = False
     commit_oid: str | None = None
     removed: list[str] = []
@@ -145,7 +258,7 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
                     hint="Bump the builder's version and publish that",
                 )
             head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
-            operations, removed = _mirror_operations(api, repo_id, head, release.path,
+            operations, removed = _mirror_operations(api, repo_id, head, release.path, fds,
                                                      _hub_rendered(release, repo_id))
             commit_oid = api.create_commit(
                 repo_id, operations, repo_type="dataset", parent_commit=head,
@@ -213,26 +326,28 @@ def _hub_rendered(release: Release, repo_id: str) -> dict[str, str]:
     return render_files(release, find_builder(release)[0], hub={"repo": repo_id, "revision": release.version})
 
 
-def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path,
+def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path, fds: dict[str, int],
                        rendered: dict[str, str] | None = None) -> tuple[list[Any], list[str]]:
-    """The commit operations that make ``main`` hold exactly the folder's files (and
-    ``.gitattributes``), with ``rendered`` texts in place of the local copies of those paths;
-    also the paths it deletes."""
+    """The commit operations that make ``main`` hold exactly the checked files (``fds``: path in
+    the release -> fd) and ``.gitattributes``, with the Hub's ``rendered`` texts in place of the
+    local copies of those paths; also the paths it deletes."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     rendered = rendered or {}
 
-    local = {
-        p.relative_to(folder).as_posix(): p
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    }
+    # Each checked file is uploaded through its fd's /proc/self/fd link: a fresh open of the very
+    # inode that was hashed (whatever is at its path now), with its own offset, as
+    # huggingface_hub's upload threads need. (A file object would be shared by two operations
+    # with the same content, which huggingface_hub uploads once from two threads.) Without
+    # /proc the path itself is used, under the version's lock.
+    proc = Path("/proc/self/fd")
+    local = {rel: f"{proc}/{fds[rel]}" if proc.is_dir() else str(folder / rel) for rel in sorted(fds)}
     remote = set(api.list_repo_files(repo_id, repo_type="dataset", revision=head)) if head else set()
     removed = sorted(remote - set(local) - {".gitattributes"})
     adds = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=rendered[rel].encode("utf-8") if rel in rendered
-                               else str(path)) for rel, path in local.items()]
-    adds += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=text.encode("utf-8"))
-             for rel, text in rendered.items() if rel not in local]
+                               else path) for rel, path in local.items()]
+    # a Hub rendering of a file the release does not have is left out: the commit holds exactly
+    # the sealed list (README.md, croissant.json and lm_eval/ are rendered for it and sealed)
     return [CommitOperationDelete(path_in_repo=p) for p in removed] + adds, removed
 
 

@@ -188,19 +188,34 @@ def marker_path(target: Path) -> Path:
     return target.parent / MARKER_DIR / f"{target.name}.json"
 
 
-def published_fingerprints(target: Path) -> dict | None:
-    """The fingerprints recorded when this version was published, or None if it was not."""
+def published_marker(target: Path) -> dict | None:
+    """The published marker of a version (a JSON object), or None if it was not published.
+
+    Keys: ``name``, ``version``, ``fingerprints``, ``seal`` (see :mod:`benchsmith.seal`; absent
+    in markers written before seals), ``local`` (``publish`` without ``--hub`` recorded it) and
+    ``hub`` (one ``{repo, tag, commit, endpoint}`` per Hub publication)."""
     marker = marker_path(target)
     if not marker.is_file():
         return None
     try:
-        return json.loads(marker.read_text(encoding="utf-8"))["fingerprints"]
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data["fingerprints"], dict):
+            raise TypeError("not an object with 'fingerprints'")
+        if not isinstance(data.get("hub", []), list):
+            raise TypeError("'hub' is not a list")
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as exc:
         raise PublishError(
             f"corrupt published marker ({type(exc).__name__}: {exc}); expected a JSON object with 'fingerprints'",
             path=marker,
             hint="Restore it from backup or version control; a published version stays published",
         ) from None
+    return data
+
+
+def published_fingerprints(target: Path) -> dict | None:
+    """The fingerprints recorded when this version was published, or None if it was not."""
+    marker = published_marker(target)
+    return None if marker is None else marker["fingerprints"]
 
 
 def guard_published(target: Path, new_fingerprints: dict | None = None) -> None:
@@ -214,11 +229,21 @@ def guard_published(target: Path, new_fingerprints: dict | None = None) -> None:
         )
 
 
-def mark_published(target: Path, name: str, version: str, fingerprints: dict) -> None:
+def mark_published(target: Path, name: str, version: str, fingerprints: dict, *, seal: dict | None = None,
+                   hub: dict | None = None) -> None:
+    """Write (or extend) the marker: a local publish sets ``local``, a Hub publish appends to ``hub``;
+    the seal is the one the release was published on (the caller checked any earlier one is equal)."""
     marker = marker_path(target)
     marker.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(marker, json.dumps({"name": name, "version": version, "fingerprints": fingerprints},
-                                         indent=2) + "\n")
+    data = published_marker(target) or {"name": name, "version": version, "fingerprints": fingerprints,
+                                         "local": False, "hub": []}
+    if seal is not None:
+        data["seal"] = seal
+    if hub is None:
+        data["local"] = True
+    else:
+        data.setdefault("hub", []).append(hub)
+    write_text_atomic(marker, json.dumps(data, indent=2) + "\n")
 
 
 # --------------------------------------------------------------------------- status
@@ -229,9 +254,11 @@ def status(target: Path) -> dict[str, Any]:
     manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
     fps = {c: {s: i["fingerprint"] for s, i in info.get("splits", {}).items()}
            for c, info in manifest.get("configs", {}).items()}
-    published = published_fingerprints(target) if (target.parent / MARKER_DIR).is_dir() else None
-    if published is not None:
-        return {"status": "published", "on_fingerprints": "the manifest's" if published == fps else "other data"}
+    marker = published_marker(target) if (target.parent / MARKER_DIR).is_dir() else None
+    if marker is not None:
+        return {"status": "published",
+                "on_fingerprints": "the manifest's" if marker["fingerprints"] == fps else "other data",
+                "published_to": {"local": bool(marker.get("local", True)), "hub": marker.get("hub", [])}}
     report_path = reports_dir(target) / REPORT_JSON
     if report_path.is_file():
         try:

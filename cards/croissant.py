@@ -285,8 +285,8 @@ def responsible_ai(m: dict[str, Any]) -> dict[str, Any]:
                                      f"{len(sources)} upstream source(s): {', '.join(sources)}; nothing is "
                                      "collected anew.")
         out["rai:dataCollectionRawData"] = "\n".join(raw)
-    steps = [f"Built by benchsmith {(m.get('tool_versions') or {}).get('benchsmith', '?')} from the upstream "
-             "files, each verified against its registered sha256, into deterministic Parquet shards."]
+    steps = [(f"Built by benchsmith {(m.get('tool_versions') or {}).get('benchsmith', '?')} from the upstream "
+             "files, each verified against its registered sha256, into deterministic Parquet shards.")]
     steps += [f"Erratum {e.get('id')}: {e.get('what')} -> {e.get('fix')} (evidence: {e.get('evidence')})"
               for e in m.get("errata_applied") or []]
     out["rai:dataPreprocessingProtocol"] = steps

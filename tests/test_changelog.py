@@ -102,7 +102,7 @@ def test_a_hub_revision_is_downloaded_once_checked_and_diffed(two_versions, monk
         api.create_repo("org/toy", repo_type="dataset")
         api.upload_folder(repo_id="org/toy", repo_type="dataset", folder_path=str(old.path))
         api.create_tag("org/toy", tag="1.0.0", repo_type="dataset")
-        ref = f"hf://datasets/org/toy@1.0.0"
+        ref = "hf://datasets/org/toy@1.0.0"
         first = resolve(ref, endpoint=hub.url)
         assert first.version == "1.0.0" and first.fingerprints() == old.fingerprints()
         assert not any(p.is_symlink() for p in first.path.rglob("*"))  # regular files, not cache links

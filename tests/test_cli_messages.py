@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import one_json, run_cli
-from toy_builder import FIXTURES, ToyBuilder
+from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 
 from benchsmith.builder import register, unregister
 
@@ -211,6 +211,7 @@ def test_a_skipped_split_reads_as_prose(capsys, tmp_path):
 
 
 def test_an_audit_of_the_published_version_has_one_outcome(capsys, toy, tmp_path):
+    register(RegisteredToyBuilder)  # publishable: its source's checksum is registered
     reg = tmp_path / "reg"
     assert run_cli(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg))[0] == 0
     release = reg / "toy" / "1.1.0"

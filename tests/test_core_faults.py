@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from toy_builder import FIXTURES, ToyBuilder
+from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 
 from benchsmith.builder import register, unregister
 from benchsmith.errors import EnvironmentFault, PublishError, ReleaseError
@@ -42,7 +42,7 @@ CHILD = textwrap.dedent(
 
     point, reg, overwrite, delay = sys.argv[1], sys.argv[2], sys.argv[3] == "1", float(sys.argv[4])
 
-    class Toy(toy_builder.ToyBuilder):
+    class Toy(toy_builder.RegisteredToyBuilder):
         def examples(self, config, split, sources):
             open(reg + ".started", "w").close()  # the parent waits for this: the lock is held now
             for i, ex in enumerate(super().examples(config, split, sources)):
@@ -62,7 +62,7 @@ CHILD = textwrap.dedent(
         registry.os.replace = replace
 
     b = Toy("1.1.0")
-    srcs = resolve_sources(b.sources, {{}}, {fixtures!r})
+    srcs = resolve_sources(b.sources, b.checksums(), {fixtures!r})
     try:
         ReleaseWriter(b, reg, srcs, overwrite=overwrite).write()
     except Exception as exc:
@@ -80,8 +80,8 @@ def child(tmp_path: Path, point: str, reg: Path, *, overwrite: bool = False, del
 
 
 def build(reg: Path, *, overwrite: bool = False, builder: ToyBuilder | None = None) -> Release:
-    b = builder or ToyBuilder("1.1.0")
-    return ReleaseWriter(b, reg, resolve_sources(b.sources, {}, FIXTURES), overwrite=overwrite).write()
+    b = builder or RegisteredToyBuilder("1.1.0")  # registered checksums: publishable
+    return ReleaseWriter(b, reg, resolve_sources(b.sources, b.checksums(), FIXTURES), overwrite=overwrite).write()
 
 
 def hidden(reg: Path) -> list[str]:
@@ -90,7 +90,7 @@ def hidden(reg: Path) -> list[str]:
 
 @pytest.fixture
 def toy():
-    register(ToyBuilder)
+    register(RegisteredToyBuilder)
     yield
     unregister("toy")
 
@@ -199,7 +199,9 @@ def test_tampering_after_validate_is_caught_by_publish_audit_and_the_release(tmp
     data[len(data) // 2] ^= 0xFF  # one flipped byte: the manifest's fingerprints are unchanged
     shard.write_bytes(bytes(data))
     code, _, err = run_cli(capsys, "publish", str(release.path), "--registry", str(reg))
-    assert code == 2 and "changed on disk" in err and "sha256 differs" in err
+    # the seal, not release.json, is the authority: the first differing file is named
+    assert code == 2 and "not the release that was validated" in err and "sha256 differs from the seal" in err
+    assert "data/plain/test-00000-of-00001.parquet: content changed" in err
     with pytest.raises(ReleaseError, match="changed on disk"):
         Release(release.path).require_intact()
     # a stray file is a change too

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from conftest import run_cli
 from hub_server import LocalHub, go_online
-from toy_builder import FIXTURES, ToyBuilder
+from toy_builder import FIXTURES, RegisteredToyBuilder
 
 from benchsmith.builder import register, unregister
 from benchsmith.errors import GateError, PublishError
@@ -18,7 +18,7 @@ from benchsmith.release import Release
 
 @pytest.fixture
 def toy():
-    register(ToyBuilder)
+    register(RegisteredToyBuilder)  # publishable: its source's checksum is registered
     yield
     unregister("toy")
 
@@ -102,8 +102,15 @@ def test_hub_commit_then_tag(built, capsys, local_hub):
     validate(capsys, built)
     out = publish_hub(built, "org/toy", endpoint=local_hub.url)
     repo = local_hub.repo("org/toy")
+    sealed = json.loads((built.path / "reports" / "validation.json").read_text())["seal"]["digest"]
+    marker = built.path.parent / ".published" / "1.1.0.json"
     assert out == {"published": "org/toy@1.1.0", "commit": repo.branches["main"], "tag": "1.1.0", "name": "toy",
-                   "version": "1.1.0", "repo_created": True, "removed": []}
+                   "version": "1.1.0", "repo_created": True, "removed": [], "seal": sealed,
+                   "recorded_in": str(marker)}
+    # recorded like a local publish, with where it went
+    recorded = json.loads(marker.read_text())
+    assert recorded["seal"]["digest"] == sealed and recorded["local"] is False
+    assert recorded["hub"] == [{"repo": "org/toy", "tag": "1.1.0", "commit": out["commit"], "endpoint": local_hub.url}]
     assert repo.tags == {"1.1.0": out["commit"]}
     assert {"README.md", "release.json", "reports/validation.json"} <= set(repo.files("1.1.0"))
     calls = [" ".join(r.split()[:2]) for r in local_hub.requests]

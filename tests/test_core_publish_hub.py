@@ -19,7 +19,7 @@ import datasets
 import pytest
 from conftest import one_json, run_cli
 from hub_server import GITATTRIBUTES, LocalHub, closed_port, go_online
-from toy_builder import FIXTURES, ToyBuilder
+from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 
 from benchsmith import progress
 from benchsmith.builder import register, unregister
@@ -33,7 +33,7 @@ REPO = "org/toy"
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory) -> dict[str, Release]:
     reg = tmp_path_factory.mktemp("hubreg")
-    register(ToyBuilder)
+    register(RegisteredToyBuilder)  # publishable: its source's checksum is registered
     progress.set_enabled(False)
     try:
         with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):

@@ -51,3 +51,20 @@ class ToyBuilder(Builder):
                 if row["split"] != split:
                     continue
                 yield {"id": row["id"], "text": row["text"], "label": row["label"], "tokens": row["text"].split()}
+
+
+def fixture_checksums() -> dict[tuple[str, str], tuple[int | None, str]]:
+    """The toy fixture's checksums as `benchsmith sources toy --register` would print them."""
+    from benchsmith.source import sha256_file
+
+    path = FIXTURES / "toy" / "items.tsv"
+    return {("toy", "items.tsv"): (path.stat().st_size, sha256_file(path))}
+
+
+class RegisteredToyBuilder(ToyBuilder):
+    """The toy with its fixture's checksum registered: a build of it is publishable (``publish``
+    refuses sources without a registered checksum; the plain toy keeps them unregistered)."""
+
+    @classmethod
+    def checksums(cls) -> dict[tuple[str, str], tuple[int | None, str]]:
+        return fixture_checksums()

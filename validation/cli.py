@@ -61,7 +61,9 @@ STATUS_RANK = {"fail": 0, "warn": 1, "pass": 2, "stat": 3, "skip": 4}
 
 
 class PublishedFilesCheck(Check):
-    """The published release's files still match its manifest (per-file sha256)."""
+    """The published release's bytes are still the sealed ones: every file hashed against the
+    seal its published marker records (never against its own release.json). A marker written
+    before seals falls back to the manifest's per-file sha256, and says so."""
 
     name = "published_files"
     family = "integrity"
@@ -70,12 +72,22 @@ class PublishedFilesCheck(Check):
         self.published = published
 
     def run(self, release: Any) -> list[CheckResult]:
-        problems = self.published.verify_files()
+        from benchsmith import seal
+        from benchsmith.errors import ReleaseError
+
+        p = self.published
+        try:
+            sealed, source = seal.recorded(p.path)
+            if sealed is None:
+                problems, against = p.verify_files(), f"its release.json ({source})"
+            else:
+                problems, against = seal.differences(p.path, sealed, full=True), f"the seal {sealed.digest[:12]}"
+        except ReleaseError as exc:  # a link or special file inside, a malformed seal
+            problems, against = [exc.message], "its seal"
         if problems:
-            return [self.result(Status.FAIL, f"the published {self.published.name} {self.published.version} was "
-                                f"changed on disk: {'; '.join(problems[:3])}", details={"problems": problems})]
-        return [self.result(Status.PASS, f"every data file of the published {self.published.version} matches "
-                            "its recorded sha256")]
+            return [self.result(Status.FAIL, f"the published {p.name} {p.version} was changed on disk "
+                                f"(against {against}): {seal.describe(problems)}", details={"problems": problems})]
+        return [self.result(Status.PASS, f"every file of the published {p.version} matches {against}")]
 
 
 def _rows(v: Validation) -> list[dict[str, Any]]:

@@ -7,7 +7,9 @@ validated, so the gate can tell a stale report), ``previous`` (the release drift
 compared against, or null), ``summary`` (``{pass, warn, fail, skip}`` counts),
 ``passed`` (no failure), and ``results`` (one object per check result: ``check``,
 ``family``, ``config``, ``status``, ``summary``, ``metrics``, ``details``,
-``figures``). No timestamps: validating the same release twice writes the same JSON.
+``figures``), and ``seal`` (written last, by ``validate`` of a release that is not published:
+the digest and listing of every file of the release as validated, see ``benchsmith.seal``).
+No timestamps: validating the same release twice writes the same JSON.
 
 The HTML page is one self-contained file (inline CSS, charts as inline SVG drawn
 by ``validation/charts.py``, no script), readable from disk without a server,
@@ -85,11 +87,18 @@ def _finite(obj: Any) -> Any:
 def write_report(release: Any, report: dict[str, Any], out: Path | None = None) -> tuple[Path, Path]:
     """Write both files into ``out`` (default ``<release>/reports/``); returns their paths."""
     out = Path(out) if out is not None else release.reports_dir
-    out.mkdir(parents=True, exist_ok=True)
-    jpath, hpath = out / "validation.json", out / "validation.html"
-    write_text_atomic(jpath, json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    jpath = write_report_json(report, out)
+    hpath = out / "validation.html"
     write_text_atomic(hpath, render_html(report, release.manifest))
     return jpath, hpath
+
+
+def write_report_json(report: dict[str, Any], out: Path) -> Path:
+    """Write ``validation.json`` alone into ``out`` (atomically); returns its path."""
+    out.mkdir(parents=True, exist_ok=True)
+    jpath = out / "validation.json"
+    write_text_atomic(jpath, json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    return jpath
 
 
 # ------------------------------------------------------------------ html

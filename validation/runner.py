@@ -224,8 +224,12 @@ def validate(
     from benchsmith.validation.drift import DriftCheck, previous_release
     from benchsmith.validation.report import build_report, write_report
 
+    from benchsmith import seal
+
     start = time.perf_counter()
     checks = generic_checks(near_dup_threshold)  # fail fast on a bad level before any work
+    for _ in seal.walk(release.path):  # regular files only (a link is refused before any check reads it)
+        pass
     extra = baseline_checks(baselines, model_path)
     notes: list[str] = []
     if builder is AUTO:
@@ -260,14 +264,71 @@ def validate(
 
     published = registry.published_fingerprints(release.path) is not None
     report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
-    if published and write:
-        notes.append(f"published releases are read-only: the report goes to {report_dir}, the card is unchanged")
     results = crashed + run_checks(release, checks)
-    report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
-    if write:
-        write_report(release, report, report_dir)
-        if not published:
-            from benchsmith.cards.card import write_card_files
+    if not write:
+        report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
+        return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)
+    # Writing goes under the version's lock, and "published" is decided again under it: a
+    # publish that landed while the checks ran makes this a read-only run (issue 29), so a
+    # published release is never written again, whatever runs beside it.
+    with _version_lock(release):
+        published = registry.published_fingerprints(release.path) is not None
+        report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
+        notes += _read_only_note(published, report_dir)
+        report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
+        if Release(release.path).fingerprints() != report["fingerprints"]:
+            from benchsmith.errors import ReleaseError
 
-            write_card_files(release, builder)
+            raise ReleaseError(f"{release.name} {release.version} was rebuilt while it was being validated: "
+                               "nothing was written", path=release.path, hint="Validate it again")
+        if published:
+            write_report(release, report, report_dir)
+        else:
+            write_sealed(release, report, builder)
     return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)
+
+
+@contextmanager
+def _version_lock(release: Release) -> Iterator[None]:
+    """The version's lock (``benchsmith.registry.lock``, where publish and build take it). A
+    release folder outside any registry whose lock folder cannot be created (its grandparent is
+    not writable) is written without it: no publish can take that lock either."""
+    import errno
+
+    from benchsmith import registry
+
+    try:
+        cm = registry.lock(release.path)
+        cm.__enter__()
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        yield
+        return
+    try:
+        yield
+    finally:
+        cm.__exit__(None, None, None)
+
+
+def _read_only_note(published: bool, report_dir: Path) -> list[str]:
+    return [f"published releases are read-only: the report goes to {report_dir}, the card is unchanged"
+            ] if published else []
+
+
+def write_sealed(release: Release, report: dict[str, Any], builder: Any | None) -> None:
+    """Write the report, re-render the card from it, then seal the release as it now is and
+    record the seal in ``reports/validation.json`` (the caller holds the version's lock).
+
+    The card reads the report, so the report is written first; the seal comes last so it
+    covers the card, croissant.json and lm_eval/ as rendered (see :mod:`benchsmith.seal`)."""
+    from benchsmith.cards.card import write_card_files
+    from benchsmith.validation.report import write_report, write_report_json
+
+    from benchsmith import seal
+
+    report.pop("seal", None)
+    write_report(release, report, release.reports_dir)
+    write_card_files(release, builder)
+    report["seal"] = seal.compute(release.path).to_dict()
+    write_report_json(report, release.reports_dir)
