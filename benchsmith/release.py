@@ -28,9 +28,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -40,9 +39,13 @@ from benchsmith import progress
 from benchsmith.builder import Builder, Config
 from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import ConfigError, MissingSourceError, ReleaseError, SchemaError, did_you_mean
+from benchsmith.features import ClassLabel, Features
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter, fingerprint_table
 from benchsmith.registry import CARD, MANIFEST, write_text_atomic  # noqa: F401 - re-exported for callers
 from benchsmith.source import Sources, sha256_file
+
+if TYPE_CHECKING:
+    import datasets
 
 #: Fixed parquet options: part of what makes two builds byte-identical.
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -83,9 +86,11 @@ class SkippedSplit:
 
 
 def _tool_versions() -> dict[str, str]:
+    from importlib.metadata import version  # not `import datasets` (~0.6 s): a build does not load it
+
     return {
         "benchsmith": benchsmith.__version__,
-        "datasets": datasets.__version__,
+        "datasets": version("datasets"),
         "pyarrow": pa.__version__,
         "python": platform.python_version(),
     }
@@ -216,7 +221,7 @@ class _SplitEncoder:
         self.name_set = set(self.names)
         self.id_field = id_field if id_field in self.name_set else None
         self.class_labels = {
-            n: f for n, f in self.features.items() if isinstance(f, datasets.ClassLabel)
+            n: f for n, f in self.features.items() if isinstance(f, ClassLabel)
         }
         self.ids = _IdIndex(spill_dir)  # spills to the staging folder's disk, not /tmp (maybe RAM)
         # Non-label columns convert in one C++ pass; ClassLabel columns also accept names.
@@ -317,7 +322,7 @@ class _SplitEncoder:
                 ) from None
         raise SchemaError(f"{self.config.name}/{self.split}: examples do not fit the features ({exc})")
 
-    def _labels(self, feat: datasets.ClassLabel, name: str, values: list, rows: list[dict], start: int) -> list:
+    def _labels(self, feat: ClassLabel, name: str, values: list, rows: list[dict], start: int) -> list:
         if all(type(v) is int for v in values):
             lo, hi = (min(values), max(values)) if values else (0, 0)
             if -1 <= lo and hi < feat.num_classes:
@@ -338,7 +343,7 @@ class _SplitEncoder:
                 return i
         return 0
 
-    def _label(self, feat: datasets.ClassLabel, name: str, value: Any, index: int, ex: dict) -> int:
+    def _label(self, feat: ClassLabel, name: str, value: Any, index: int, ex: dict) -> int:
         if isinstance(value, str):
             try:
                 return feat.str2int(value)
@@ -670,6 +675,8 @@ class Release:
         return self.split_info(config, split)["num_examples"]
 
     def features(self, config: str) -> datasets.Features:
+        import datasets  # only where a Dataset's features are wanted: the build reads schemas below
+
         return datasets.Features.from_dict(self._config(config)["features"])
 
     def fingerprints(self) -> dict[str, dict[str, str]]:
@@ -688,7 +695,7 @@ class Release:
         """
         tables = [pq.read_table(f, columns=columns) for f in self.files(config, split)]
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        schema = self.features(config).arrow_schema
+        schema = Features.from_dict(self._config(config)["features"]).arrow_schema  # datasets' own, not imported
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
         return table.cast(schema)
