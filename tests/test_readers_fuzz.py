@@ -384,7 +384,11 @@ def read_comve_split(tmp: Path, files: list[bytes]) -> None:
     paths = [tmp / f"{n}.csv" for n in ("a", "a_ans", "b", "b_ans", "c", "c_ans")]
     for p, data in zip(paths, files):
         p.write_bytes(data)
-    only_typed_errors(lambda: comve_csv.load_instances(comve_csv.SplitFiles(*paths)))
+    split = comve_csv.SplitFiles(*paths)
+    bulk = comve_csv._bulk_instances(split)  # the fast path, where it accepts, equals the exact one
+    if bulk is not None:
+        assert bulk == comve_csv._load_instances_exact(split)
+    only_typed_errors(lambda: comve_csv.load_instances(split))
 
 
 ROC_HEADERS = st.sampled_from([
