@@ -323,3 +323,40 @@ def test_inventory_config_errors_name_the_folder(tmp_path):
     with pytest.raises(ConfigError, match="does not exist") as exc:
         load_inventory(tmp_path / "nope", ["de"])
     assert exc.value.path == tmp_path / "nope"
+
+
+# ----------------------------------------------------------------------------- JSON: bulk checks (issue 26)
+
+
+def _exact(path: Path, monkeypatch) -> list:
+    """The items as the item-by-item checks give them (the bulk check forced to decline)."""
+    from benchsmith.loaders import mucow_json
+
+    with monkeypatch.context() as m:
+        m.setattr(mucow_json, "_valid", lambda objs: False)
+        return read_mucow_json(path)
+
+
+def test_json_bulk_checks_give_the_item_by_item_items(monkeypatch, raw):
+    paths = sorted(FIX.glob("mucow/**/*.json")) + sorted((raw / "mucow").glob("**/*.json"))
+    assert len(paths) >= 3
+    for path in paths:
+        assert read_mucow_json(path) == _exact(path, monkeypatch), path
+
+
+@pytest.mark.parametrize("bad_item, tail", [
+    ('{"source": 1}', ', {"source": '),  # a bad item before a truncated one
+    (('{"source": "s", "reference": "r", "ambig word": "w", "original translation": "o", "sense": "x", '
+     '"origin": "c", "errors": [{"contrastive": "\\u0000", "replacement": "y"}]}'), ", ]"),  # a NUL, then bad JSON
+])
+def test_json_reports_the_first_bad_item_before_later_bad_json(tmp_path, bad_item, tail):
+    good = ('{"source": "s", "reference": "r", "ambig word": "w", "original translation": "o", "sense": "x", '
+            '"origin": "c", "errors": []}')
+    path = tmp_path / "x.mucow.scoring.json"
+    path.write_text(f"[\n{good},\n{bad_item}{tail}\n", encoding="utf-8")
+    with pytest.raises(ParseError, match="item #1") as exc:
+        read_mucow_json(path)
+    assert exc.value.line == 3
+    path.write_text(f"[\n{good},\n{good}{tail}\n", encoding="utf-8")
+    with pytest.raises(ParseError, match="invalid JSON|expected ','"):
+        read_mucow_json(path)
