@@ -11,11 +11,6 @@ not unique there. Items are returned in file order, which is the order a
 ContraWSD score file follows (reference, then each contrastive). Each record
 carries the 1-based line where its object starts, so an error names
 ``file:line``; a malformed item is a :class:`~benchsmith.errors.ParseError`.
-
-Speed (issue 26): the items are parsed one by one (their lines), then checked on whole columns
-at once (types, keys, one NUL / lone-surrogate test over all strings joined); only when that
-bulk check fails are they checked item by item, which raises the same error as before (the
-first bad item, before any JSON error further down). The per-item checks were ~2/3 of reading.
 """
 
 from __future__ import annotations
@@ -80,76 +75,34 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
         raise ParseError("expected a JSON array of test items", path=path, line=_line_of(text, pos),
                          hint="Pass a MuCoW *.mucow.scoring.json or *.mucow.tts.json file")
     pos = _skip_ws(text, pos + 1)
-    objs: list[object] = []
-    lines: list[int] = []
+    items: list[MucowItem] = []
     if pos < len(text) and text[pos] == "]":
-        return []
+        return items
     line, counted = _line_of(text, pos), pos  # counted incrementally: rescanning from 0 per item is quadratic
-    # Items are parsed first and checked afterwards, in bulk (issue 26); an item that fails a check
-    # is reported before a JSON error further down the file, as when each item was checked as read.
     while True:
         line += text.count("\n", counted, pos)
         counted = pos
         try:
             obj, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            _items(objs, lines, path)
             raise ParseError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno,
                              hint="The file is truncated or edited; re-download it") from None
         except (ValueError, RecursionError) as exc:  # a 4,300+ digit integer, nesting too deep
             what = json_error(exc)
             if what is None:
                 raise
-            _items(objs, lines, path)
-            raise ParseError(f"item #{len(objs)}: {what}", path=path, line=line,
+            raise ParseError(f"item #{len(items)}: {what}", path=path, line=line,
                              hint="The file is corrupt or not a MuCoW suite; re-download it") from None
-        objs.append(obj)
-        lines.append(line)
+        items.append(_item(obj, len(items), line, path))
         pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)
             continue
         if pos < len(text) and text[pos] == "]":
             break
-        _items(objs, lines, path)
         raise ParseError("expected ',' or ']' after a test item", path=path, line=_line_of(text, pos),
                          hint="The file is truncated or edited; re-download it")
-    return _items(objs, lines, path)
-
-
-_REQUIRED_KEYS = frozenset(REQUIRED)
-_ERROR_KEYS = (*ERROR_REQUIRED, "type")
-
-
-def _valid(objs: list[object]) -> bool:
-    """Whether :func:`_item` accepts every object, checked on whole columns at once."""
-    if not all(type(o) is dict and o.keys() >= _REQUIRED_KEYS for o in objs):
-        return False
-    texts = [o[k] for o in objs for k in REQUIRED[:-1]]  # type: ignore[index]
-    errors = [e for o in objs for e in o["errors"]] if all(type(o["errors"]) is list for o in objs) else None  # type: ignore[index]
-    if errors is None or not all(type(t) is str for t in texts) or not all(type(e) is dict for e in errors):
-        return False
-    texts += [e[k] for e in errors for k in _ERROR_KEYS if k in e]
-    if not all(type(t) is str for t in texts) or not all(k in e for e in errors for k in ERROR_REQUIRED):
-        return False
-    ids = [o.get("id") for o in objs]  # type: ignore[attr-defined]
-    if not all(i is None or (type(i) is int and i in _ID_RANGE) for i in ids):
-        return False
-    return bad_string("\n".join(texts)) is None  # a NUL or a lone surrogate in any one string shows here
-
-
-def _items(objs: list[object], lines: list[int], path: Path) -> list[MucowItem]:
-    """The items of parsed objects; where the bulk check fails, :func:`_item` one by one raises."""
-    if _valid(objs):
-        return [
-            MucowItem(i, line, o["source"], o["reference"], o["ambig word"], o["original translation"],  # type: ignore[index]
-                      o["sense"], o["origin"],  # type: ignore[index]
-                      tuple(Contrast(e["contrastive"], e["replacement"], e.get("type", "word_sense"))
-                            for e in o["errors"]),  # type: ignore[index]
-                      o.get("id"))  # type: ignore[attr-defined]
-            for i, (o, line) in enumerate(zip(objs, lines))
-        ]
-    return [_item(o, i, line, path) for i, (o, line) in enumerate(zip(objs, lines))]
+    return items
 
 
 def _skip_ws(text: str, pos: int) -> int:
