@@ -50,8 +50,8 @@ Example = dict[str, Any]
 
 
 def __getattr__(name: str) -> Any:
-    """``Erratum`` (and ``Source``, ``Sources``) are re-exported lazily: ``benchsmith.erratum``
-    imports pyarrow, ``benchsmith.source`` the download stack."""
+    """``Erratum`` (and ``Source``, ``Sources``) are re-exported lazily: only a build needs
+    ``benchsmith.erratum``, and ``benchsmith.source`` imports the download stack."""
     if name == "Erratum":
         from benchsmith.erratum import Erratum
 
