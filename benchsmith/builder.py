@@ -4,8 +4,9 @@ A builder *declares*; the core does the I/O. A subclass sets class attributes
 (name, versions with release notes, citation, licence, homepage, sources) and
 implements two hooks:
 
-* ``configs()``: the configs, each with ``datasets.Features`` (``ClassLabel``
-  for labels), splits and languages;
+* ``configs()``: the configs, each with :class:`benchsmith.features.Features` (``Value``,
+  ``ClassLabel`` for labels, ``List``; the names and JSON form of ``datasets``' types, without
+  importing ``datasets``: a ``datasets.Features`` is accepted and converted), splits and languages;
 * ``examples(config, split, sources)``: yields one dict per example, in a stable
   order, each with a stable string ``id``.
 
@@ -33,12 +34,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
+from benchsmith.features import Features, as_features
 from benchsmith.policy import Policy
 from benchsmith.semver import parse_version
 
-if TYPE_CHECKING:  # imported where used: `benchsmith --help` / `list` must not pay for datasets
-    import datasets
-
+if TYPE_CHECKING:  # imported where used: `benchsmith --help` / `list` must not pay for them
     from benchsmith.erratum import Erratum
     from benchsmith.source import Source, Sources
 
@@ -50,8 +50,8 @@ Example = dict[str, Any]
 
 
 def __getattr__(name: str) -> Any:
-    """``Erratum`` (and ``Source``, ``Sources``) are re-exported lazily: ``benchsmith.erratum``
-    imports datasets, ``benchsmith.source`` the download stack."""
+    """``Erratum`` (and ``Source``, ``Sources``) are re-exported lazily: only a build needs
+    ``benchsmith.erratum``, and ``benchsmith.source`` imports the download stack."""
     if name == "Erratum":
         from benchsmith.erratum import Erratum
 
@@ -74,13 +74,19 @@ class Config:
 
     name: str
     description: str
-    features: datasets.Features
+    #: the columns; a ``datasets.Features`` is converted (:func:`benchsmith.features.as_features`)
+    features: Features
     splits: tuple[str, ...] = ("train", "validation", "test")
     languages: tuple[str, ...] = ("en",)
     policy: Policy = field(default_factory=Policy)
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "features", as_features(self.features))
+        except ValueError as exc:
+            raise ConfigError(f"config {self.name!r}: {exc}",
+                              hint="Declare features with benchsmith.features (Value, ClassLabel, List)") from None
         stray = sorted(set(self.metadata) & set(Policy.keys()))
         if stray:
             raise ConfigError(f"config {self.name!r}: validation settings {stray} belong in policy=Policy(...), "

@@ -1,7 +1,8 @@
 """What ``benchsmith list`` shows, without importing every builder on each run.
 
-Listing needs each builder's configs, and builders define ``datasets.Features``
-(``import datasets`` alone costs ~0.5 s). The first ``list`` discovers every builder
+Listing needs each builder's configs, and importing every builder (its loaders, the nlp
+adapters, an entry-point builder that may still declare ``datasets.Features``) costs more than
+the rest of ``list``. The first ``list`` discovers every builder
 as before and writes its summaries to ``$BENCHSMITH_HOME/cache/builder-index.json``
 under a key that changes with anything the summaries can depend on:
 

@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import datasets
-
 from benchsmith.errors import ConfigError, ParseError
+from benchsmith.features import ClassLabel
 from benchsmith.semver import parse_version
 
 COLUMNS = ("id", "version", "item", "field", "old", "new", "evidence")
@@ -185,7 +184,7 @@ def write_errata_tsv(path: str | Path, rows: Iterable[ErratumRow], comment: str 
 
 def _as_cell(value: Any, feature: Any) -> str:
     """An example's value as errata.tsv spells it (ClassLabel by name, lists as JSON)."""
-    if isinstance(feature, datasets.ClassLabel) and isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(feature, ClassLabel) and isinstance(value, int) and not isinstance(value, bool):
         return feature.int2str(value) if 0 <= value < feature.num_classes else str(value)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, ensure_ascii=False)
@@ -195,7 +194,7 @@ def _as_cell(value: Any, feature: Any) -> str:
 
 
 def _from_cell(text: str, current: Any, feature: Any) -> Any:
-    if isinstance(feature, datasets.ClassLabel):
+    if isinstance(feature, ClassLabel):
         return feature.str2int(text) if isinstance(current, int) else text
     if isinstance(current, (list, tuple, dict)):
         return json.loads(text)

@@ -500,8 +500,16 @@ class ConfigInfo:
 
     @cached_property
     def arrow_schema(self) -> pa.Schema:
-        """The features' Arrow schema (computed once)."""
-        return self.features.arrow_schema
+        """The features' Arrow schema (computed once) from benchsmith's own feature types, so
+        reading a table does not import ``datasets``; features those types do not know go
+        through ``datasets`` (and its typed error)."""
+        from benchsmith.errors import BenchsmithError
+        from benchsmith.features import Features
+
+        try:
+            return Features.from_dict(_thaw(self.features_dict)).arrow_schema
+        except (BenchsmithError, KeyError, TypeError, ValueError):
+            return self.features.arrow_schema
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

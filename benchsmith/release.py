@@ -29,9 +29,8 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -49,11 +48,15 @@ from benchsmith.errors import (
     SchemaError,
     did_you_mean,
 )
+from benchsmith.features import ClassLabel
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS, Fingerprinter, fingerprint_table
 from benchsmith.manifest import ConfigInfo, read_manifest
 from benchsmith.manifest import SplitInfo as ManifestSplitInfo
 from benchsmith.registry import CARD, MANIFEST, write_text_atomic  # noqa: F401 - re-exported for callers
 from benchsmith.source import Sources, sha256_file
+
+if TYPE_CHECKING:
+    import datasets
 
 #: Fixed parquet options: part of what makes two builds byte-identical.
 PARQUET_OPTIONS: dict[str, Any] = {
@@ -94,9 +97,11 @@ class SkippedSplit:
 
 
 def _tool_versions() -> dict[str, str]:
+    from importlib.metadata import version  # not `import datasets` (~0.6 s): a build does not load it
+
     return {
         "benchsmith": benchsmith.__version__,
-        "datasets": datasets.__version__,
+        "datasets": version("datasets"),
         "pyarrow": pa.__version__,
         "python": platform.python_version(),
     }
@@ -227,7 +232,7 @@ class _SplitEncoder:
         self.name_set = set(self.names)
         self.id_field = id_field if id_field in self.name_set else None
         self.class_labels = {
-            n: f for n, f in self.features.items() if isinstance(f, datasets.ClassLabel)
+            n: f for n, f in self.features.items() if isinstance(f, ClassLabel)
         }
         self.ids = _IdIndex(spill_dir)  # spills to the staging folder's disk, not /tmp (maybe RAM)
         # Non-label columns convert in one C++ pass; ClassLabel columns also accept names.
@@ -328,7 +333,7 @@ class _SplitEncoder:
                 ) from None
         raise SchemaError(f"{self.config.name}/{self.split}: examples do not fit the features ({exc})")
 
-    def _labels(self, feat: datasets.ClassLabel, name: str, values: list, rows: list[dict], start: int) -> list:
+    def _labels(self, feat: ClassLabel, name: str, values: list, rows: list[dict], start: int) -> list:
         if all(type(v) is int for v in values):
             lo, hi = (min(values), max(values)) if values else (0, 0)
             if -1 <= lo and hi < feat.num_classes:
@@ -349,7 +354,7 @@ class _SplitEncoder:
                 return i
         return 0
 
-    def _label(self, feat: datasets.ClassLabel, name: str, value: Any, index: int, ex: dict) -> int:
+    def _label(self, feat: ClassLabel, name: str, value: Any, index: int, ex: dict) -> int:
         if isinstance(value, str):
             try:
                 return feat.str2int(value)

@@ -44,7 +44,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import datasets
 import jinja2
 from benchsmith.cards.croissant import croissant
 from benchsmith.cards.lm_eval import FOLDER as LM_EVAL_FOLDER
@@ -53,6 +52,7 @@ from benchsmith.cards.paths import reason, scrub, scrub_tree
 from benchsmith.validation.contamination.html import card_lines
 from huggingface_hub import DatasetCardData
 
+from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 from benchsmith.registry import CARD, write_text_atomic
 
 __all__ = ["card_data", "croissant", "render_card", "render_files", "write_card_files"]
@@ -94,7 +94,7 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
         if i == 0:
             entry["default"] = True
         configs.append(entry)
-        features = datasets.Features.from_dict(cfg["features"])
+        features = Features.from_dict(cfg["features"])
         splits = [
             {"name": s, "num_bytes": info["num_bytes"], "num_examples": info["num_examples"]}
             for s, info in cfg["splits"].items()
@@ -103,7 +103,7 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
         infos.append(
             {
                 "config_name": name,
-                "features": features._to_yaml_list(),
+                "features": features.to_yaml_list(),
                 "splits": splits,
                 "dataset_size": size,
             }
@@ -131,11 +131,11 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
 def _type_name(f: Any) -> str:
     """A feature's type in words: ``string``, ``ClassLabel(0=a, 1=b)``, ``list of string``,
     ``list of {role: string, text: string}``."""
-    if isinstance(f, datasets.ClassLabel):
+    if isinstance(f, ClassLabel):
         return "ClassLabel(" + ", ".join(f"{i}={n}" for i, n in enumerate(f.names)) + ")"
-    if isinstance(f, datasets.Value):
+    if isinstance(f, Value):
         return f.dtype
-    if isinstance(f, (datasets.List, datasets.LargeList, datasets.Sequence)):
+    if isinstance(f, (List, LargeList, Sequence)):
         return "list of " + _type_name(f.feature)
     if isinstance(f, list) and f:
         return "list of " + _type_name(f[0])
@@ -145,7 +145,7 @@ def _type_name(f: Any) -> str:
 
 
 def _feature_rows(features_dict: dict[str, Any]) -> list[dict[str, str]]:
-    feats = datasets.Features.from_dict(features_dict)
+    feats = Features.from_dict(features_dict)
     return [{"name": name, "type": _type_name(f).replace("|", "/")} for name, f in feats.items()]
 
 
@@ -268,7 +268,10 @@ class _ReadOnce:
 
     The sections ask for the same splits many times (XCOPA's asked 183 times for 45 splits);
     the values are the same Arrow table either way (``Release.table`` casts to the features'
-    schema whether it reads some columns or all). Everything else is the release's own.
+    schema whether it reads some columns or all). :meth:`features` gives
+    :class:`benchsmith.features.Features` (same names, ``names``, ``int2str``... as ``datasets``'),
+    so rendering a card during a build does not import ``datasets``. Everything else is the
+    release's own.
     """
 
     def __init__(self, release: Any) -> None:
@@ -277,6 +280,9 @@ class _ReadOnce:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._release, name)
+
+    def features(self, config: str) -> Features:
+        return Features.from_dict(self._release.manifest["configs"][config]["features"])
 
     def table(self, config: str, split: str, columns: Any = None) -> Any:
         key = (config, split)

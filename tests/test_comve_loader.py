@@ -162,3 +162,66 @@ def test_malformed_input_through_the_cli_is_one_line_exit_2(tmp_path: Path, caps
     assert code == 2
     assert "subtaskA_gold_answers.csv:2" in err and "Traceback" not in err
     assert not (tmp_path / "reg" / "comve" / "1.1.0").exists()
+
+
+# --------------------------------------------------------------------------- bulk path (issue 26)
+
+_SPLITS = [("Training  Data", "subtask{t}_data_all.csv", "subtask{t}_answers_all.csv"),
+           ("Dev Data", "subtask{t}_dev_data.csv", "subtask{t}_gold_answers.csv")]
+
+
+@pytest.mark.parametrize("split_dir, stem, answers", _SPLITS)
+def test_bulk_path_gives_the_exact_paths_instances(split_dir, stem, answers):
+    files = _files(split_dir, stem, answers)
+    bulk = comve_csv._bulk_instances(files)
+    assert bulk is not None and bulk == comve_csv._load_instances_exact(files) == load_instances(files)
+
+
+@pytest.mark.realdata
+def test_bulk_path_gives_the_exact_paths_instances_on_the_real_data(raw):
+    from benchsmith.builders.comve import SPLITS, split_files
+
+    for split in SPLITS:
+        files = SplitFiles(**{k: raw / "comve" / v for k, v in split_files(split).items()})
+        bulk = comve_csv._bulk_instances(files)
+        assert bulk is not None, split  # the real files take the fast path
+        assert bulk == comve_csv._load_instances_exact(files), split
+
+
+def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
+    """Each defect the exact path reports makes the bulk path step aside (None), so the error
+    still names the file and line; a quoted field over two lines is fine for both."""
+    d = RAW / "Dev Data"
+    good = _files("Dev Data", "subtask{t}_dev_data.csv", "subtask{t}_gold_answers.csv")
+    names = ["a_data", "a_answers", "b_data", "b_answers", "c_data", "c_answers"]
+
+    def variant(name: str, text: str) -> SplitFiles:
+        paths = {n: getattr(good, n) for n in names}
+        paths[name] = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}.csv"
+        paths[name].write_text(text, encoding="utf-8")
+        return SplitFiles(**paths)
+
+    a_answers = (d / "subtaskA_gold_answers.csv").read_text(encoding="utf-8")
+    a_data = (d / "subtaskA_dev_data.csv").read_text(encoding="utf-8")
+    bad = [
+        ("a_answers", a_answers.replace(",0", ",2", 1)),  # a label outside 0/1
+        ("a_answers", a_answers + a_answers.splitlines()[0] + "\n"),  # a duplicate id
+        ("a_answers", "\n".join(a_answers.splitlines()[1:])),  # an id without an answer
+        ("a_data", a_data.replace("id,", "ID,", 1)),  # a wrong header
+        ("a_data", a_data + "999,only one statement\n"),  # a short record
+        ("a_data", a_data + ',"x","y"\n'),  # an empty id
+        ("a_data", a_data + '4,"unterminated\n'),  # a truncated quoted field
+        ("a_data", a_data.replace("\n", "\x00\n", 1)),  # a NUL
+        ("a_data", ""),  # empty
+    ]
+    for name, text in bad:
+        files = variant(name, text)
+        assert comve_csv._bulk_instances(files) is None, (name, text[:80])
+        with pytest.raises(ParseError) as exc:
+            load_instances(files)
+        assert exc.value.path is not None and exc.value.line is not None
+    multi = variant("a_data", a_data.replace(",Summer is great", ',"Summer\nis great', 1).replace(
+        "snowman.,", 'snowman.",', 1))
+    bulk = comve_csv._bulk_instances(multi)
+    assert bulk is not None and bulk == comve_csv._load_instances_exact(multi)
+    assert bulk[0].sent0.startswith("Summer\nis great")

@@ -8,8 +8,12 @@ UTF-8 or a BOM inserted, the file cut short, gzip streams truncated). The proper
 a reader returns, or raises a :class:`BenchsmithError` whose message is one line and
 which names the file. Any other exception fails the test.
 
-The default run draws 2,000 examples per reader; ``pytest -m slow`` (or
-``BENCHSMITH_SLOW=1``) adds a 20,000-example run of each. With ``CI`` set the
+The budgets are the hypothesis profiles of tests/conftest.py: the default run draws 500
+examples per reader (the ``benchsmith`` profile; issue 26: it keeps the default run under 3
+minutes on 2 cores, and issue 12's inputs that crashed a reader are replayed below on every
+run); a run that selects the slow tests (``pytest -m slow``, or
+``BENCHSMITH_HYPOTHESIS_PROFILE=benchsmith-slow``, which ``.ci/run`` sets) loads the
+``benchsmith-slow`` profile and adds a 20,000-example run of each. With ``CI`` set the
 examples are derandomised, so a CI run is reproducible. Inputs hypothesis found to
 crash a reader are kept in ``REGRESSIONS`` below and replayed on every run.
 """
@@ -20,7 +24,6 @@ import csv
 import gzip
 import io
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,24 +32,20 @@ from benchsmith.loaders import cognition_files, comve_csv, moses, mucow_txt, roc
 from benchsmith.loaders.copa_xml import read_copa_xml
 from benchsmith.loaders.mucow_json import read_mucow_json
 from benchsmith.loaders.xcopa_jsonl import read_xcopa_jsonl
-from hypothesis import HealthCheck, given, settings
+from conftest import DEFAULT_PROFILE, SLOW_PROFILE
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchsmith.errors import BenchsmithError
 
-DEFAULT_EXAMPLES = 2000
-SLOW_EXAMPLES = 20000
+#: the examples per reader of the default run and of the slow run (the two profiles' budgets)
+DEFAULT_EXAMPLES = settings.get_profile(DEFAULT_PROFILE).max_examples
+SLOW_EXAMPLES = settings.get_profile(SLOW_PROFILE).max_examples
 
 
 def fuzz_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                               HealthCheck.data_too_large, HealthCheck.large_base_example],
-        derandomize=bool(os.environ.get("CI")),  # reproducible in CI
-        database=None,  # failing inputs are kept as REGRESSIONS, not in a local .hypothesis folder
-    )
+    """The loaded profile (deadline, health checks, derandomised under CI) with ``examples``."""
+    return settings(settings.default, max_examples=examples)
 
 
 def only_typed_errors(read: Callable[[], object]) -> None:
@@ -60,7 +59,7 @@ def only_typed_errors(read: Callable[[], object]) -> None:
 
 # --------------------------------------------------------------------------- shared strategies
 
-# Strategies draw mostly from small pools of awkward values (cheap to generate: 2,000
+# Strategies draw mostly from small pools of awkward values (cheap to generate: 20,000
 # examples per reader must stay within seconds) and sometimes from free text.
 SPECIAL_TEXT = ["", " ", "a b", "ü", "中文", "\t", "x,y", 'a"b', "\x00", "\u2028", "\ufeff", "\r", "\n", "\\",
                 "&", "<", "]]>", "\U0001f600", "a\u0301", "The dog ran.", "dog", "bank", "1", "-1", "0", "cause",
@@ -385,7 +384,11 @@ def read_comve_split(tmp: Path, files: list[bytes]) -> None:
     paths = [tmp / f"{n}.csv" for n in ("a", "a_ans", "b", "b_ans", "c", "c_ans")]
     for p, data in zip(paths, files):
         p.write_bytes(data)
-    only_typed_errors(lambda: comve_csv.load_instances(comve_csv.SplitFiles(*paths)))
+    split = comve_csv.SplitFiles(*paths)
+    bulk = comve_csv._bulk_instances(split)  # the fast path, where it accepts, equals the exact one
+    if bulk is not None:
+        assert bulk == comve_csv._load_instances_exact(split)
+    only_typed_errors(lambda: comve_csv.load_instances(split))
 
 
 ROC_HEADERS = st.sampled_from([
@@ -556,9 +559,9 @@ def test_reader_raises_only_typed_errors(name, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", READERS)
-def test_reader_raises_only_typed_errors_long_run(name, tmp_path, request):
-    if "slow" not in (request.config.option.markexpr or "") and not os.environ.get("BENCHSMITH_SLOW"):
-        pytest.skip("20,000 examples per reader: run with `-m slow` or BENCHSMITH_SLOW=1")
+def test_reader_raises_only_typed_errors_long_run(name, tmp_path):
+    if settings.default.max_examples < SLOW_EXAMPLES:  # BENCHSMITH_HYPOTHESIS_PROFILE=benchsmith forced it
+        pytest.skip(f"{SLOW_EXAMPLES:,} examples per reader: the {SLOW_PROFILE} hypothesis profile is not loaded")
     _fuzz(name, tmp_path, SLOW_EXAMPLES)
 
 

@@ -36,13 +36,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar
 
-import datasets
 from benchsmith.loaders.cognition_files import read_cg_test, read_lexicon
 from benchsmith.loaders.moses import iter_parallel
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ParseError
 from benchsmith.expectation import Measure
+from benchsmith.features import ClassLabel, Features, List, Value
 from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.source import Source, Sources
 
@@ -109,31 +109,31 @@ class CognitionBuilder(Builder):
     sources = (COGNITION_SOURCE,)
 
     def configs(self) -> list[Config]:
-        parallel = datasets.Features(
+        parallel = Features(
             {
-                "id": datasets.Value("string"),
-                "en": datasets.Value("string"),
-                "zh": datasets.Value("string"),
-                "zh_tokens": datasets.List(datasets.Value("string")),
+                "id": Value("string"),
+                "en": Value("string"),
+                "zh": Value("string"),
+                "zh_tokens": List(Value("string")),
             }
         )
-        cg = datasets.Features(
+        cg = Features(
             {
-                "id": datasets.Value("string"),
-                "en": datasets.Value("string"),
-                "zh": datasets.Value("string"),
-                "compound": datasets.Value("string"),
-                "category": datasets.ClassLabel(names=list(CATEGORIES)),
-                "pattern": datasets.ClassLabel(names=list(PATTERNS)),
-                "atoms": datasets.List({"role": datasets.Value("string"), "text": datasets.Value("string")}),
-                "context": datasets.Value("int8"),
+                "id": Value("string"),
+                "en": Value("string"),
+                "zh": Value("string"),
+                "compound": Value("string"),
+                "category": ClassLabel(names=list(CATEGORIES)),
+                "pattern": ClassLabel(names=list(PATTERNS)),
+                "atoms": List({"role": Value("string"), "text": Value("string")}),
+                "context": Value("int8"),
             }
         )
-        lexicon = datasets.Features(
+        lexicon = Features(
             {
-                "id": datasets.Value("string"),
-                "translations": datasets.List(datasets.Value("string")),
-                "optional": datasets.Value("bool"),
+                "id": Value("string"),
+                "translations": List(Value("string")),
+                "optional": Value("bool"),
             }
         )
         direction = {"source": "en", "target": "zh"}

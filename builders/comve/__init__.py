@@ -33,13 +33,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import datasets
 from benchsmith.builders.comve.errata import DEGENERATE_OPTIONS
 from benchsmith.loaders.comve_csv import B_LABELS, Instance, SplitFiles, load_instances
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Measure
+from benchsmith.features import ClassLabel, Features, List, Value
 from benchsmith.source import Source, Sources
 
 if TYPE_CHECKING:
@@ -101,23 +101,23 @@ def _all_files() -> tuple[str, ...]:
     return tuple(p for s in SPLITS for p in split_files(s).values())
 
 
-_STR = datasets.Value("string")
+_STR = Value("string")
 FEATURES = {
-    "subtask_a": datasets.Features(
-        {"id": _STR, "sent0": _STR, "sent1": _STR, "label": datasets.ClassLabel(names=["sent0", "sent1"])}
+    "subtask_a": Features(
+        {"id": _STR, "sent0": _STR, "sent1": _STR, "label": ClassLabel(names=["sent0", "sent1"])}
     ),
-    "subtask_b": datasets.Features(
+    "subtask_b": Features(
         {
             "id": _STR,
             "false_sent": _STR,
             "option_a": _STR,
             "option_b": _STR,
             "option_c": _STR,
-            "label": datasets.ClassLabel(names=list(B_LABELS)),
+            "label": ClassLabel(names=list(B_LABELS)),
         }
     ),
-    "subtask_c": datasets.Features({"id": _STR, "false_sent": _STR, "references": datasets.List(_STR)}),
-    "tuples": datasets.Features(
+    "subtask_c": Features({"id": _STR, "false_sent": _STR, "references": List(_STR)}),
+    "tuples": Features(
         {
             "id": _STR,
             "sensical_statement": _STR,
@@ -125,7 +125,7 @@ FEATURES = {
             "correct_reason": _STR,
             "confusing_reason1": _STR,
             "confusing_reason2": _STR,
-            "references": datasets.List(_STR),
+            "references": List(_STR),
         }
     ),
 }

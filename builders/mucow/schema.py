@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datasets
+from benchsmith.features import ClassLabel, Features, List, Value
 
-_S = datasets.Value("string")
+_S = Value("string")
 
-SCORING_FEATURES = datasets.Features({
+SCORING_FEATURES = Features({
     "id": _S,
     "source": _S,
     "reference": _S,
@@ -14,20 +14,20 @@ SCORING_FEATURES = datasets.Features({
     "original_translation": _S,
     "sense": _S,
     "corpus": _S,
-    "contrastive_translations": datasets.List(_S),
-    "replacements": datasets.List(_S),
+    "contrastive_translations": List(_S),
+    "replacements": List(_S),
 })
 
-TRANSLATION_FEATURES = datasets.Features({
+TRANSLATION_FEATURES = Features({
     "id": _S,
-    "sentence_id": datasets.Value("int64"),
+    "sentence_id": Value("int64"),
     "source": _S,
     "reference": _S,
     "ambiguous_word": _S,
     "sense": _S,
-    "correct_words": datasets.List(_S),
-    "incorrect_words": datasets.List(_S),
-    "domain": datasets.ClassLabel(names=["in", "out"]),
+    "correct_words": List(_S),
+    "incorrect_words": List(_S),
+    "domain": ClassLabel(names=["in", "out"]),
     "corpus": _S,
 })
 

@@ -10,23 +10,23 @@ prompts read it (``connector[doc["question"]]``). ``label`` is a ClassLabel
 
 from __future__ import annotations
 
-import datasets
+from benchsmith.features import ClassLabel, Features, Value
 
-QUESTION = datasets.Value("string")
+QUESTION = Value("string")
 QUESTIONS = ("cause", "effect")
-LABEL = datasets.ClassLabel(names=["choice1", "choice2"])
-FEATURES = datasets.Features(
+LABEL = ClassLabel(names=["choice1", "choice2"])
+FEATURES = Features(
     {
-        "premise": datasets.Value("string"),
-        "choice1": datasets.Value("string"),
-        "choice2": datasets.Value("string"),
+        "premise": Value("string"),
+        "choice1": Value("string"),
+        "choice2": Value("string"),
         "question": QUESTION,
         "label": LABEL,
-        "idx": datasets.Value("int32"),
-        "changed": datasets.Value("bool"),
+        "idx": Value("int32"),
+        "changed": Value("bool"),
     }
 )
-EN_FEATURES = datasets.Features({**FEATURES, "copa_id": datasets.Value("int32")})
+EN_FEATURES = Features({**FEATURES, "copa_id": Value("int32")})
 
 #: what each field holds (the card's "Fields" section)
 FIELD_DOCS: dict[str, str] = {
