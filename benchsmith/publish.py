@@ -89,8 +89,8 @@ def require_registered_sources(release: Release) -> None:
             f"{release.name} {release.version} was built from a source file without a registered checksum: "
             f"{unregistered[0]}{more}",
             path=release.path / registry.MANIFEST,
-            hint=f"Register its checksum (`benchsmith sources {release.name} --register DIR`, pasted into the "
-            "builder's checksums.tsv), rebuild, validate, then publish",
+            hint=f"Register its checksum (`benchsmith sources {release.name} --register DIR --write`), "
+            "rebuild, validate, then publish",
         )
 
 

@@ -193,16 +193,16 @@ def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _decontamination_query(policy: dict[str, Any], feats: datasets.Features, default: list[str]) -> str:
+def _decontamination_query(policy: dict[str, Any], feats: Features, default: list[str]) -> str:
     """The text lm-eval's decontamination matches for a doc: the policy's contamination fields
     (default: the context and the choices) that are text, joined by spaces; list fields joined too."""
     names = [f for f in (policy.get("contamination_fields") or default) if f in feats and f.isidentifier()]
     parts = []
     for f in names:
         feat = feats[f]
-        if isinstance(feat, datasets.Value) and feat.dtype in ("string", "large_string"):
+        if isinstance(feat, Value) and feat.dtype in ("string", "large_string"):
             parts.append("{{" + f + "}}")
-        elif isinstance(getattr(feat, "feature", None), datasets.Value):
+        elif isinstance(getattr(feat, "feature", None), Value):
             parts.append("{{" + f + " | join(' ')}}")
     return " ".join(parts)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from toy_builder import FIXTURES, ToyBuilder
+from toy_builder import FIXTURES, RegisteredToyBuilder
 from xcopa_helpers import build_fixture
 
 from benchsmith.errors import BenchsmithError, ReleaseError
@@ -22,7 +22,7 @@ from benchsmith.source import resolve_sources, sha256_file
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory) -> Release:
-    b = ToyBuilder()
+    b = RegisteredToyBuilder()  # registered checksums: publishable (the last step publishes it)
     src = resolve_sources(b.sources, b.checksums(), FIXTURES, allow_missing=False)
     return ReleaseWriter(b, tmp_path_factory.mktemp("toyreg"), src).write()
 
@@ -364,6 +364,7 @@ def test_a_name_or_version_never_writes_outside_the_registry(toy, tmp_path, caps
     validate = ["validate", str(path), "--baselines", "none", "--near-dup-threshold", "0.95"]
     assert run_cli(capsys, *validate)[0] == 0  # validated as built
     good = manifest_of(toy)
+    sealed_bytes = (path / "release.json").read_bytes()
     for key, value in [("name", "../../../../tmp/x/pwned"),
                        ("name", "../../outside/pwned"),  # lands inside tmp_path if followed: the snapshot sees it
                        ("version", "../../pwned")]:
@@ -380,8 +381,9 @@ def test_a_name_or_version_never_writes_outside_the_registry(toy, tmp_path, caps
         assert list(reg.iterdir()) == []
         assert pwned.exists() == existed
     # the other side: the manifest as built publishes into the registry
-    write_manifest(path, good)
-    assert run_cli(capsys, "publish", str(path), "--registry", str(reg))[0] == 0
+    (path / "release.json").write_bytes(sealed_bytes)  # the validated bytes: the seal covers release.json
+    code, out, err = run_cli(capsys, "publish", str(path), "--registry", str(reg))
+    assert code == 0, err
     assert (reg / "toy" / "1.1.0" / "release.json").is_file() and (reg / ".locks").is_dir()
 
 
@@ -400,5 +402,5 @@ def test_every_error_of_opening_a_release_is_a_benchsmith_error(tmp_path):
 def test_summary_reads_the_typed_info(toy):
     s = Release(toy.path).summary()
     assert s["errata_applied"] == ["drop-30"] and s["configs"]["plain"] == {"train": 20, "validation": 5, "test": 4}
-    assert s["sources"] == {"toy": {"items.tsv": "unregistered", "extra.tsv": "absent"}}
+    assert s["sources"] == {"toy": {"items.tsv": "verified", "extra.tsv": "absent"}}
     assert copy.deepcopy(s) == s
