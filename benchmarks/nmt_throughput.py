@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from benchsmith.validation.baselines import seq2seq
+from benchsmith.builders.cognition import seq2seq
 from benchsmith.validation.baselines.runtime import autocast_dtype, pick_device, seed_everything
 
 EN = [

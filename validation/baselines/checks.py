@@ -90,7 +90,7 @@ def result_to_check(check: Check, result: Any, status: Status | None = None) -> 
     rows = data["table"]
     shown = ", ".join(f"{r['config']}/{r['split']} {r['metric']} {r['value']}" for r in rows[:4])
     more = f" (+{len(rows) - 4} more)" if len(rows) > 4 else ""
-    summary = f"{data['baseline']} ({data['kind']}, {data['variant']}): {shown}{more}"
+    summary = f"{data['baseline']} ({data.get('engine', data.get('kind'))}, {data['variant']}): {shown}{more}"
     gate = data.get("gate")
     if gate:
         bad = [c for c in gate["checks"] if c["status"] != "pass"]
@@ -148,7 +148,7 @@ class GatedBaselines(Check):
                 out.append(self.result(Status.SKIP, f"{spec.name}: nothing to score in this build ({'; '.join(notes)})"))
                 continue
             result = run_spec(spec, release, builder=builder, **options)
-            out.append(result_to_check(self, result))
+            out.append(result_to_check(self, result.to_dict(relative_to=release.path)))  # the report is published
         return out
 
 

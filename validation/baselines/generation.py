@@ -34,6 +34,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,26 @@ def _prompt_ids(tokenizer: Any, source: str, max_len: int) -> list[int]:
     if ids and ids[-1] == tokenizer.eos_token_id and len(ids) > 1:
         ids = ids[:-1]  # some tokenizers close every text with </s>: a prompt must stay open
     return list(ids)
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """The ``generation`` engine's options: :func:`finetune_and_generate`'s keywords (same defaults)."""
+
+    kind: str = "auto"
+    epochs: int = 3
+    max_steps: int | None = None
+    max_time_s: float | None = None
+    batch_size: int = 16
+    lr: float = 5e-5
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    max_source_len: int = 128
+    max_target_len: int = 64
+    beam: int = 4
+    max_new_tokens: int = 48
+    eval_batch_size: int = 32
+    log_every: int = 50
 
 
 def finetune_and_generate(
