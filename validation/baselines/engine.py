@@ -30,8 +30,9 @@ What the runner and the declarations need to know of an engine is declared with 
 looked up in a list of names: ``accuracy`` (its rows are multiple-choice accuracies: it can
 gate and average), ``multiple_choice`` (its items are :class:`MCItem`: ``options_only``
 applies), ``trains`` (it has train/selection splits), ``needs_model_path`` (``--model-path``
-is required: nothing is downloaded), ``subsamples`` (``--max-examples`` cuts what it scores) and ``run_fields``: the option fields the run supplies
-(``--device``, ``--seed`` ...), which a declaration or ``--set`` may not name.
+is required: nothing is downloaded), ``subsamples`` (``--max-examples`` cuts what it scores)
+and ``run_fields``: the option fields the run supplies (``--device``, ``--seed`` ...), which a
+declaration or ``--set`` may not name.
 
 The training split must exist: a release built without it (``--skip-missing``) is a
 ConfigError that names the split, why the build skipped it, and ``--train-split``.

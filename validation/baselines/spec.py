@@ -79,9 +79,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.errors import ConfigError, did_you_mean
-
 from benchsmith.validation.baselines.engine import Engine, get_engine
+
+from benchsmith.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from benchsmith.validation.baselines.runtime import RunRecord
@@ -652,6 +652,18 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
 
 
 __all__ = [
-    "BaselineResult", "BaselineSpec", "RunOptions", "ScoreRow", "Seq2SeqItem",
-    "attach_paper", "average_rows", "portable", "gate_verdict", "paper_value", "published_figures", "run_spec", "select_specs", "short_model",
+    "BaselineResult",
+    "BaselineSpec",
+    "RunOptions",
+    "ScoreRow",
+    "Seq2SeqItem",
+    "attach_paper",
+    "average_rows",
+    "gate_verdict",
+    "paper_value",
+    "portable",
+    "published_figures",
+    "run_spec",
+    "select_specs",
+    "short_model",
 ]
