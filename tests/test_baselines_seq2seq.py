@@ -304,6 +304,12 @@ def test_generation_with_a_tiny_causal_lm(tmp_path):
     assert rec.baseline == "generation-causal" and rec.steps == 6 and rec.tokens_per_s > 0
     losses = [h["loss"] for h in rec.hyperparameters["train_loss"]]
     assert losses[-1] < losses[0]
+    assert rec.hyperparameters["loop"] == "transformers.Trainer" and rec.examples_per_s > 0
+    # max_time_s stops Trainer's loop after the step that ran out of time; its loss is logged
+    _, rec = finetune_and_generate(tmp_path / "gpt", pairs, sources[:1], epochs=3, batch_size=4, lr=1e-2, beam=1,
+                                   max_new_tokens=2, device="cpu", log_every=50, max_time_s=1e-9)
+    assert rec.steps == 1 and rec.hyperparameters["stopped_by"] == "max_time_s"
+    assert [h["step"] for h in rec.hyperparameters["train_loss"]] == [1]
 
 
 def test_generation_with_a_tiny_seq2seq(marian):
