@@ -43,7 +43,7 @@ Data preparation:
 * **Target** (Chinese): re-segmented with jieba (:func:`benchsmith.nlp.segment.segment`,
   which first removes existing segmentation spaces, so released segmented lines and raw
   CG-test references are treated alike), then BPE
-  (:class:`~benchsmith.validation.baselines.subword.TargetBPE`, 3,000 merges).
+  (:class:`~benchsmith.builders.cognition.subword.TargetBPE`, 3,000 merges).
 * Sides longer than ``max_len`` (256) tokens are truncated.
 
 Training: batches are built by **token count** (``max_tokens`` = padded size
@@ -101,10 +101,10 @@ from benchsmith.validation.baselines.engine import (
     train_split,
 )
 
-from .subword import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, TargetBPE
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
+
+from .subword import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, TargetBPE
 
 try:
     import torch

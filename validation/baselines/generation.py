@@ -23,7 +23,12 @@ LayerNorm weights out of the weight decay), linear decay of the learning rate to
 ``epochs`` passes or ``max_steps`` / ``max_time_s`` (a callback), whichever comes first; bf16
 (or fp16 with Trainer's grad scaler) on CUDA, fp32 on CPU; the loss is logged every
 ``log_every`` steps and at the last one. Nothing is saved during training (a temporary
-output folder); ``output_dir`` receives the final model.
+output folder); ``output_dir`` receives the final model. Trainer replaced a hand-written loop
+(the same optimiser, schedule and clipping) after a measurement found it no slower: a
+2-layer GPT-2 (d 128), 512 pairs, batch 16, 2 epochs on the shared 2-core CPU
+(``OMP_NUM_THREADS=1``), old loop / Trainer, two alternating runs each: 17.3 s and 18.8 s /
+18.5 s (a third Trainer run, 30.3 s, overlapped a test run), final loss 5.383 / 5.392 (the
+batch order differs: Trainer's seeded sampler).
 Decoding: beam search (``beam``) or greedy (``beam=1``), no sampling, one output per source.
 
 The :class:`~benchsmith.validation.baselines.runtime.RunRecord` has the model folder and
