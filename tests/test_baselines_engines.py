@@ -22,6 +22,7 @@ from benchsmith.validation.baselines.engine import (
 from benchsmith.validation.baselines.engines import LabelIssuesOptions
 from benchsmith.validation.baselines.multiple_choice import MCOptions
 from benchsmith.validation.baselines.spec import BaselineSpec, run_spec
+from conftest import one_json, run_cli
 from validation_helpers import make_release, mc_features, mc_rows
 
 from benchsmith.builder import get_builder
@@ -113,6 +114,17 @@ def test_engine_properties_are_declared_with_the_engine():
     assert nmt.make_options({"d_model": 32}).d_model == 32 and nmt.make_options().d_model is None
     with pytest.raises(ConfigError, match="unknown seq2seq preset 'smal'"):
         nmt.make_options({"preset": "smal"})
+
+
+def test_cli_lists_each_baseline_with_its_engine_and_typed_options(capsys):
+    code, out, err = run_cli(capsys, "--quiet", "baseline", "xcopa", "--list", "--json")
+    assert code == 0, err
+    listed = {s["name"]: s for s in one_json(out)["baselines"]}
+    assert listed["use-co-tlv"]["engine"] == "use_zero_shot" and listed["use-co-tlv"]["options"]["selection"] == "target"
+    assert listed["use-co-zs"]["options"]["lrs"] == [1e-3, 1e-4, 1e-5]  # the engine's defaults, typed
+    assert listed["copa-en"]["options"]["lr"] == MCOptions().lr and listed["copa-en"]["language"] == "source_language"
+    code, out, err = run_cli(capsys, "--quiet", "baseline", "xcopa", "--list")
+    assert code == 0 and "use-co-tlv" in out  # the human table (column widths depend on the terminal)
 
 
 DATASET_WORDS = ("xcopa", "copa", "comve", "cognition", "mucow", "jieba", "contrastive_translations",
