@@ -326,6 +326,8 @@ def test_gated_partial_input_fails_on_a_planted_cue(tmp_path, cue, status):
     [res] = GatedBaselines(bert, specs=[OPTIONS_ONLY], epochs=6, max_examples=None).run(release)
     assert res.status.value == status and res.family == "baselines"
     assert res.details["records"][0]["seed"] == 0 and res.details["gate"]["checks"][0]["gain"] == check["gain"]
+    # the report is published with the release: the model folder by its name, not this machine's path
+    assert res.details["records"][0]["model"] == bert.name and str(tmp_path) not in json.dumps(res.details)
 
 
 def test_validate_model_level_gates_and_the_card_shows_the_table(tmp_path, capsys):
