@@ -165,8 +165,8 @@ def get_engine(name: str) -> Engine:
     engine = _ENGINES.get(name)
     if engine is None:
         raise ConfigError(f"unknown engine {name!r}",
-                          hint=f"{did_you_mean(name, _ENGINES)} Registered: {', '.join(sorted(_ENGINES))} (a "
-                          "dataset's own engine registers when its builder's baseline.py imports it)")
+                          hint=f"{did_you_mean(name, _ENGINES)} (a dataset's own engine registers when its "
+                          "builder's baseline.py imports it)")
     return engine
 
 
