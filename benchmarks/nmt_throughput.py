@@ -1,14 +1,14 @@
 """Training throughput of the seq2seq baseline's loop vs a plain PyTorch loop.
 
-Both sides train the same model (:class:`~benchsmith.validation.baselines.seq2seq.Seq2SeqTransformer`,
+Both sides train the same model (:class:`~benchsmith.builders.cognition.seq2seq.Seq2SeqTransformer`,
 same preset and seed, so the same initial weights) on the same pairs, prepared once by
-:func:`~benchsmith.validation.baselines.seq2seq.prepare` (same source vocabulary, same BPE),
+:func:`~benchsmith.builders.cognition.seq2seq.prepare` (same source vocabulary, same BPE),
 with the same optimiser (Adam, inverse-sqrt schedule), label smoothing and number of
 steps, in the same process: fp32 on CPU, and on CUDA both sides under the same autocast
 (``runtime.autocast_dtype``: bf16, or fp16 with a grad scaler where bf16 is missing), so the
 ratio compares the loops, not the precisions:
 
-* ``ours``: :func:`benchsmith.validation.baselines.seq2seq.train` (batches of at most
+* ``ours``: :func:`benchsmith.builders.cognition.seq2seq.train` (batches of at most
   ``max_tokens`` padded tokens over length-sorted pairs, loss accumulated on the device);
   its record's ``tokens_per_s`` (target tokens per second of training steps);
 * ``plain``: what a hand-written loop does: a seeded random order, batches of a fixed
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from benchsmith.validation.baselines import seq2seq
+from benchsmith.builders.cognition import seq2seq
 from benchsmith.validation.baselines.runtime import autocast_dtype, pick_device, seed_everything
 
 EN = [

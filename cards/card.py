@@ -308,6 +308,12 @@ def _changes_markdown(release: Any) -> str | None:
     return "\n".join(lines[2:] if lines and lines[0].startswith("#") else lines).strip() + "\n"
 
 
+def lm_eval_connectors(builder: Any | None) -> Any:
+    """The builder's COPA connector words for the lm-eval tasks (``lm_eval_connectors``, e.g.
+    XCOPA's per language), or None: English only (:mod:`benchsmith.cards.lm_eval`)."""
+    return getattr(builder, "lm_eval_connectors", None)
+
+
 def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
@@ -325,7 +331,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
     first = next(iter(m["configs"]))
     skipped = {c: {s: reason(why) for s, why in info["skipped_splits"].items()}
                for c, info in m["configs"].items() if info.get("skipped_splits")}
-    lm_tasks = [t["name"] for t in tasks(m)]
+    lm_tasks = [t["name"] for t in tasks(m, lm_eval_connectors(builder))]
     body = _environment().get_template("dataset_card.md.j2").render(
         m=m,
         hub=hub,
@@ -356,7 +362,7 @@ def render_files(release: Any, builder: Any | None = None, *, hub: dict[str, str
         CARD: render_card(release, builder, hub=hub),
         CROISSANT: json.dumps(scrub_tree(croissant(release, hub=hub)), indent=2, ensure_ascii=False) + "\n",
     }
-    files.update(lm_eval_files(release, hub=hub))
+    files.update(lm_eval_files(release, hub=hub, connectors=lm_eval_connectors(builder)))
     return files
 
 

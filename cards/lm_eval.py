@@ -26,9 +26,11 @@ features, languages and :class:`~benchsmith.policy.Policy` (``context``, ``choic
   the context) use lm-eval's own prompts, so scores compare with lm-eval's built-in ``copa``
   and ``xcopa_<lang>`` tasks: the premise without its last character (the period), a space and
   the connector for ``cause``/``effect``; the choices with their first letter lowercased. A
-  config in one XCOPA language uses ``tasks/xcopa/utils.py``'s connectors for that language
-  and its choices as they are (``xcopa_<lang>``); an English config uses ``because`` /
-  ``therefore`` and a space before each choice (``tasks/super_glue/copa/utils.py``, whose
+  config in a language the builder gives connectors for (``connectors``: the builder's
+  ``lm_eval_connectors``, e.g. XCOPA's ``tasks/xcopa/utils.py`` words in
+  ``builders/xcopa/lm_eval.py``) uses them and its choices as they are (``xcopa_<lang>``); an
+  English config, or a language without connectors, uses :data:`ENGLISH` (``because`` /
+  ``therefore``) and a space before each choice (``tasks/super_glue/copa/utils.py``, whose
   continuations therefore start with two spaces, as the built-in task does). ``question``
   is the string ``cause``/``effect`` (as upstream, the Hub and lm-eval have it), looked up as
   lm-eval does (``connector[doc["question"]]``); a COPA-shaped config whose ``question`` is
@@ -48,6 +50,7 @@ features, languages and :class:`~benchsmith.policy.Policy` (``context``, ``choic
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -59,22 +62,10 @@ FOLDER = "lm_eval"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SPLIT_KEYS = (("train", "training_split"), ("validation", "validation_split"), ("test", "test_split"))
 
-#: lm-eval's ``tasks/xcopa/utils.py`` connectors (cause, effect) per XCOPA language; English is
-#: ``tasks/super_glue/copa/utils.py``'s. A test compares them with the installed lm-eval.
-CONNECTORS: dict[str, tuple[str, str]] = {
-    "en": ("because", "therefore"),
-    "et": ("sest", "seetõttu"),
-    "ht": ("poukisa", "donk sa"),
-    "it": ("perché", "quindi"),
-    "id": ("karena", "maka"),
-    "qu": ("imataq", "chaymi"),
-    "sw": ("kwa sababu", "kwa hiyo"),
-    "zh": ("因为", "所以"),
-    "ta": ("காரணமாக", "எனவே"),
-    "th": ("เพราะ", "ดังนั้น"),
-    "tr": ("çünkü", "bu yüzden"),
-    "vi": ("bởi vì", "vì vậy"),
-}
+#: lm-eval's English COPA connectors (cause, effect), ``tasks/super_glue/copa/utils.py``'s; other
+#: languages' come from the builder (``Builder.lm_eval_connectors``, ``{language: (cause, effect)}``)
+ENGLISH: tuple[str, str] = ("because", "therefore")
+Connectors = Mapping[str, tuple[str, str]]
 
 
 def task_name(dataset: str, config: str | None = None) -> str:
@@ -99,19 +90,20 @@ def _lower_first(var: str, space: bool) -> str:
     return ('" " + ' if space else "") + f"{var}[:1].lower() + {var}[1:]"
 
 
-def _copa_prompt(language: str) -> tuple[str, str, str]:
+def _copa_prompt(language: str, connectors: Connectors | None = None) -> tuple[str, str, str]:
     """(doc_to_text, doc_to_choice, what) of lm-eval's copa/xcopa prompt (``question`` a string)."""
-    cause, effect = CONNECTORS.get(language, CONNECTORS["en"])
-    space = language == "en" or language not in CONNECTORS
+    connectors = {"en": ENGLISH, **(connectors or {})}
+    cause, effect = connectors.get(language, ENGLISH)
+    space = language == "en" or language not in connectors
     connector = {"cause": cause, "effect": effect}
     text = f"{{{{ premise.strip()[:-1] }}}} {{{{ {connector!r}[question] }}}}"
     choice = f"{{{{ [{_lower_first('choice1', space)}, {_lower_first('choice2', space)}] }}}}"
     if language == "en":
         what = "lm-eval's built-in `copa` prompt (tasks/super_glue/copa)"
-    elif language in CONNECTORS:
+    elif language in connectors:
         what = f"lm-eval's built-in `xcopa_{language}` prompt (tasks/xcopa)"
     else:
-        what = f"lm-eval's `copa` prompt with English connectors (no XCOPA connectors for {language!r})"
+        what = f"lm-eval's `copa` prompt with English connectors (no connectors for {language!r})"
     return text, choice, what
 
 
@@ -140,10 +132,11 @@ def _lettered_prompt(feats: Features, context: list[str], choices: list[str] | s
     return text, choice, "lettered options (context, question, `A. ...` lines, `Answer:`)"
 
 
-def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def tasks(manifest: dict[str, Any], connectors: Connectors | None = None) -> list[dict[str, Any]]:
     """The lm-eval task of every config that is one: ``{"name", "config", "yaml" (dict), "what",
     "splits", "scored"}``; configs that are not multiple-choice tasks with a gold label (or whose
-    field names are not identifiers, which lm-eval's Jinja cannot name) are left out."""
+    field names are not identifiers, which lm-eval's Jinja cannot name) are left out.
+    ``connectors``: the builder's COPA connector words per language (see module docstring)."""
     out = []
     for cname, cfg in manifest["configs"].items():
         policy = cfg.get("policy") or {}
@@ -161,7 +154,7 @@ def tasks(manifest: dict[str, Any]) -> list[dict[str, Any]]:
         languages = list(cfg.get("languages") or ["en"])
         if list(choices) == ["choice1", "choice2"] and {"premise", "question"} <= set(context) \
                 and "premise" in feats and feats.get("question") == Value("string"):
-            text, choice, what = _copa_prompt(languages[0] if len(languages) == 1 else "en")
+            text, choice, what = _copa_prompt(languages[0] if len(languages) == 1 else "en", connectors)
         else:
             question = policy.get("prompt") or cfg.get("description") or ""
             text, choice, what = _lettered_prompt(feats, context, choices, scrub(question))
@@ -232,11 +225,13 @@ def _dump(obj: dict[str, Any]) -> str:
                      default_flow_style=False)
 
 
-def lm_eval_files(release: Any, *, hub: dict[str, str] | None = None) -> dict[str, str]:
+def lm_eval_files(release: Any, *, hub: dict[str, str] | None = None,
+                  connectors: Connectors | None = None) -> dict[str, str]:
     """``{path relative to the release: text}`` of the ``lm_eval/`` folder (``{}`` when no
-    config is a task); ``hub`` (``{"repo", "revision"}``) points the tasks at the Hub."""
+    config is a task); ``hub`` (``{"repo", "revision"}``) points the tasks at the Hub;
+    ``connectors`` as :func:`tasks`."""
     m = release.manifest
-    found = tasks(m)
+    found = tasks(m, connectors)
     if not found:
         return {}
     files: dict[str, str] = {}

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from benchsmith.builders.xcopa.baseline import COPA_PROMPTS, TABLE5_AVERAGES, copa_items
 from benchsmith.validation.baselines import label_issues as li
-from benchsmith.validation.baselines import use_transfer as ut
+from benchsmith.builders.xcopa import use_transfer as ut
 from benchsmith.validation.baselines.multiple_choice import (
     MCItem,
     MCOptions,

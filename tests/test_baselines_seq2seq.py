@@ -21,8 +21,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from benchsmith.validation.baselines import seq2seq
-from benchsmith.validation.baselines.subword import PREFIX, TargetBPE
+from benchsmith.builders.cognition import seq2seq
+from benchsmith.builders.cognition.subword import PREFIX, TargetBPE
 from model_helpers import one_thread  # noqa: F401 - autouse fixture
 
 from benchsmith.errors import ConfigError
@@ -227,7 +227,7 @@ def marian(tmp_path_factory):
 
 def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, capsys):
     from benchsmith.builders.mucow.metric import MucowScoringAccuracy, read_scores
-    from benchsmith.validation.baselines.lm_scoring import score_suite
+    from benchsmith.builders.mucow.lm_scoring import score_suite
 
     items = _mucow_items()
     rows = [{"source": it.source, "reference": it.reference, "ambiguous_word": it.ambiguous_word, "sense": it.sense,
@@ -260,7 +260,7 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
 
 
 def test_sum_of_log_probs_matches_the_model_loss(marian):
-    from benchsmith.validation.baselines.lm_scoring import sentence_log_probs
+    from benchsmith.builders.mucow.lm_scoring import sentence_log_probs
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(marian)
@@ -304,6 +304,12 @@ def test_generation_with_a_tiny_causal_lm(tmp_path):
     assert rec.baseline == "generation-causal" and rec.steps == 6 and rec.tokens_per_s > 0
     losses = [h["loss"] for h in rec.hyperparameters["train_loss"]]
     assert losses[-1] < losses[0]
+    assert rec.hyperparameters["loop"] == "transformers.Trainer" and rec.examples_per_s > 0
+    # max_time_s stops Trainer's loop after the step that ran out of time; its loss is logged
+    _, rec = finetune_and_generate(tmp_path / "gpt", pairs, sources[:1], epochs=3, batch_size=4, lr=1e-2, beam=1,
+                                   max_new_tokens=2, device="cpu", log_every=50, max_time_s=1e-9)
+    assert rec.steps == 1 and rec.hyperparameters["stopped_by"] == "max_time_s"
+    assert [h["step"] for h in rec.hyperparameters["train_loss"]] == [1]
 
 
 def test_generation_with_a_tiny_seq2seq(marian):
@@ -318,7 +324,7 @@ def test_generation_with_a_tiny_seq2seq(marian):
 
 def test_bad_model_paths_are_config_errors(tmp_path):
     from benchsmith.validation.baselines.generation import finetune_and_generate
-    from benchsmith.validation.baselines.lm_scoring import score_suite
+    from benchsmith.builders.mucow.lm_scoring import score_suite
 
     with pytest.raises(ConfigError, match="no config.json"):
         finetune_and_generate(tmp_path / "missing", COMVE, ["x"], device="cpu")

@@ -148,11 +148,11 @@ def test_every_builder_declares_its_baselines():
 
 
 def test_bad_declarations_and_selections_are_config_errors(xcopa):
-    with pytest.raises(ConfigError, match="unknown kind 'cross_encodr'.*Did you mean 'cross_encoder'"):
+    with pytest.raises(ConfigError, match="unknown engine 'cross_encodr'.*Did you mean 'cross_encoder'"):
         BaselineSpec("x", "cross_encodr", "en")
     with pytest.raises(ConfigError, match="variant 'NoP' needs an items adapter"):
         BaselineSpec("x", "cross_encoder", "en", variant="NoP")
-    with pytest.raises(ConfigError, match="only accuracy baselines"):
+    with pytest.raises(ConfigError, match="only accuracy engines can gate"):
         BaselineSpec("x", "nmt", "parallel", gate=True, min_accuracy=0.1)
     with pytest.raises(ConfigError, match="unknown baseline run option 'epoch'.*Did you mean 'epochs'"):
         RunOptions.make(epoch=1)
@@ -187,7 +187,7 @@ def test_cli_unknown_names_get_suggestions(capsys, xcopa):
          {"All": 60.0, "two": 65.0}, []),
         # a missing language: no row, a note naming it
         ({"et": 50.0, "it": 60.0}, {"All": ("et", "it", "zh"), "two": ("et", "it")}, {"two": 55.0}, ["zh"]),
-        # translation-<lang> configs count as their source language
+        # translation-<lang> configs count as their source language (XCOPA's language hook)
         ({"translation-et": 40.0, "translation-it": 50.0}, {"tr": ("et", "it")}, {"tr": 45.0}, []),
     ],
 )
@@ -199,7 +199,9 @@ def test_declared_averages(scored, averages, expected, missing):
     configs = {c: {"metadata": {"source_language": c.removeprefix("translation-")} if "-" in c else {}}
                for c in (*scored, "en")}
     release = SimpleNamespace(configs=lambda: list(configs), manifest={"configs": configs})
-    spec = BaselineSpec("avg", "use_zero_shot", "en", averages=averages)
+    from benchsmith.builders.xcopa.baseline import source_language
+
+    spec = BaselineSpec("avg", "use_zero_shot", "en", averages=averages, language=source_language)
     rows = [ScoreRow(config=c, split="test", metric="accuracy", value=v, n=5) for c, v in scored.items()]
     rows.append(ScoreRow(config="en", split="validation", metric="accuracy", value=99.0, n=5))  # not an eval split
     got, notes = average_rows(spec, release, rows)
@@ -209,7 +211,7 @@ def test_declared_averages(scored, averages, expected, missing):
 
 
 def test_averages_are_declared_for_accuracy_kinds_only():
-    with pytest.raises(ConfigError, match="averages apply to accuracy baselines"):
+    with pytest.raises(ConfigError, match="averages apply to accuracy engines"):
         BaselineSpec("x", "copy", "c", averages={"All": ("et",)})
     with pytest.raises(ConfigError, match="names no languages"):
         BaselineSpec("x", "use_zero_shot", "c", averages={"All": ()})
@@ -261,6 +263,15 @@ def test_cli_xcopa_en_runs_and_records_everything(capsys, xcopa):
     saved = release.path / "reports" / "baselines"
     assert sorted(p.name for p in saved.glob("*.json")) == sorted(f"{n}@en.json" for n in by_name)
     assert (saved / "copa-en@en" / "copa-en.predictions.jsonl").is_file()
+    # published with the release: no absolute path of this machine in a saved result (the printed
+    # result shows them); files beside it are relative to its folder, the model by its name
+    for path in saved.glob("*.json"):
+        text = path.read_text(encoding="utf-8")
+        assert str(reg) not in text and str(bert) not in text and "/tmp" not in text, path.name
+    kept = json.loads((saved / "copa-en@en.json").read_text(encoding="utf-8"))
+    assert kept["outputs"]["predictions"] == "copa-en@en/copa-en.predictions.jsonl"
+    assert kept["options"]["out_dir"] == "copa-en@en" and kept["model"] == bert.name
+    assert cross["model"] == str(bert)
 
 
 def test_recorded_results_reach_the_report_and_the_card(capsys, xcopa):
@@ -318,6 +329,8 @@ def test_gated_partial_input_fails_on_a_planted_cue(tmp_path, cue, status):
     [res] = GatedBaselines(bert, specs=[OPTIONS_ONLY], epochs=6, max_examples=None).run(release)
     assert res.status.value == status and res.family == "baselines"
     assert res.details["records"][0]["seed"] == 0 and res.details["gate"]["checks"][0]["gain"] == check["gain"]
+    # the report is published with the release: the model folder by its name, not this machine's path
+    assert res.details["records"][0]["model"] == bert.name and str(tmp_path) not in json.dumps(res.details)
 
 
 def test_validate_model_level_gates_and_the_card_shows_the_table(tmp_path, capsys):

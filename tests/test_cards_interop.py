@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import datasets
 import pytest
 import yaml
+from benchsmith.builders.xcopa.lm_eval import CONNECTORS
 from benchsmith.cards import croissant as croissant_mod
 from benchsmith.cards import lm_eval as lm_eval_mod
 from benchsmith.cards.card import FULL_TABLE_MAX, render_card, render_files, write_card_files
@@ -424,13 +425,13 @@ def test_rewriting_removes_lm_eval_files_of_configs_that_are_gone(shapes):
 
 def test_connectors_are_lm_evals_own():
     xcopa = builtin_utils("xcopa/utils.py")
-    for lang, (cause, effect) in lm_eval_mod.CONNECTORS.items():
+    for lang, (cause, effect) in CONNECTORS.items():
         if lang == "en":
             continue
         assert getattr(xcopa, f"doc_to_text_{lang}").keywords["connector"] == {"cause": cause, "effect": effect}
     copa = builtin_utils("super_glue/copa/utils.py")
     doc = {"premise": "It rained.", "question": "effect", "choice1": "A", "choice2": "B", "label": 0}
-    assert copa.doc_to_text(doc) == "It rained " + lm_eval_mod.CONNECTORS["en"][1]
+    assert copa.doc_to_text(doc) == "It rained " + lm_eval_mod.ENGLISH[1] and CONNECTORS["en"] == lm_eval_mod.ENGLISH
 
 
 def test_lm_eval_tasks_of_every_kind_of_config(xcopa_fx, comve_fx, shapes, cognition_fx):
@@ -497,12 +498,15 @@ def test_copa_prompt_reads_question_as_lm_eval_does():
             "features": feats.to_dict(), "policy": policy.to_dict(), "languages": ["et"],
             "splits": {"test": {}}, "description": "d"}}}
 
-    (task,) = lm_eval_mod.tasks(manifest(S))
+    (task,) = lm_eval_mod.tasks(manifest(S), CONNECTORS)
     assert task["yaml"]["doc_to_text"] == "{{ premise.strip()[:-1] }} {{ {'cause': 'sest', 'effect': 'seetõttu'}[question] }}"
     assert "is string" not in task["yaml"]["doc_to_text"] and task["what"].startswith("lm-eval's built-in `xcopa_et`")
-    (task,) = lm_eval_mod.tasks(manifest(datasets.ClassLabel(names=["cause", "effect"])))
+    (task,) = lm_eval_mod.tasks(manifest(datasets.ClassLabel(names=["cause", "effect"])), CONNECTORS)
     assert task["what"].startswith("lettered options")
     assert "['cause', 'effect'][question] if question is number else question" in task["yaml"]["doc_to_text"]
+    # the connector words are the builder's (XCOPA's, builders/xcopa/lm_eval.py): without them, English
+    (task,) = lm_eval_mod.tasks(manifest(S))
+    assert "'because'" in task["yaml"]["doc_to_text"] and "no connectors for 'et'" in task["what"]
 
 
 @pytest.mark.slow

@@ -1,8 +1,8 @@
 """CoGnition's model baseline: the paper's Transformer NMT, scored with CoGnition's scorers.
 
 ``benchsmith baseline cognition`` runs ``BASELINES`` (see
-:mod:`benchsmith.validation.baselines.spec`): the generic seq2seq engine
-(:mod:`benchsmith.validation.baselines.seq2seq`, preset ``small`` by default, ``--preset paper``
+:mod:`benchsmith.validation.baselines.spec`): the seq2seq engine
+(:mod:`.seq2seq`, this folder's ``nmt`` engine: preset ``small`` by default, ``--preset paper``
 for the paper's Transformer base) trains on ``parallel/train``, selects its checkpoint on
 ``parallel/validation`` and translates the random test (``parallel/test``) and the CG-test
 (``cg_test/test``). Scoring is the one of ``benchsmith evaluate cognition``
@@ -30,6 +30,7 @@ from typing import Any
 from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem
 
 from .atoms import CATEGORIES
+from .seq2seq import nmt_engine  # noqa: F401 - registers the nmt engine
 
 #: published.yaml ids of the paper's Table 6 figures for this baseline (values keyed by metric)
 PAPER = ("table6/random-test/Transformer", "table6/cg-test/Transformer")

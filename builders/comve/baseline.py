@@ -128,7 +128,7 @@ BASELINES = [
     ),
     BaselineSpec(
         "subtask-c-generation", "generation", "subtask_c", selection_split=None, items=subtask_c_items,
-        score=subtask_c_score, requires_model_path=True, model="generation",
+        score=subtask_c_score, model="generation",
         description="subtask C: fine-tune a local seq2seq or causal LM (--model-path, e.g. BART or GPT-2) on "
         "statement -> reason pairs of train, generate for test, official BLEU",
     ),

@@ -2,7 +2,7 @@
 
 ``benchsmith baseline mucow --model-path DIR`` runs ``BASELINES`` (see
 :mod:`benchsmith.validation.baselines.spec`): for every ``scoring-<pair>`` config of the
-release, :func:`benchsmith.validation.baselines.lm_scoring.score_suite` writes one score per
+release, :func:`.lm_scoring.score_suite` (this folder's ``lm_scoring`` engine) writes one score per
 line (per item the reference, then each contrastive: negative log-probabilities, lower is
 better) into ``<out>/scoring-<pair>.test.scores.txt``, and :func:`score_scores_file` reads that
 file back with the reader of ``benchsmith evaluate mucow --scores`` and scores it with
@@ -24,6 +24,8 @@ from typing import Any
 
 from benchsmith.validation.baselines.spec import BaselineSpec
 
+from .lm_scoring import lm_scoring_engine  # noqa: F401 - registers the lm_scoring engine
+
 
 def score_scores_file(release: Any, config: str, split: str, items: Sequence[Mapping[str, Any]],
                       scores: Path) -> dict[str, Any]:
@@ -41,7 +43,7 @@ def score_scores_file(release: Any, config: str, split: str, items: Sequence[Map
 BASELINES = [
     BaselineSpec(
         "lm-scoring", "lm_scoring", "scoring-*", train_split=None, selection_split=None, eval_splits=("test",),
-        score=score_scores_file, requires_model_path=True, model="seq2seq", setup="ContraWSD",
+        score=score_scores_file, model="seq2seq", setup="ContraWSD",
         description="a local X->en seq2seq model scores reference vs contrastive translations of every "
         "scoring suite (--model-path, {src} for one model per pair); accuracy as evaluate mucow --scores",
     ),

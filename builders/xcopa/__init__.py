@@ -58,6 +58,7 @@ from benchsmith.source import Source, Sources
 
 from .alignment import COPA_DEV, COPA_SPLITS, COPA_TEST, EN_TRAIN_LAST_ID, copa_item_for
 from .fields import EN_FEATURES, FEATURES
+from .lm_eval import CONNECTORS
 
 LANGUAGE_NAMES = {
     "et": "Estonian", "ht": "Haitian Creole", "id": "Indonesian", "it": "Italian", "qu": "Quechua",
@@ -103,6 +104,8 @@ COPA_SOURCE = Source(
 @register
 class Xcopa(Builder):
     name = "xcopa"
+    #: lm-eval's xcopa_<lang> connector words, for the card's lm-eval tasks (builders/xcopa/lm_eval.py)
+    lm_eval_connectors = CONNECTORS
     pretty_name = "XCOPA + English COPA"
     description = (
         "Cross-lingual Choice of Plausible Alternatives: COPA's causal commonsense items translated into "

@@ -41,6 +41,8 @@ from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 
+from .use_transfer import use_zero_shot  # noqa: F401 - registers the use_zero_shot engine
+
 Example = Mapping[str, Any]
 QUESTION_NAMES = ("cause", "effect")
 
@@ -221,6 +223,14 @@ def _copa(variant: str) -> Callable[[Any, str, str], list[Any]]:
     return items
 
 
+def source_language(release: Any, config: str) -> str | None:
+    """The language a config is in, for the declared averages and the paper's per-language
+    figures: its ``metadata.source_language`` (``translation-et`` -> ``et``), else None (its name)."""
+    entry = release.manifest.get("configs", {}).get(config) or {}
+    value = (entry.get("metadata") or {}).get("source_language")
+    return str(value) if value else None
+
+
 _TRTE = ("table6/TrTe-Full/R-L", "table6/TrTe-Full/XLM-R-L")
 #: Table 5's columns (caption: "All: average over all 11 XCOPA languages; MBERT ∩ XCOPA: average over 9
 #: XCOPA languages (without ht and qu) ...; USE ∩ XCOPA: average over 4 XCOPA languages (it, th, tr, and zh)")
@@ -241,12 +251,14 @@ BASELINES = [
         "copa-en", "cross_encoder", "en", items=copa_examples, setup="EN", paper=_TRTE, paper_note=_MODEL_NOTE,
         description="English COPA cross-encoder: train en/train (COPA 1-400), select on en/validation, "
         "test on en/test; context = premise + the question prompt",
+        language=source_language,
     ),
     BaselineSpec(
         "translate-test", "cross_encoder", "en", eval_configs=("translation-*",), items=copa_examples, setup="TrTe",
         paper=_TRTE, paper_note=_MODEL_NOTE,
         description="translate-test: the English COPA model applied to every translation-<lang> test split "
         "(upstream's Google translations into English)",
+        language=source_language,
     ),
     # The partial-input gates (accuracy on en/test minus chance, 50%; a significant excess fails). What a
     # faithful release gives with the strongest model the paper has (Table 6 top, XLM-R-L after SIQA, EN)
@@ -267,6 +279,7 @@ BASELINES = [
         setup="NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="premise hidden (NoP): gated at 0.10 over chance; known artifact copa-no-premise up to "
         "0.20 (the paper's strongest model: +13)",
+        language=source_language,
     ),
     BaselineSpec(
         # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
@@ -276,6 +289,7 @@ BASELINES = [
         setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="question prompt hidden (NoQ): gated at 0.10 over chance; known artifact copa-no-question "
         "up to 0.35 (the paper's strongest model: +26.2)",
+        language=source_language,
     ),
     BaselineSpec(
         "use-co-zs", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
@@ -285,6 +299,7 @@ BASELINES = [
         "paper's one-sentence input (README, Model baselines): compare the setup, not the encoder",
         description="frozen multilingual USE + feed-forward head trained on en/train, selected on en/validation, "
         "applied to every language's test split (zero-shot)",
+        language=source_language,
     ),
     BaselineSpec(
         "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
@@ -293,11 +308,13 @@ BASELINES = [
         paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN), "
         "near chance with the paper's input (README, Model baselines)",
         description="as use-co-zs, with model selection on each target language's validation split",
+        language=source_language,
     ),
     BaselineSpec(
         "label-issues", "label_issues", "en", train_split=None, selection_split=None,
         eval_splits=("train", "validation"), items=copa_examples, setup="errata",
         description="out-of-fold cross-encoder probabilities + cleanlab over English COPA train+validation: "
         "candidate errata for a maintainer to read, never applied",
+        language=source_language,
     ),
 ]

@@ -97,7 +97,7 @@ def result_to_check(check: Check, result: Any, status: Status | None = None) -> 
     rows = data["table"]
     shown = ", ".join(f"{r['config']}/{r['split']} {r['metric']} {r['value']}" for r in rows[:4])
     more = f" (+{len(rows) - 4} more)" if len(rows) > 4 else ""
-    summary = f"{data['baseline']} ({data['kind']}, {data['variant']}): {shown}{more}"
+    summary = f"{data['baseline']} ({data.get('engine', data.get('kind'))}, {data['variant']}): {shown}{more}"
     gate = data.get("gate")
     if gate:
         bad = [c for c in gate["checks"] if c["status"] != "pass"]
@@ -164,7 +164,7 @@ class GatedBaselines(Check):
 
                 result.gate = gate_verdict(spec, release, result.scores, known=self.known_artifacts,
                                            subsampled=bool(result.gate.get("subsampled")))
-            out.append(result_to_check(self, result))
+            out.append(result_to_check(self, result.to_dict(relative_to=release.path)))  # the report is published
         return out
 
 

@@ -16,6 +16,11 @@ validate`` then lists them in the report and the card. ``--out DIR`` puts the fi
 elsewhere and also keeps trained weights there (NMT), which never go into the release's
 folder (it is published with its reports). A gated baseline whose gate fails exits 1 (after
 printing).
+
+A saved result holds no absolute path of the machine that ran it (it is published with the
+release): the files beside it are recorded relative to the saved result's folder, a model folder
+or an ``--out`` outside it by its name (:func:`~.spec.portable`; the run record's sha256 still
+identifies the weights). The printed result (``--json``) shows the paths as they are.
 """
 
 from __future__ import annotations
@@ -26,7 +31,6 @@ from typing import Annotated, Any
 
 import typer
 from benchsmith.validation.baselines.checks import saved_dir
-from benchsmith.validation.baselines.kinds import engine_keys
 from benchsmith.validation.baselines.spec import BaselineResult, run_spec, select_specs
 
 from benchsmith.commands import (
@@ -86,7 +90,7 @@ def _resolve(name: str, registry: Path | None) -> tuple[Any, Any]:
 
 
 def _print(result: BaselineResult, saved: Path | None) -> None:
-    head = (f"{result.dataset} {result.version} · {result.spec} ({result.kind}, {result.variant}) · "
+    head = (f"{result.dataset} {result.version} · {result.spec} ({result.engine}, {result.variant}) · "
             f"model {result.model} · {result.wall_time_s:.1f} s")
     rows = []
     for r in result.scores:
@@ -158,8 +162,8 @@ def fitted_table(title: str, columns: list[str], rows: list[list[str]], width: i
 
 def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
     """``baseline --list`` at the terminal's width (80 columns too): names whole, paper ids one a line."""
-    columns = ["baseline", "kind", "config", "variant", "gate", "setup", "paper"]
-    rows = [[s["name"], s["kind"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
+    columns = ["baseline", "engine", "config", "variant", "gate", "setup", "paper"]
+    rows = [[s["name"], s["engine"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
              "\n".join(s["paper"])] for s in specs]
     t, dropped = fitted_table(f"{name} baselines", columns, rows, console.width)
     console.print(t)
@@ -181,7 +185,7 @@ def baseline_cmd(
     variant: Annotated[str | None, typer.Option("--variant", help="Select by variant (full, options_only, NoP, "
                                                 "NoQ).")] = None,
     model_path: Annotated[str | None, typer.Option("--model-path", help="Local model folder (may hold {config}, "
-                                                   "{src}, {tgt}); default per kind: MiniLM, USE.")] = None,
+                                                   "{src}, {tgt}); default per engine: MiniLM, USE.")] = None,
     device: Annotated[str, typer.Option("--device", help="auto | cpu | cuda.")] = "auto",
     epochs: Annotated[int | None, typer.Option("--epochs", min=1, help="Training epochs (default: the spec's).")
                       ] = None,
@@ -222,7 +226,7 @@ def baseline_cmd(
     builder, release = _resolve(name, registry)
     specs = select_specs(builder.baselines(), names=baseline or (), model=model, setup=setup, variant=variant,
                          config=config, release=release, dataset=builder.name)
-    known = set().union(*(engine_keys(s.kind) for s in specs))
+    known = set().union(*(s.engine_info.option_names for s in specs))
     for key in overrides:
         if key not in known:
             raise ConfigError(f"--set {key}: no selected baseline's engine takes it", hint=did_you_mean(key, known))
@@ -230,7 +234,7 @@ def baseline_cmd(
     if model_path is None and not baseline:
         for s in specs:
             if s.requires_model_path:
-                skipped.append(f"{s.name} needs --model-path (a local {s.kind} model): skipped")
+                skipped.append(f"{s.name} needs --model-path (a local model for engine {s.engine}): skipped")
         specs = [s for s in specs if not s.requires_model_path] or specs  # alone, it says why it cannot run
     results, saved = [], []
     base = saved_dir(release)
@@ -246,7 +250,8 @@ def baseline_cmd(
         if not no_save:
             path = base / f"{stem}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(path, json.dumps(to_jsonable(result.to_dict()), indent=1, ensure_ascii=False) + "\n")
+            saved_json = to_jsonable(result.to_dict(relative_to=base))  # no path of this machine in a release
+            write_text_atomic(path, json.dumps(saved_json, indent=1, ensure_ascii=False) + "\n")
             saved.append(str(path))
         results.append((result, path))
     failed = [r for r, _ in results if r.gate and not r.gate["passed"]]

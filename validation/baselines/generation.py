@@ -16,10 +16,19 @@ local model folder (never downloaded):
 ``kind="auto"`` reads ``config.json``: ``is_encoder_decoder`` means seq2seq. Several
 references per statement are separate training pairs (:func:`pairs_from_references`).
 
-Training: AdamW, linear decay of the learning rate to 0 after ``warmup_steps``, gradient
-clipping at 1.0, shuffled batches of ``batch_size`` pairs (seeded), ``epochs`` passes or
-``max_steps`` / ``max_time_s``, whichever comes first; autocast (bf16/fp16) on CUDA, fp32
-on CPU; the loss is accumulated on the device and read at ``log_every`` steps only.
+Training runs on ``transformers.Trainer`` (the ecosystem's loop: mixed precision, gradient
+clipping, the schedule): AdamW (``adamw_torch``; Trainer's convention leaves biases and
+LayerNorm weights out of the weight decay), linear decay of the learning rate to 0 after
+``warmup_steps``, gradient clipping at 1.0, shuffled batches of ``batch_size`` pairs (seeded),
+``epochs`` passes or ``max_steps`` / ``max_time_s`` (a callback), whichever comes first; bf16
+(or fp16 with Trainer's grad scaler) on CUDA, fp32 on CPU; the loss is logged every
+``log_every`` steps and at the last one. Nothing is saved during training (a temporary
+output folder); ``output_dir`` receives the final model. Trainer replaced a hand-written loop
+(the same optimiser, schedule and clipping) after a measurement found it no slower: a
+2-layer GPT-2 (d 128), 512 pairs, batch 16, 2 epochs on the shared 2-core CPU
+(``OMP_NUM_THREADS=1``), old loop / Trainer, two alternating runs each: 17.3 s and 18.8 s /
+18.5 s (a third Trainer run, 30.3 s, overlapped a test run), final loss 5.383 / 5.392 (the
+batch order differs: Trainer's seeded sampler).
 Decoding: beam search (``beam``) or greedy (``beam=1``), no sampling, one output per source.
 
 The :class:`~benchsmith.validation.baselines.runtime.RunRecord` has the model folder and
@@ -31,9 +40,10 @@ the loss at each log point (``train_loss``) and the decoding time.
 
 from __future__ import annotations
 
-import random
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +97,7 @@ class _Examples:
     def __init__(self, tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]], max_source_len: int,
                  max_target_len: int) -> None:
         self.tok, self.kind = tokenizer, kind
+        self.tokens = self.examples = 0
         if kind == "seq2seq":
             enc = tokenizer([s for s, _ in pairs], truncation=True, max_length=max_source_len)
             lab = tokenizer(text_target=[t for _, t in pairs], truncation=True, max_length=max_target_len)
@@ -97,7 +108,15 @@ class _Examples:
                                 max_length=max_target_len - 1)["input_ids"]
             self.rows = [(p, [*t, tokenizer.eos_token_id]) for p, t in zip(prompts, targets)]
 
-    def batch(self, idx: Sequence[int], device: str) -> tuple[dict[str, Any], int]:
+    def collate(self, idx: Sequence[int]) -> dict[str, Any]:
+        """Trainer's data collator: a batch of row indices as padded tensors; counts what it saw
+        (the record's tokens/s and examples/s)."""
+        out, n_tok = self.batch(idx)
+        self.tokens += n_tok
+        self.examples += len(idx)
+        return out
+
+    def batch(self, idx: Sequence[int]) -> tuple[dict[str, Any], int]:
         import torch
 
         pad = self.tok.pad_token_id
@@ -113,8 +132,53 @@ class _Examples:
             ids, mask = _right_pad(seqs, pad), _right_pad([[1] * len(s) for s in seqs], 0)
             labels = _right_pad([[-100] * len(p) + t for p, t in rows], -100)
             tokens = sum(map(len, seqs))
-        out = {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
-        return {k: v.to(device) for k, v in out.items()}, tokens
+        return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask),
+                "labels": torch.tensor(labels)}, tokens
+
+
+class _Rows:
+    """The training set as Trainer sees it: row indices (the collator tokenises nothing twice)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> int:
+        return i
+
+
+def _watch_class() -> Any:
+    from transformers import TrainerCallback
+
+    class Watch(TrainerCallback):
+        """Progress bar, ``max_time_s`` and the training time (Trainer's own loop does the rest)."""
+
+        def __init__(self, total: int, max_time_s: float | None, bar: Any) -> None:
+            self.total, self.max_time_s, self.bar = total, max_time_s, bar
+            self.timed_out, self.train_time, self.t0 = False, 0.0, 0.0
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.bar.advance()
+            if self.max_time_s is not None and time.perf_counter() - self.t0 >= self.max_time_s:
+                self.timed_out = True
+                control.should_training_stop = True
+            if self.timed_out or state.global_step >= self.total:
+                control.should_log = True  # the loss since the last log point, at the last step too
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.train_time = time.perf_counter() - self.t0
+
+    return Watch
+
+
+def _watch(total: int, max_time_s: float | None, bar: Any) -> Any:
+    """The callback (its class is made on first use: transformers is imported lazily)."""
+    return _watch_class()(total, max_time_s, bar)
 
 
 def _right_pad(rows: Sequence[Sequence[int]], value: int) -> list[list[int]]:
@@ -127,6 +191,26 @@ def _prompt_ids(tokenizer: Any, source: str, max_len: int) -> list[int]:
     if ids and ids[-1] == tokenizer.eos_token_id and len(ids) > 1:
         ids = ids[:-1]  # some tokenizers close every text with </s>: a prompt must stay open
     return list(ids)
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """The ``generation`` engine's options: :func:`finetune_and_generate`'s keywords (same defaults)."""
+
+    kind: str = "auto"
+    epochs: int = 3
+    max_steps: int | None = None
+    max_time_s: float | None = None
+    batch_size: int = 16
+    lr: float = 5e-5
+    weight_decay: float = 0.0
+    warmup_steps: int = 0
+    max_source_len: int = 128
+    max_target_len: int = 64
+    beam: int = 4
+    max_new_tokens: int = 48
+    eval_batch_size: int = 32
+    log_every: int = 50
 
 
 def finetune_and_generate(
@@ -158,6 +242,7 @@ def finetune_and_generate(
     See the module docstring for the procedure and the record.
     """
     import torch
+    from transformers import PrinterCallback, Trainer, TrainingArguments
 
     for name, value in (("epochs", epochs), ("batch_size", batch_size), ("beam", beam), ("log_every", log_every),
                         ("max_new_tokens", max_new_tokens), ("eval_batch_size", eval_batch_size)):
@@ -178,53 +263,31 @@ def finetune_and_generate(
     data = _Examples(tokenizer, kind, pairs, max_source_len, max_target_len)
     per_epoch = -(-len(pairs) // batch_size)
     total = min(epochs * per_epoch, max_steps) if max_steps is not None else epochs * per_epoch
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / warmup_steps if s < warmup_steps else max(0.0, (total - s) / max(1, total - warmup_steps)))
-    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
-    rng = random.Random(seed)
-    model.train()
-    step, tokens, examples, history = 0, 0, 0, []
-    loss_sum, loss_n = torch.zeros((), device=dev), 0
-    t0 = time.perf_counter()
     stopped_by = "epochs" if max_steps is None or epochs * per_epoch <= max_steps else "max_steps"
-    with progress.bar("fine-tune", total=total) as bar:
-        while step < total:
-            order = list(range(len(pairs)))
-            rng.shuffle(order)
-            for i in range(0, len(order), batch_size):
-                batch, n_tok = data.batch(order[i : i + batch_size], dev)
-                with torch.autocast(dev.split(":")[0], dtype=dtype, enabled=dtype is not None):
-                    loss = model(**batch).loss
-                (scaler.scale(loss) if scaler is not None else loss).backward()
-                if scaler is not None:
-                    scaler.unscale_(opt)
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                if scaler is not None:
-                    scaler.step(opt)
-                    scaler.update()
-                else:
-                    opt.step()
-                opt.zero_grad(set_to_none=True)
-                sched.step()
-                step += 1
-                tokens += n_tok
-                examples += batch["input_ids"].size(0)
-                loss_sum += loss.detach().float()
-                loss_n += 1
-                bar.advance()
-                timed_out = max_time_s is not None and time.perf_counter() - t0 >= max_time_s
-                if step % log_every == 0 or step >= total or timed_out:
-                    history.append({"step": step, "loss": round(loss_sum.item() / loss_n, 5)})
-                    loss_sum.zero_()
-                    loss_n = 0
-                if timed_out:
-                    stopped_by, total = "max_time_s", step
-                if step >= total:
-                    break
+    with tempfile.TemporaryDirectory(prefix="benchsmith-generation-") as tmp, \
+            progress.bar("fine-tune", total=total) as bar:
+        watch = _watch(total, max_time_s, bar)
+        args = TrainingArguments(
+            output_dir=tmp, per_device_train_batch_size=batch_size, num_train_epochs=epochs, max_steps=total,
+            learning_rate=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, lr_scheduler_type="linear",
+            max_grad_norm=1.0, optim="adamw_torch", seed=seed, data_seed=seed, bf16=dtype == torch.bfloat16,
+            fp16=dtype == torch.float16, use_cpu=not dev.startswith("cuda"), logging_strategy="steps",
+            logging_steps=log_every, save_strategy="no", report_to="none", disable_tqdm=True,
+            remove_unused_columns=False, dataloader_num_workers=0, dataloader_pin_memory=False,
+        )
+        trainer = Trainer(model=model, args=args, train_dataset=_Rows(len(data.rows)), data_collator=data.collate,
+                          callbacks=[watch])
+        trainer.remove_callback(PrinterCallback)  # our progress bar, not Trainer's printed logs
+        trainer.train()
+    model = trainer.model
+    step = trainer.state.global_step
+    history = [{"step": h["step"], "loss": round(h["loss"], 5)} for h in trainer.state.log_history if "loss" in h]
+    if watch.timed_out:
+        stopped_by = "max_time_s"
+    tokens, examples = data.tokens, data.examples
     if dev.startswith("cuda"):
         torch.cuda.synchronize()
-    train_time = time.perf_counter() - t0
+    train_time = watch.train_time
 
     t1 = time.perf_counter()
     outputs = generate(model, tokenizer, kind, eval_sources, beam=beam, max_new_tokens=max_new_tokens,
@@ -239,6 +302,7 @@ def finetune_and_generate(
         hyperparameters={
             "kind": kind, "epochs": epochs, "max_steps": max_steps, "max_time_s": max_time_s, "batch_size": batch_size,
             "lr": lr, "weight_decay": weight_decay, "warmup_steps": warmup_steps, "schedule": "linear",
+            "loop": "transformers.Trainer",
             "clip_norm": 1.0, "max_source_len": max_source_len, "max_target_len": max_target_len, "beam": beam,
             "max_new_tokens": max_new_tokens, "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal"
             else None, "train_pairs": len(pairs), "eval_sources": len(eval_sources), "stopped_by": stopped_by,

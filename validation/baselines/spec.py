@@ -1,5 +1,6 @@
 """Baseline declarations and the one generic runner: a dataset says *which* baselines apply
-to *which* configs; :mod:`~benchsmith.validation.baselines.kinds` knows *how* to run each kind.
+to *which* configs; a registered engine (:mod:`~benchsmith.validation.baselines.engine`) knows
+*how* to run it.
 
 A builder declares its baselines in ``builders/<name>/baseline.py`` as a module-level
 ``BASELINES = [BaselineSpec(...), ...]``; :meth:`benchsmith.builder.Builder.baselines`
@@ -9,27 +10,27 @@ finds them. ``benchsmith baseline NAME`` runs them on a release
 
 What a :class:`BaselineSpec` says:
 
-* ``kind``: one of :data:`KINDS` (see :mod:`~benchsmith.validation.baselines.kinds`):
-  ``cross_encoder`` (multiple choice, fine-tuned), ``use_zero_shot`` (frozen multilingual
-  USE + a trained head), ``label_issues`` (out-of-fold probabilities + cleanlab),
-  ``nmt`` (Transformer from scratch), ``generation`` (fine-tune a local LM and generate),
-  ``lm_scoring`` (a local seq2seq model scores a contrastive suite), ``copy`` (the source
-  as the output: no model).
+* ``engine``: the name of a registered engine (:func:`~.engine.get_engine`; an unknown
+  name is a ConfigError with suggestions). Generic ones (:mod:`~.engines`):
+  ``cross_encoder`` (multiple choice, fine-tuned), ``label_issues`` (out-of-fold
+  probabilities + cleanlab), ``generation`` (fine-tune a local LM and generate), ``copy``
+  (the source as the output: no model); a dataset's own engines register from its builder
+  folder (e.g. ``nmt``, ``lm_scoring``, ``use_zero_shot``), imported by its ``baseline.py``.
 * where it trains and what it scores: ``config`` with ``train_split`` and
   ``selection_split`` (model selection); ``eval_configs`` (default: ``config``; shell
   patterns such as ``translation-*`` are matched against the release's configs) times
   ``eval_splits``. A config or split the release lacks is left out and noted.
-  ``label_issues`` pools the ``eval_splits`` of ``config``; ``lm_scoring`` and ``copy``
-  train nothing.
+  ``label_issues`` pools the ``eval_splits`` of ``config``; an engine registered with
+  ``trains=False`` (``copy``, ``lm_scoring``) trains nothing.
 * ``variant``: ``full``, ``options_only`` (the context hidden, generic) or a dataset's
   own partial input (XCOPA's ``NoP``/``NoQ``), which its ``items`` adapter produces.
 * ``items(release, config, split) -> list``: the dataset-specific shaping
   (:class:`~benchsmith.validation.baselines.multiple_choice.MCItem` for multiple-choice
-  kinds, :class:`Seq2SeqItem` for ``nmt``/``generation``/``copy``, release rows for
+  engines, :class:`Seq2SeqItem` for ``nmt``/``generation``/``copy``, release rows for
   ``lm_scoring``). Without one, multiple-choice items come from the config's typed
   policy (``choices``, ``context``, ``label``) and release rows are passed as they are.
 * ``score(release, config, split, items, outputs) -> {metric: value, ...}``: the dataset's
-  scorer for output-producing kinds: ``items`` are the ones scored (a subsample with
+  scorer for output-producing engines: ``items`` are the ones scored (a subsample with
   ``max_examples``), ``outputs`` the hypotheses in their order (the scores file of ``lm_scoring``);
   numbers become score rows, ``signature``/``details`` entries are kept. ``validation/``
   never imports a builder, so a dataset's scorer arrives through this hook.
@@ -46,16 +47,20 @@ What a :class:`BaselineSpec` says:
 * ``paper``: ids of ``published.yaml`` figures the baseline reproduces, shown beside ours
   (never gated on). A figure matches a score row when its ``config``/``split`` (if set)
   and ``args.metric`` (if set) agree; a mapping value is looked up by the row's metric,
-  config, or the config's ``source_language`` (``translation-et`` -> ``et``), a number is
-  taken as it is. Only rows of ``eval_splits`` get paper figures.
+  config, or the config's ``language`` (below), a number is taken as it is. Only rows of ``eval_splits`` get paper figures.
   ``paper_note`` says how the paper's setup differs from ours.
 * ``averages``: ``{name: (language, ...)}``: the mean accuracy over those languages (a
   config's ``source_language``, else its name) of each eval split, a row of its own with
   ``name`` as its config, when every one of them was scored (else a note); e.g. a paper's
   "All" column. The languages are the dataset's to name, so they are declared here.
-* ``options``: engine defaults for this spec (e.g. ``{"lr": 2e-5}``); command-line
-  ``--set KEY=VALUE`` overrides them, unknown names are the engine's ConfigError.
+* ``options``: the engine's typed options (its dataclass, or a mapping of its fields, e.g.
+  ``{"lr": 2e-5}``), checked when the spec is declared; command-line ``--set KEY=VALUE``
+  overrides them; unknown names are a ConfigError with suggestions.
+* ``language(release, config) -> str | None``: the name a config goes by in ``averages`` and
+  in a paper figure's mapping (default: the config's name); the dataset's to say (XCOPA:
+  a ``translation-et`` config is ``et``).
 * ``model``/``setup``: short names ``benchsmith baseline --model``/``--setup`` select by.
+  Whether ``--model-path`` is required is the engine's (``needs_model_path``).
 
 Comparability: a result is ``comparable`` with the paper only when nothing about the run
 departs from the paper's setup as declared: no split cut by ``max_examples``, trained on the
@@ -76,16 +81,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.validation.baselines.engine import Engine, get_engine
+
 from benchsmith.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from benchsmith.validation.baselines.runtime import RunRecord
 
-KINDS = ("cross_encoder", "use_zero_shot", "label_issues", "nmt", "generation", "lm_scoring", "copy")
-#: kinds whose figure is an accuracy over multiple-choice items (the ones a gate applies to)
-ACCURACY_KINDS = ("cross_encoder", "use_zero_shot")
-#: kinds that train nothing (no train/selection split)
-UNTRAINED_KINDS = ("lm_scoring", "copy")
 GENERIC_VARIANTS = ("full", "options_only")
 SIGNIFICANCE = 0.01
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
@@ -102,6 +104,7 @@ class Seq2SeqItem:
 
 ItemsFn = Callable[[Any, str, str], Sequence[Any]]
 ScoreFn = Callable[[Any, str, str, Sequence[Any], Any], Mapping[str, Any]]
+LanguageFn = Callable[[Any, str], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ class BaselineSpec:
     """One declared baseline (see module docstring). Bad declarations are ConfigErrors."""
 
     name: str
-    kind: str
+    engine: str
     config: str
     train_split: str | None = "train"
     selection_split: str | None = "validation"
@@ -126,17 +129,25 @@ class BaselineSpec:
     paper_note: str = ""
     model: str | None = None
     setup: str | None = None
-    requires_model_path: bool = False
-    options: Mapping[str, Any] = field(default_factory=dict)
+    #: the engine's options dataclass (a mapping of its fields is turned into it)
+    options: Any = None
     averages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    language: LanguageFn | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
         for name in ("eval_splits", "eval_configs", "gate_splits", "paper"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
-        object.__setattr__(self, "options", dict(self.options))
         where = f"baseline {self.name!r}"
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ConfigError(f"baseline name {self.name!r} is not a lower-case slug",
+                              hint="Use letters, digits and - _ . + (e.g. 'Full-Input' -> 'full-input')")
+        try:
+            engine = get_engine(self.engine)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
+        object.__setattr__(self, "options", engine.make_options(self.options, where=f"{where}: "))
         averages = {}
         for avg, langs in dict(self.averages).items():
             langs = (langs,) if isinstance(langs, str) else tuple(langs)
@@ -145,22 +156,16 @@ class BaselineSpec:
                                   hint="averages={'All': ('et', 'ht', ...)}")
             averages[avg] = langs
         object.__setattr__(self, "averages", averages)
-        if averages and self.kind not in ACCURACY_KINDS:
-            raise ConfigError(f"{where}: averages apply to accuracy baselines ({', '.join(ACCURACY_KINDS)}), "
-                              f"not {self.kind!r}")
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
-            raise ConfigError(f"baseline name {self.name!r} is not a lower-case slug",
-                              hint="Use letters, digits and - _ . + (e.g. 'copa-en-NoP' -> 'copa-en-nop')")
-        if self.kind not in KINDS:
-            raise ConfigError(f"{where}: unknown kind {self.kind!r}", hint=did_you_mean(self.kind, KINDS))
+        if averages and not engine.accuracy:
+            raise ConfigError(f"{where}: averages apply to accuracy engines, not {self.engine!r}")
         if self.variant not in GENERIC_VARIANTS and self.items is None:
             raise ConfigError(f"{where}: variant {self.variant!r} needs an items adapter that produces it",
                               hint=f"Generic variants: {', '.join(GENERIC_VARIANTS)}; pass items=...")
-        if self.variant == "options_only" and self.kind not in ("cross_encoder", "label_issues", "use_zero_shot"):
-            raise ConfigError(f"{where}: options_only applies to multiple-choice kinds, not {self.kind!r}")
+        if self.variant == "options_only" and not engine.multiple_choice:
+            raise ConfigError(f"{where}: options_only applies to multiple-choice engines, not {self.engine!r}")
         if self.gate:
-            if self.kind not in ACCURACY_KINDS:
-                raise ConfigError(f"{where}: only accuracy baselines ({', '.join(ACCURACY_KINDS)}) can gate")
+            if not engine.accuracy:
+                raise ConfigError(f"{where}: only accuracy engines can gate, not {self.engine!r}")
             if self.variant == "full" and self.min_accuracy is None and self.max_gain is None:
                 raise ConfigError(f"{where}: a gated full-input baseline needs min_accuracy or max_gain",
                                   hint="Partial-input variants default to policy.partial_input_max_gain")
@@ -177,8 +182,23 @@ class BaselineSpec:
         return self.variant != "full"
 
     @property
+    def engine_info(self) -> Engine:
+        """The registered engine this spec names."""
+        return get_engine(self.engine)
+
+    @property
     def trains(self) -> bool:
-        return self.kind not in UNTRAINED_KINDS
+        return self.engine_info.trains
+
+    @property
+    def requires_model_path(self) -> bool:
+        """Whether the engine needs ``--model-path`` (nothing is downloaded)."""
+        return self.engine_info.needs_model_path
+
+    def language_of(self, release: Any, config: str) -> str:
+        """What ``config`` is called in ``averages`` and paper mappings (see module docstring)."""
+        name = self.language(release, config) if self.language is not None else None
+        return str(name) if name else config
 
     def eval_config_names(self, release: Any) -> list[str]:
         """``eval_configs`` (default ``config``) expanded against the release's configs, in order."""
@@ -210,11 +230,13 @@ class BaselineSpec:
 
     def summary(self) -> dict[str, Any]:
         """What ``benchsmith baseline NAME --list`` shows of the declaration."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("items", "score", "options", "averages")}
-        out["options"] = dict(self.options)
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in ("items", "score", "options", "averages", "language")}
+        out["options"] = asdict(self.options)
         out["averages"] = {k: list(v) for k, v in self.averages.items()}
         out["items"] = getattr(self.items, "__qualname__", None) if self.items else None
         out["score"] = getattr(self.score, "__qualname__", None) if self.score else None
+        out["language"] = getattr(self.language, "__qualname__", None) if self.language else None
         return out
 
 
@@ -321,7 +343,7 @@ class BaselineResult:
     """What :func:`run_spec` returns (JSON via :meth:`to_dict`)."""
 
     spec: str
-    kind: str
+    engine: str
     dataset: str
     version: str
     variant: str
@@ -372,9 +394,15 @@ class BaselineResult:
             })
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, relative_to: str | Path | None = None) -> dict[str, Any]:
+        """The result as JSON; with ``relative_to`` (the folder it is written into) as
+        :func:`portable` makes it: no absolute path of this machine."""
+        data = self._dict()
+        return portable(data, relative_to) if relative_to is not None else data
+
+    def _dict(self) -> dict[str, Any]:
         return {
-            "baseline": self.spec, "kind": self.kind, "dataset": self.dataset, "version": self.version,
+            "baseline": self.spec, "engine": self.engine, "dataset": self.dataset, "version": self.version,
             "variant": self.variant, "setup": self.setup, "model": self.model, "description": self.description,
             "status": self.status, "comparable": self.comparable, "caveats": list(self.caveats),
             "paper": list(self.paper), "paper_note": self.paper_note, "notes": list(self.notes), "gate": self.gate,
@@ -383,6 +411,29 @@ class BaselineResult:
             "options": self.options, "details": self.details, "outputs": dict(self.outputs),
             "fingerprints": self.fingerprints, "wall_time_s": self.wall_time_s, "table": self.table_rows(),
         }
+
+
+def portable(data: Any, folder: str | Path) -> Any:
+    """``data`` with every absolute path made portable, for what is written into a release: a path
+    inside ``folder`` becomes relative to it (``copa-en@en/copa-en.predictions.jsonl``), any other
+    (a model folder, ``--out`` elsewhere) its name as :func:`short_model` gives it; the model's
+    sha256 in the run record still identifies the weights. Relative paths and model names stay
+    as given."""
+    import os
+
+    if isinstance(data, Mapping):
+        return {k: portable(v, folder) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [portable(v, folder) for v in data]
+    if isinstance(data, Path):
+        data = str(data)
+    if isinstance(data, str) and os.path.isabs(data) and "\n" not in data:
+        path, base = Path(data), Path(folder).resolve()
+        try:
+            return path.resolve().relative_to(base).as_posix() or "."
+        except (ValueError, OSError):
+            return short_model(data)
+    return data
 
 
 def short_model(model: str) -> str:
@@ -418,14 +469,9 @@ def published_figures(builder: Any, version: str | None = None) -> list[Any]:
             if not (f.since and v < parse_version(f.since) or f.until and v > parse_version(f.until))]
 
 
-def _source_language(release: Any, config: str) -> str | None:
-    entry = release.manifest.get("configs", {}).get(config) or {}
-    value = (entry.get("metadata") or {}).get("source_language")
-    return str(value) if value else None
-
-
-def paper_value(figure: Any, row: ScoreRow, release: Any) -> Any:
-    """The figure's value for ``row``, or None when the figure is not about that row."""
+def paper_value(figure: Any, row: ScoreRow, language: str | None = None) -> Any:
+    """The figure's value for ``row`` (whose config goes by ``language`` in a mapping), or None
+    when the figure is not about that row."""
     if figure.config and figure.config != row.config:
         return None
     if figure.split and figure.split != row.split:
@@ -435,7 +481,7 @@ def paper_value(figure: Any, row: ScoreRow, release: Any) -> Any:
         return None
     value = figure.value
     if isinstance(value, Mapping):
-        for key in (row.metric, row.config, _source_language(release, row.config)):
+        for key in (row.metric, row.config, language):
             if key is not None and key in value:
                 return value[key]
         return None
@@ -454,7 +500,7 @@ def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence
         for row in rows:
             if row.split not in spec.eval_splits:
                 continue
-            value = paper_value(figure, row, release)
+            value = paper_value(figure, row, spec.language_of(release, row.config))
             if value is not None:
                 row.paper.append({"id": fid, "value": value, "source": figure.source})
     return notes
@@ -471,7 +517,7 @@ def average_rows(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> 
         for row in rows:
             if row.split == split and row.metric == "accuracy" and row.value is not None \
                     and row.config in release.configs():
-                by_language[_source_language(release, row.config) or row.config] = row.value
+                by_language[spec.language_of(release, row.config)] = row.value
         if not by_language:
             continue
         for name, langs in spec.averages.items():
@@ -571,7 +617,7 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
         :class:`BaselineResult`: scores per config/split (the paper's figures beside them),
         run record(s), the gate verdict when ``spec.gate``, caveats and notes.
     """
-    from benchsmith.validation.baselines import kinds
+    from benchsmith.validation.baselines.engine import run_engine
 
     opts = RunOptions.make(**options)
     start = time.perf_counter()
@@ -581,7 +627,7 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
                           + (f" ({'; '.join(notes)})" if notes else ""),
                           hint="Build the configs it needs, or pick another --config/--baseline")
     caveats = []
-    if opts.max_examples is not None and spec.kind != "lm_scoring":
+    if opts.max_examples is not None and spec.engine_info.subsamples:
         used_splits = list(evaluations)
         if spec.trains and spec.config in release.configs():
             used_splits += [(spec.config, s) for s in (opts.train_split or spec.train_split, spec.selection_split)
@@ -589,7 +635,7 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
         cut = [f"{c}/{s}" for c, s in dict.fromkeys(used_splits) if release.num_examples(c, s) > opts.max_examples]
         if cut:
             caveats.append(f"subsampled to {opts.max_examples} items per split (seed {opts.seed}): {', '.join(cut)}")
-    out = kinds.run_kind(spec, release, opts, evaluations)
+    out = run_engine(spec, release, opts, evaluations)
     rows = [ScoreRow(**r) for r in out.rows]
     averaged, average_notes = average_rows(spec, release, rows)
     rows += averaged
@@ -601,7 +647,7 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
     used = {c for c, _ in evaluations} | ({spec.config} if spec.trains and spec.config in release.configs() else set())
     fingerprints = {c: fp for c, fp in release.fingerprints().items() if c in used}
     result = BaselineResult(
-        spec=spec.name, kind=spec.kind, dataset=release.name, version=release.version, variant=spec.variant,
+        spec=spec.name, engine=spec.engine, dataset=release.name, version=release.version, variant=spec.variant,
         setup=spec.setup, model=out.model, scores=rows, records=out.records, comparable=not caveats,
         caveats=caveats, notes=notes, details=out.details, outputs={k: str(v) for k, v in out.outputs.items()},
         fingerprints=fingerprints, options=opts.recorded(), description=spec.description, paper_note=spec.paper_note,
@@ -617,6 +663,18 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
 
 
 __all__ = [
-    "ACCURACY_KINDS", "KINDS", "BaselineResult", "BaselineSpec", "RunOptions", "ScoreRow", "Seq2SeqItem",
-    "attach_paper", "average_rows", "gate_verdict", "paper_value", "published_figures", "run_spec", "select_specs", "short_model",
+    "BaselineResult",
+    "BaselineSpec",
+    "RunOptions",
+    "ScoreRow",
+    "Seq2SeqItem",
+    "attach_paper",
+    "average_rows",
+    "gate_verdict",
+    "paper_value",
+    "portable",
+    "published_figures",
+    "run_spec",
+    "select_specs",
+    "short_model",
 ]

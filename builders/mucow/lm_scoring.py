@@ -23,16 +23,32 @@ records of :func:`benchsmith.loaders.mucow_json.read_mucow_json` (``source``,
 scoring suites are X -> en); targets are tokenised with ``text_target=`` so tokenizers
 with separate target vocabularies (Marian) are used correctly. Pairs are batched in
 length order; CUDA runs under autocast (bf16/fp16), the log-softmax in fp32.
+
+This module also registers MuCoW's ``lm_scoring`` baseline engine (:func:`lm_scoring_engine`,
+options :class:`LMScoringOptions`), which ``baseline.py`` declares: for every scored config
+it writes ``<out>/<config>.<split>.scores.txt`` with :func:`score_suite` and hands that file to
+the spec's ``score`` hook. ``--model-path`` may hold ``{config}``, ``{src}``, ``{tgt}`` (the
+config's first and last language), so one command scores every pair with its own model.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchsmith.validation.baselines import runtime
+from benchsmith.validation.baselines.engine import (
+    EngineCall,
+    EngineOutput,
+    model_path,
+    out_file,
+    register_engine,
+    score_rows,
+)
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError
@@ -136,10 +152,45 @@ def score_suite(model_path: str | Path, suite_items: Iterable[Any], out_path: st
         hyperparameters={"score": "sum of target log-probabilities" + ("" if log_probs else ", negated"),
                          "better": "higher" if log_probs else "lower", "batch_size": batch_size,
                          "max_length": max_length, "items": len(items), "sentences": len(pairs),
-                         "target_tokens": n_tokens, "score_time_s": round(score_time, 3), "out": str(out_path)},
+                         "target_tokens": n_tokens, "score_time_s": round(score_time, 3), "out": Path(out_path).name},
     )
     if score_time > 0:
         record.examples_per_s = round(len(pairs) / score_time, 2)
         record.tokens_per_s = round(n_tokens / score_time, 2)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     return record
+
+
+@dataclass(frozen=True)
+class LMScoringOptions:
+    """:func:`score_suite`'s options (same defaults)."""
+
+    batch_size: int = 16
+    log_probs: bool = False
+    max_length: int = 512
+
+
+@register_engine("lm_scoring", options=LMScoringOptions, trains=False, needs_model_path=True, subsamples=False)
+def lm_scoring_engine(call: EngineCall) -> EngineOutput:
+    """Score every evaluated suite into a scores file, then score that file with the spec's hook."""
+    spec, release, opts, o = call.spec, call.release, call.run, call.options
+    if spec.score is None:
+        raise ConfigError(f"baseline {spec.name!r} needs a score hook that reads the suite's scores file")
+    out = EngineOutput()
+    if opts.max_examples:
+        out.notes.append("--max-examples does not apply to lm_scoring (a scores file covers the whole suite): ignored")
+    with tempfile.TemporaryDirectory(prefix="benchsmith-scores-") as tmp:
+        for config, split in call.evaluations:
+            langs = list(release.manifest["configs"][config].get("languages") or [""])
+            path = model_path(opts, spec, config=config, src=langs[0], tgt=langs[-1])
+            items = list(spec.items(release, config, split)) if spec.items else list(release.examples(config, split))
+            target = out_file(opts, f"{config}.{split}.scores.txt") or Path(tmp) / f"{config}.{split}.scores.txt"
+            record = score_suite(path, items, target, device=opts.device, seed=opts.seed, batch_size=o.batch_size,
+                                 log_probs=o.log_probs, max_length=o.max_length)
+            record.hyperparameters.update(spec=spec.name, config=config, split=split)
+            out.records.append(record)
+            out.rows += score_rows(spec, release, config, split, items, target, out.details)
+            if opts.out_dir is not None:
+                out.outputs[f"{config}/{split}"] = target
+    out.model = out.records[0].model if len({r.model for r in out.records}) == 1 else str(opts.model_path)
+    return out

@@ -25,7 +25,7 @@ Decisions:
 * **Reproducible**: the same lines give the same merges and ids in every run (see
   :func:`_train` for the work-around this needs in ``tokenizers`` 0.23).
 * **Special tokens** take ids 0-3: ``<pad>``, ``<s>`` (decoder start), ``</s>``, ``<unk>``,
-  shared with the NMT model (:mod:`benchsmith.validation.baselines.seq2seq`).
+  shared with the NMT model (:mod:`.seq2seq`).
 """
 
 from __future__ import annotations

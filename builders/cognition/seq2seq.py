@@ -43,7 +43,7 @@ Data preparation:
 * **Target** (Chinese): re-segmented with jieba (:func:`benchsmith.nlp.segment.segment`,
   which first removes existing segmentation spaces, so released segmented lines and raw
   CG-test references are treated alike), then BPE
-  (:class:`~benchsmith.validation.baselines.subword.TargetBPE`, 3,000 merges).
+  (:class:`~benchsmith.builders.cognition.subword.TargetBPE`, 3,000 merges).
 * Sides longer than ``max_len`` (256) tokens are truncated.
 
 Training: batches are built by **token count** (``max_tokens`` = padded size
@@ -82,15 +82,29 @@ import random
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from benchsmith.validation.baselines import runtime
-from benchsmith.validation.baselines.subword import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, TargetBPE
+from benchsmith.validation.baselines.engine import (
+    EngineCall,
+    EngineOutput,
+    eval_items,
+    out_file,
+    pairs,
+    register_engine,
+    score_outputs,
+    selection_split,
+    seq_items,
+    subsample,
+    train_split,
+)
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
+
+from .subword import BOS_ID, EOS_ID, PAD_ID, SPECIAL_TOKENS, UNK_ID, TargetBPE
 
 try:
     import torch
@@ -820,3 +834,68 @@ class _Loop:
         hyps = [unsegment(self.bpe.decode(r)) for r in ids]
         refs = [unsegment(zh) for _, zh in self.valid_pairs]
         return sacrebleu.BLEU(tokenize="zh").corpus_score(hyps, [refs]).score
+
+# --------------------------------------------------------------------------- the nmt engine
+
+
+def _check_nmt_options(self: Any) -> None:
+    if self.preset not in PRESETS:
+        raise ConfigError(f"unknown seq2seq preset {self.preset!r}", hint=did_you_mean(self.preset, PRESETS))
+
+
+#: The ``nmt`` engine's options: ``preset``, the decoder's ``beam`` and ``length_penalty``, and every
+#: :class:`Hyperparameters` field, None meaning "the preset's value" (built from Hyperparameters' fields
+#: so that the two never drift apart).
+NMTOptions = make_dataclass(
+    "NMTOptions",
+    [("preset", str, "small"), ("beam", int, 5), ("length_penalty", float, 1.0)]
+    + [(f.name, f"{f.type} | None", None) for f in fields(Hyperparameters)],
+    frozen=True, namespace={"__post_init__": _check_nmt_options, "__module__": __name__},
+)
+
+
+@register_engine("nmt", options=NMTOptions)
+def nmt_engine(call: EngineCall) -> EngineOutput:
+    """CoGnition's Transformer NMT from scratch: train on ``config/train_split``, select on
+    ``selection_split``, translate every evaluated split, score with the spec's hook."""
+    spec, release, opts, o = call.spec, call.release, call.run, call.options
+    out = EngineOutput()
+    train_on, out.caveats = train_split(spec, release, opts)
+    select, caveats = selection_split(spec, release, train_on)
+    out.caveats += caveats
+    n, seed = opts.max_examples, opts.seed
+    train_pairs = pairs(subsample(seq_items(spec, release, spec.config, train_on), n, seed))
+    valid_pairs = pairs(subsample(seq_items(spec, release, spec.config, select), n, seed)) if select else []
+    settings = {f.name: getattr(o, f.name) for f in fields(Hyperparameters) if getattr(o, f.name) is not None}
+    preset = opts.preset or o.preset
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown seq2seq preset {preset!r}", hint=did_you_mean(preset, PRESETS))
+    if opts.max_steps:
+        settings["max_steps"] = opts.max_steps
+    if opts.epochs:
+        out.notes.append("--epochs does not apply to nmt (it trains for --max-steps): ignored")
+    if preset != "paper":
+        out.caveats.append(f"preset {preset} (not the paper's Transformer base: --preset paper)")
+    paper_steps = PRESETS["paper"].max_steps
+    steps = settings.get("max_steps", PRESETS[preset].max_steps)
+    if preset == "paper" and steps < paper_steps:
+        out.caveats.append(f"trained for at most {steps:,} steps, the paper {paper_steps:,}")
+    model_dir = out_file(opts, "model") if opts.save_model else None
+    model = train(train_pairs, valid_pairs, preset, seed=seed, device=opts.device, output_dir=model_dir, **settings)
+    if model_dir is not None:
+        out.outputs["model"] = model_dir
+    t0 = time.perf_counter()
+    decoded = [(config, split, items, translate(model, [it.source for it in items], beam=o.beam,
+                                                length_penalty=o.length_penalty))
+               for config, split, items in eval_items(call, out)]
+    record = model.record
+    record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train_on}",
+                                  selection=f"{spec.config}/{select}" if select else None, beam=o.beam,
+                                  length_penalty=o.length_penalty, decode_time_s=round(time.perf_counter() - t0, 3))
+    score_outputs(call, out, decoded)
+    out.records = [record]
+    out.model = record.model
+    out.details["history"] = model.history
+    return out
+
+

@@ -1,0 +1,392 @@
+"""The baseline engine registry and what the engines share.
+
+An *engine* is how a declared baseline runs: ``BaselineSpec(name, engine, config, ...)``
+names a registered engine, and ``options`` are that engine's typed options (a small frozen
+dataclass per engine; a mapping in a declaration is turned into it, an unknown name is a
+ConfigError with suggestions). Adding an engine is one module that registers itself, in the
+style of lm-eval's task registry::
+
+    @dataclass(frozen=True)
+    class CopyOptions:
+        pass
+
+    @register_engine("copy", options=CopyOptions)
+    def copy(call: EngineCall) -> EngineOutput: ...
+
+Generic engines (multiple-choice cross-encoder, label issues, generation, copy) live in
+:mod:`~benchsmith.validation.baselines.engines` and are loaded on the first lookup. An engine
+that serves one dataset lives in that builder's folder and registers when its module is
+imported: the builder's ``baseline.py`` imports it before declaring the baselines that name
+it (MuCoW's LM scoring, CoGnition's NMT, XCOPA's USE transfer). This module names no dataset.
+
+An engine takes an :class:`EngineCall` (the spec, the release, the run options, the
+``(config, split)`` pairs to score and its typed options with ``--set`` overrides applied)
+and returns an :class:`EngineOutput`: score rows (plain dicts, see
+:class:`~benchsmith.validation.baselines.spec.ScoreRow`), the run records, the model's
+name, details, files written, notes and caveats. :func:`spec.run_spec` adds the paper's
+figures, the averages and the gate.
+
+What the runner and the declarations need to know of an engine is declared with it, never
+looked up in a list of names: ``accuracy`` (its rows are multiple-choice accuracies: it can
+gate and average), ``multiple_choice`` (its items are :class:`MCItem`: ``options_only``
+applies), ``trains`` (it has train/selection splits), ``needs_model_path`` (``--model-path``
+is required: nothing is downloaded), ``subsamples`` (``--max-examples`` cuts what it scores)
+and ``run_fields``: the option fields the run supplies (``--device``, ``--seed`` ...), which a
+declaration or ``--set`` may not name.
+
+The training split must exist: a release built without it (``--skip-missing``) is a
+ConfigError that names the split, why the build skipped it, and ``--train-split``.
+Training on another split than the declared one, no model selection, a subsample or a
+preset other than the paper's are *caveats*: the run is then not comparable with the
+paper, and says so.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchsmith.errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.validation.baselines.spec import BaselineSpec, RunOptions
+
+Pair = tuple[str, str]
+
+
+@dataclass
+class EngineOutput:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Any] = field(default_factory=list)
+    model: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EngineCall:
+    """One run of an engine: what it scores and with which options."""
+
+    spec: BaselineSpec
+    release: Any
+    run: RunOptions
+    evaluations: Sequence[tuple[str, str]]
+    options: Any
+    #: notes for the result (e.g. ``--set`` keys meant for another engine)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A registered engine (see module docstring)."""
+
+    name: str
+    run: Callable[[EngineCall], EngineOutput]
+    options: type
+    accuracy: bool = False
+    multiple_choice: bool = False
+    trains: bool = True
+    needs_model_path: bool = False
+    #: whether ``--max-examples`` cuts what it scores (a subsample caveat)
+    subsamples: bool = True
+    run_fields: frozenset[str] = frozenset()
+
+    @property
+    def option_names(self) -> list[str]:
+        """What a declaration's ``options`` and ``--set KEY=VALUE`` may name."""
+        return [f.name for f in fields(self.options) if f.name not in self.run_fields]
+
+    def make_options(self, base: Any = None, overrides: Mapping[str, Any] | None = None, *,
+                     where: str = "") -> Any:
+        """``base`` (an options instance or a mapping; None: the defaults) with ``overrides`` on
+        top, as this engine's options dataclass; unknown or run-supplied names are ConfigErrors."""
+        if base is None or isinstance(base, Mapping):
+            values = dict(base or {})
+            base = None
+        elif isinstance(base, self.options):
+            values = {}
+            default = self.options()
+            for name in sorted(self.run_fields):
+                if getattr(base, name) != getattr(default, name):
+                    raise ConfigError(f"{where}{self.options.__name__} sets {name!r}, which the run supplies",
+                                      hint="Leave it at its default: the command line sets it")
+        else:
+            raise ConfigError(f"{where}options are a {type(base).__name__}; engine {self.name!r} takes "
+                              f"{self.options.__name__} (or a mapping of its fields)")
+        values.update(overrides or {})
+        names = self.option_names
+        for key in values:
+            if key not in names:
+                why = " (set by the run: use the command-line option)" if key in self.run_fields else ""
+                raise ConfigError(f"{where}engine {self.name!r} has no option {key!r}{why}",
+                                  hint=did_you_mean(key, names))
+        try:
+            return replace(base, **values) if base is not None else self.options(**values)
+        except TypeError as exc:  # a wrong type the dataclass itself rejects
+            raise ConfigError(f"{where}bad options for engine {self.name!r}: {exc}") from None
+
+
+_ENGINES: dict[str, Engine] = {}
+_GENERIC = "benchsmith.validation.baselines.engines"
+
+
+def register_engine(name: str, *, options: type, accuracy: bool = False, multiple_choice: bool = False,
+                    trains: bool = True, needs_model_path: bool = False, subsamples: bool = True,
+                    run_fields: Sequence[str] = ()) -> Callable[[Callable[[EngineCall], EngineOutput]],
+                                                             Callable[[EngineCall], EngineOutput]]:
+    """Register the decorated function as engine ``name`` (see module docstring). A second
+    registration of a name by another function is a ConfigError (two engines, one name)."""
+    if not is_dataclass(options):
+        raise ConfigError(f"engine {name!r}: options must be a dataclass, not {options!r}")
+
+    def decorate(fn: Callable[[EngineCall], EngineOutput]) -> Callable[[EngineCall], EngineOutput]:
+        old = _ENGINES.get(name)
+        if old is not None and (old.run.__module__, old.run.__qualname__) != (fn.__module__, fn.__qualname__):
+            raise ConfigError(f"engine {name!r} is registered twice ({old.run.__module__} and {fn.__module__})",
+                              hint="Give the new engine another name")
+        _ENGINES[name] = Engine(name=name, run=fn, options=options, accuracy=accuracy,
+                                multiple_choice=multiple_choice, trains=trains, needs_model_path=needs_model_path,
+                                subsamples=subsamples, run_fields=frozenset(run_fields))
+        return fn
+
+    return decorate
+
+
+def get_engine(name: str) -> Engine:
+    """The registered engine ``name``; unknown: a ConfigError with suggestions and the valid names."""
+    import importlib
+
+    importlib.import_module(_GENERIC)  # registers the generic engines (once)
+    engine = _ENGINES.get(name)
+    if engine is None:
+        raise ConfigError(f"unknown engine {name!r}",
+                          hint=f"{did_you_mean(name, _ENGINES)} (a dataset's own engine registers when its "
+                          "builder's baseline.py imports it)")
+    return engine
+
+
+def engine_names() -> list[str]:
+    """The registered engines (the generic ones and those of the builders imported so far)."""
+    import importlib
+
+    importlib.import_module(_GENERIC)
+    return sorted(_ENGINES)
+
+
+def run_engine(spec: BaselineSpec, release: Any, opts: RunOptions,
+               evaluations: Sequence[tuple[str, str]]) -> EngineOutput:
+    """Run ``spec`` on its engine with its options and the ``--set`` overrides that engine takes
+    (the others were meant for another selected engine: left out and noted)."""
+    engine = get_engine(spec.engine)
+    notes = []
+    foreign = sorted(k for k in opts.overrides if k not in engine.option_names)
+    if foreign:
+        notes.append(f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored")
+    overrides = {k: v for k, v in opts.overrides.items() if k in engine.option_names}
+    options = engine.make_options(spec.options, overrides, where=f"baseline {spec.name!r}: ")
+    if engine.needs_model_path and opts.model_path is None:
+        model_path(opts, spec)  # the one clear error before any work
+    out = engine.run(EngineCall(spec, release, opts, evaluations, options, notes))
+    out.notes = notes + out.notes
+    return out
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def train_split(spec: BaselineSpec, release: Any, opts: RunOptions) -> tuple[str, list[str]]:
+    """The split to train on and the caveat when it is not the declared one; ConfigError
+    naming the split (and why the build lacks it) when the release does not have it."""
+    split = opts.train_split or spec.train_split
+    config = spec.config
+    if split is None:
+        raise ConfigError(f"baseline {spec.name!r} declares no train split", hint="Pass --train-split SPLIT")
+    if config not in release.configs():
+        raise ConfigError(f"baseline {spec.name!r} trains on config {config!r}, which {release.name} "
+                          f"{release.version} does not have", hint=did_you_mean(config, release.configs()))
+    splits = release.splits(config)
+    if split not in splits:
+        entry = release.manifest["configs"][config]
+        skipped = (entry.get("skipped_splits") or {}).get(split)
+        why = ""
+        if skipped:
+            from benchsmith.cards.paths import reason
+
+            why = f": the build skipped it ({reason(str(skipped))})"
+        declared = split == spec.train_split
+        alternatives = [s for s in splits if s not in spec.eval_splits] or splits
+        hint = (f"Pass --train-split {alternatives[0]} to train on another split (the result is then NOT comparable "
+                f"with the paper), or rebuild the release with the {split} split's sources"
+                if declared and alternatives else did_you_mean(split, splits))
+        raise ConfigError(f"the {split} split of {release.name}/{config} is missing in release {release.version}"
+                          f"{why}; baseline {spec.name!r} trains on it", hint=hint)
+    caveats = []
+    if split != spec.train_split:
+        caveats.append(f"trained on {config}/{split} instead of {config}/{spec.train_split}, the paper's training "
+                       "split")
+    return split, caveats
+
+
+def selection_split(spec: BaselineSpec, release: Any, train: str | None) -> tuple[str | None, list[str]]:
+    """The model-selection split (None and a caveat when it is the training split or absent)."""
+    split = spec.selection_split
+    if split is None:
+        return None, []
+    if split == train:
+        return None, [f"no model selection: {spec.config}/{split} is also the training split (last weights kept)"]
+    if split not in release.splits(spec.config):
+        return None, [f"no model selection: {spec.config}/{split} is not in this release (last weights kept)"]
+    return split, []
+
+
+def subsample(items: Sequence[Any], n: int | None, seed: int) -> list[Any]:
+    """A seeded random ``n`` of ``items`` in their order (the multiple-choice engine's rule)."""
+    if n is None or len(items) <= n:
+        return list(items)
+    keep = sorted(random.Random(seed).sample(range(len(items)), n))
+    return [items[i] for i in keep]
+
+
+def policy_mc_items(release: Any, config: str, split: str) -> list[Any]:
+    """Multiple-choice items from the config's typed policy: ``choices`` are the options,
+    ``context`` fields (joined by a space) the context, the label's int the answer."""
+    from benchsmith.validation.baselines.multiple_choice import MCItem
+    from benchsmith.validation.dataview import ConfigView
+
+    view = ConfigView(release, config)
+    mc = view.multiple_choice
+    if mc is None:
+        raise ConfigError(f"config {config!r} is not multiple choice (its policy declares no choices/label)",
+                          hint="Declare Policy(choices=..., label=...) or give the baseline an items adapter")
+    out = []
+    for n, row in enumerate(release.examples(config, split)):
+        options = list(row[mc.list_field]) if mc.list_field else [row[c] for c in mc.choices]
+        context = " ".join(str(row[c]) for c in mc.context if row.get(c) not in (None, "")) or None
+        ident = row.get(view.id_field) if view.id_field else None
+        out.append(MCItem(context=context, options=options, label=int(row[mc.label]),
+                          id=str(ident if ident is not None else n)))
+    return out
+
+
+def mc_items(spec: BaselineSpec, release: Any, config: str, split: str) -> list[Any]:
+    """The spec's items for ``config/split`` (adapter or policy), with ``options_only`` applied."""
+    from benchsmith.validation.baselines.multiple_choice import options_only
+
+    items = list(spec.items(release, config, split)) if spec.items else policy_mc_items(release, config, split)
+    return options_only(items) if spec.variant == "options_only" else items
+
+
+def seq_items(spec: BaselineSpec, release: Any, config: str, split: str) -> list[Any]:
+    if spec.items is None:
+        raise ConfigError(f"baseline {spec.name!r} ({spec.engine}) needs an items adapter returning Seq2SeqItem",
+                          hint="Declare items=... in the dataset's baseline.py")
+    return list(spec.items(release, config, split))
+
+
+def chance(items: Sequence[Any]) -> float:
+    return sum(1 / len(it.options) for it in items) / len(items)
+
+
+def accuracy_row(config: str, split: str, accuracy: float, items: Sequence[Any]) -> dict[str, Any]:
+    return {"config": config, "split": split, "metric": "accuracy", "value": round(100 * accuracy, 2),
+            "n": len(items), "chance": round(chance(items), 6)}
+
+
+def model_path(opts: RunOptions, spec: BaselineSpec, **fields: str) -> Path | None:
+    """``--model-path`` with ``{config}``/``{src}``/``{tgt}`` filled in; ConfigError when required and absent."""
+    if opts.model_path is None:
+        if spec.requires_model_path:
+            raise ConfigError(f"baseline {spec.name!r} ({spec.engine}) needs --model-path DIR (a local model folder); "
+                              "nothing is downloaded", hint=spec.description or "Pass --model-path")
+        return None
+    text = str(opts.model_path)
+    try:
+        return Path(text.format(**fields)) if "{" in text else Path(text)
+    except (KeyError, IndexError) as exc:
+        raise ConfigError(f"--model-path {text!r} names an unknown field {exc}",
+                          hint="Fields: {config}, {src}, {tgt}") from None
+
+
+def out_file(opts: RunOptions, name: str) -> Path | None:
+    if opts.out_dir is None:
+        return None
+    folder = Path(opts.out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
+def write_lines(path: Path, lines: Sequence[str]) -> None:
+    from benchsmith.registry import write_text_atomic
+
+    write_text_atomic(path, "".join(line.replace("\n", " ") + "\n" for line in lines))
+
+
+def score_rows(spec: BaselineSpec, release: Any, config: str, split: str, items: Sequence[Any],
+               outputs: Any, details: dict[str, Any]) -> list[dict[str, Any]]:
+    """The spec's scorer (default: sacreBLEU) as rows; its non-numeric entries go to ``details``.
+    A metric ``G/name`` counts the items of group ``G`` when the scorer gives ``n_by_group``."""
+    if spec.score is not None:
+        scored = dict(spec.score(release, config, split, items, outputs))
+    else:
+        import sacrebleu
+
+        refs = [list(it.references) for it in items]
+        width = max(len(r) for r in refs)
+        streams = [[r[k] if k < len(r) else r[0] for r in refs] for k in range(width)]
+        bleu = sacrebleu.BLEU()
+        res = bleu.corpus_score(list(outputs), streams)
+        scored = {"bleu": round(res.score, 2), "signature": str(bleu.get_signature())}
+    rows = []
+    extra = {}
+    counts = scored.pop("n_by_group", None) or {}
+    for metric, value in scored.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            group = metric.rpartition("/")[0]
+            rows.append({"config": config, "split": split, "metric": metric, "value": value,
+                         "n": counts.get(group, len(items)) if group else len(items)})
+        else:
+            extra[metric] = value
+    if extra:
+        details.setdefault("scorer", {})[f"{config}/{split}"] = extra
+    return rows
+
+
+
+
+def pairs(items: Sequence[Any]) -> list[Pair]:
+    """(source, reference) training pairs of seq2seq items: one per non-empty reference."""
+    return [(it.source, ref) for it in items for ref in it.references if ref and ref.strip()]
+
+
+def eval_items(call: EngineCall, out: EngineOutput) -> list[tuple[str, str, list[Any]]]:
+    """``(config, split, items)`` of every evaluation (seq2seq items, subsampled); empty ones noted."""
+    batches = []
+    for config, split in call.evaluations:
+        items = subsample(seq_items(call.spec, call.release, config, split), call.run.max_examples, call.run.seed)
+        if items:
+            batches.append((config, split, items))
+        else:
+            out.notes.append(f"{config}/{split} is empty: not scored")
+    return batches
+
+
+def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[str, str, list[Any], list[str]]]) -> None:
+    """Write each batch's hypotheses to ``<out>/<config>.<split>.hyp.txt`` and score them."""
+    for config, split, items, hyps in batches:
+        path = out_file(call.run, f"{config}.{split}.hyp.txt")
+        if path is not None:
+            write_lines(path, hyps)
+            out.outputs[f"{config}/{split}"] = path
+        out.rows += score_rows(call.spec, call.release, config, split, items, hyps, out.details)
+
+
+__all__ = [
+    "Engine", "EngineCall", "EngineOutput", "accuracy_row", "engine_names", "eval_items", "get_engine", "mc_items",
+    "model_path", "out_file", "pairs", "policy_mc_items", "register_engine", "run_engine", "score_outputs",
+    "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
+]
