@@ -24,15 +24,17 @@ Decisions:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
 from benchsmith.policy import Policy
-from benchsmith.release import Release
+
+if TYPE_CHECKING:  # the release module imports this one to write "Changes since" (no cycle at run time)
+    from benchsmith.release import Release
 
 Kind = Literal["added", "removed", "changed"]
 
@@ -275,30 +277,31 @@ CHANGES_DIR = "changes"
 CARD_LIMIT = 5
 
 
-def previous_in_registry(registry: Path, name: str, version: str) -> Release | None:
-    """The newest release of ``name`` older than ``version`` in ``registry`` (None if none)."""
-    from benchsmith.release import find_releases
+def newest_older(releases: Iterable[Release], version: str) -> Release | None:
+    """The newest of ``releases`` older than ``version`` (None if none)."""
     from benchsmith.semver import parse_version
 
     mine = parse_version(version)
-    older = [r for r in find_releases(registry, name) if parse_version(r.version) < mine]
+    older = sorted((r for r in releases if parse_version(r.version) < mine), key=lambda r: parse_version(r.version))
     return older[-1] if older else None
 
 
-def record_changes(staging: Path, previous: Release | None, registry: Path) -> dict[str, Any] | None:
-    """Write ``changes/since-<previous>.{json,md}`` into a release being built and record
-    ``changes_since`` (version, files, totals) in its manifest; the card renders the markdown.
+def record_changes(new: Release, previous: Release | Callable[[], Release | None] | None) -> dict[str, Any] | None:
+    """Write ``changes/since-<previous>.{json,md}`` into a release being built (``new``, in its
+    staging folder) and record ``changes_since`` (version, files, totals) in its manifest; the
+    card renders the markdown.
 
-    ``previous`` defaults to the newest older version in ``registry``. No previous version: nothing.
-    A previous release that cannot be read is not a reason to fail a build: the manifest says
-    why there is no changelog (``changes_since.error``) and the card shows it.
+    ``previous``: the release to compare with, or a function finding it (the writer passes the
+    newest older version in its registry). No previous version: nothing. A previous release that
+    cannot be read is not a reason to fail a build: the manifest says why there is no changelog
+    (``changes_since.error``) and the card shows it.
     """
     from benchsmith.errors import BenchsmithError
     from benchsmith.registry import MANIFEST
 
-    new = Release(staging)
+    staging = Path(new.path)
     try:
-        prev = previous if previous is not None else previous_in_registry(registry, new.name, new.version)
+        prev = previous() if callable(previous) else previous
         if prev is None or prev.version == new.version:
             return None
         log = diff(prev, new, before_label=prev.version)
@@ -309,8 +312,8 @@ def record_changes(staging: Path, previous: Release | None, registry: Path) -> d
         (staging / CHANGES_DIR).mkdir(exist_ok=True)
         (staging / f"{base}.json").write_text(json.dumps(log.to_dict(), indent=1, ensure_ascii=False, default=str)
                                               + "\n", encoding="utf-8")
-        (staging / f"{base}.md").write_text(log.to_markdown(CARD_LIMIT, heading="###", full=f"`{base}.json`", per_split=False),
-                                            encoding="utf-8")
+        (staging / f"{base}.md").write_text(log.to_markdown(CARD_LIMIT, heading="###", full=f"`{base}.json`",
+                                                            per_split=False), encoding="utf-8")
         record = {"version": prev.version, "json": f"{base}.json", "markdown": f"{base}.md", "totals": log.totals()}
     manifest = json.loads((staging / MANIFEST).read_text(encoding="utf-8"))
     manifest["changes_since"] = record

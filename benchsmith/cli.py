@@ -116,9 +116,9 @@ def sources_cmd(
 ) -> None:
     """What a builder needs: each source, where it goes under --sources DIR, and its checksums.
 
-    ``--register DIR --write`` writes ``checksums.tsv`` beside the builder through a temporary
-    file renamed into place; ``--register DIR`` alone prints the lines. A checksums.tsv that is
-    empty (the shell truncated it for ``> checksums.tsv``) counts as "nothing registered yet"
+    `--register DIR --write` writes `checksums.tsv` beside the builder through a temporary
+    file renamed into place; `--register DIR` alone prints the lines. A checksums.tsv that is
+    empty (the shell truncated it for `> checksums.tsv`) counts as "nothing registered yet"
     here, since this is the command that regenerates it.
     """
     from benchsmith.errors import ConfigError

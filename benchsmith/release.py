@@ -533,9 +533,11 @@ class ReleaseWriter:
             )
         manifest = self._manifest(splits)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        from benchsmith.changelog import record_changes
+        from benchsmith.changelog import newest_older, record_changes
 
-        record_changes(tmp, self.previous, self.registry)
+        staged = Release(tmp)
+        record_changes(staged, self.previous if self.previous is not None
+                       else lambda: newest_older(find_releases(self.registry, staged.name), staged.version))
         from benchsmith.cards.card import write_card_files
 
         write_card_files(Release(tmp), self.builder)

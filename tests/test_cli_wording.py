@@ -59,7 +59,7 @@ def test_baseline_list_fits_the_terminal_without_cutting_names(capsys, monkeypat
     assert "…" not in out and all(len(line) <= columns for line in out.splitlines())
     specs = [s.summary() for s in get_builder(name).baselines()]
     for s in specs:
-        assert f" {s['name']} " in out and f" {s['kind']} " in out  # whole, on one line
+        assert f" {s['name']} " in out and f" {s['engine']} " in out  # whole, on one line
     if columns == 80:
         assert "left out to fit 80 columns: paper" in out
     if name == "xcopa" and columns == 120:  # wide enough: every paper id, one a line
