@@ -44,7 +44,10 @@ CHUNK_BYTES = 8 << 20
 BATCH_LINES = 8192
 _SKIP_SUFFIXES = (".md", ".py", ".sha256", ".gitattributes", ".lock")
 _DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".txt")
-csv.field_size_limit(1 << 24)
+#: a corpus CSV's longest field (a document); csv's own default is 128 KiB. Set only while a
+#: corpus CSV is read and restored after: the limit is process-global, and the loaders rely on
+#: the default to call a runaway quote a malformed file.
+CSV_FIELD_LIMIT = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,7 @@ def _text(value: Any) -> str:
 def _csv(part: Part) -> Iterator[tuple[int, str]]:
     delimiter = "\t" if part.where.removesuffix(".gz").endswith(".tsv") else ","
     opener = gzip.open if _gz(part) else open
+    before = csv.field_size_limit(CSV_FIELD_LIMIT)
     try:
         with opener(part.path, "rt", encoding="utf-8", newline="") as f:  # type: ignore[operator]
             reader = csv.reader(f, delimiter=delimiter)
@@ -221,6 +225,8 @@ def _csv(part: Part) -> Iterator[tuple[int, str]]:
                          hint="Convert the corpus to UTF-8") from None
     except csv.Error as exc:
         raise ParseError(f"malformed CSV ({exc})", path=part.path, hint="Check the file's quoting") from None
+    finally:
+        csv.field_size_limit(before)
 
 
 def _parquet(part: Part) -> Iterator[tuple[int, str]]:
