@@ -496,6 +496,10 @@ class ReleaseWriter:
                 splits = self._write_into(tmp)
                 # a version's registered content never changes: checked (or registered) before the commit
                 self.fingerprint_outcome = self._registered_fingerprints(splits)
+                if self.builder.hub_repo:  # a version tagged on the builder's Hub repo is that content
+                    from benchsmith.reference import guard_hub_tag
+
+                    guard_hub_tag(self.builder.hub_repo, self.builder.version, Release(tmp).fingerprints())
                 registry.commit(tmp, target, overwrite=self.overwrite)
             except BaseException as exc:
                 shutil.rmtree(tmp, ignore_errors=True)

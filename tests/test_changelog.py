@@ -154,3 +154,39 @@ def test_a_build_with_an_older_version_records_its_changes_in_the_release_and_ca
     assert "1 added, 1 removed, 2 changed" in section and "(erratum fix)" in section
     assert "changes_since" not in old.manifest  # the first version has nothing to compare with
     assert "## Changes since" not in (old.path / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_build_of_a_version_tagged_on_the_builders_hub_repo_with_other_content_is_refused(tmp_path, monkeypatch):
+    """Builder.hub_repo: a version published there is that content; a build that differs fails
+    before the commit (online), the same content builds, and offline nothing is compared."""
+    from huggingface_hub import HfApi, constants
+    from validation_helpers import make_builder
+
+    from benchsmith.errors import PublishError
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import Sources
+
+    published = make_release(tmp_path / "hub", _splits(), text_features(), version="1.0.0")
+    go_online(monkeypatch)
+    with LocalHub() as hub:
+        monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+        api = HfApi(endpoint=hub.url)
+        api.create_repo("org/toy", repo_type="dataset")
+        api.upload_folder(repo_id="org/toy", repo_type="dataset", folder_path=str(published.path))
+        api.create_tag("org/toy", tag="1.0.0", repo_type="dataset")
+
+        def build(registry, splits):
+            b = make_builder(splits, text_features(), version="1.0.0")
+            type(b).hub_repo = "org/toy"
+            return ReleaseWriter(b, registry, Sources({})).write()
+
+        same = build(tmp_path / "a", _splits())
+        assert same.fingerprints() == published.fingerprints()
+        changed = balanced_text_rows(10, "te", 2)
+        changed[1]["text"] = "edited after publishing"
+        with pytest.raises(PublishError, match=r"published on the Hub .* with other content: default/test differ"):
+            build(tmp_path / "b", _splits(test=changed))
+        assert not (tmp_path / "b" / published.name / "1.0.0").exists()  # nothing committed
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        assert build(tmp_path / "c", _splits(test=changed)).version == "1.0.0"  # offline: not compared
