@@ -176,6 +176,7 @@ def test_a_recorded_gated_run_that_fails_fails_the_gate(tmp_path, declaration, s
     assert "| baselines_recorded |" in card and f"| {status} |" in card
 
 
+@pytest.mark.slow  # trains the MiniLM probe (~20 s); the cheap probe's tests above are its stand-in
 def test_the_model_probe_follows_the_same_split_and_declarations(tmp_path):
     pytest.importorskip("torch")
     from benchsmith.validation.baselines.model import ModelBaselines

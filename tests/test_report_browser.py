@@ -133,6 +133,7 @@ def check_report(browser, reports: Path, cue_configs: tuple[str, ...] = ()) -> N
         page.close()
 
 
+@pytest.mark.slow  # ~20 s: a real browser; CI runs it with the slow tests, test_validation_report is its stand-in
 def test_xcopa_report_in_chromium(browser, raw, registry):
     check_report(browser, report_of("xcopa", raw, registry), cue_configs=("zh", "th", "ta"))
 
