@@ -11,8 +11,11 @@ release. A published version is never overwritten (the registry's markers and lo
   then on ``build``/``audit`` refuse to replace that version with different data
   (``PublishError``); publishing the same data again is a no-op.
 * **Hub** (``--hub ORG/NAME``): one commit makes ``main`` of the dataset repo hold exactly
-  the release folder's files, and it is tagged with the version. A tag that already exists
-  is a ``PublishError``, so a version on the Hub is never moved. Any failure is one
+  the release folder's files (and ``seal.json``, :mod:`benchsmith.hub_listing`), checked back
+  after the commit, and it is tagged with the version. A tag that already exists with the same
+  files is "already published" (nothing written); with other files it is a ``PublishError``,
+  so a version on the Hub is never moved. Transient faults are retried (:data:`RETRY_DELAYS`,
+  ``BENCHSMITH_HUB_RETRY_DELAYS``) without making a commit twice. Any failure is one
   ``PublishError`` line, and a repo created by a failed publish is deleted again (see
   :func:`publish_hub`). The token comes from huggingface_hub's usual places (``HF_TOKEN``,
   ``hf auth login``) and is never printed; ``--endpoint`` selects another Hub.
@@ -192,8 +195,14 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
       version's configs) are deleted in the same commit, except ``.gitattributes``; hidden
       files of the folder (``.*``, in-progress leftovers) are not uploaded. It names the head
       it was computed on (``parent_commit``), so a concurrent push makes it fail, not mix.
-    * An existing tag is a :class:`PublishError` before anything is written: a version on the
-      Hub never moves.
+    * An existing tag is checked before anything is written: the same files as this publish
+      would upload (paths, sizes, LFS sha256 / git blob ids, :mod:`benchsmith.hub_listing`) is
+      "already published"; anything else a :class:`PublishError` naming the first difference.
+      A version on the Hub never moves.
+    * Before the Hub is contacted: the viewer check (:func:`benchsmith.viewer.require_viewer_compatible`)
+      on the Hub-rendered card. After the commit: its files listed and compared with the upload.
+    * Transient faults (connection, timeout, 429, 5xx) are retried after :func:`retry_delays`;
+      before retrying a commit (or tag) publish checks whether it landed (response lost).
     * Any failure (HTTP error, no connection, ``HF_HUB_OFFLINE``, an upload error) is one
       :class:`PublishError` naming the repo, the endpoint and what to do; the token never
       appears in it. A repo created by this call is deleted again on failure; a repo that
