@@ -127,6 +127,8 @@ def test_hub_existing_tag_with_the_same_files_is_already_published(built, capsys
     commits, seen = dict(repo.commits), len(local_hub.requests)
     again = publish_hub(built, "org/toy", endpoint=local_hub.url)
     assert again["already_published"] is True and again["commit"] == first["commit"]
+    recorded = json.loads((built.path.parent / ".published" / "1.1.0.json").read_text())
+    assert len(recorded["hub"]) == 1  # recorded once
     assert repo.commits == commits and repo.tags == {"1.1.0": repo.branches["main"]}
     assert not any("/commit/" in r or "/tag/" in r for r in local_hub.requests[seen:])
 

@@ -168,6 +168,18 @@ def test_publishing_the_same_release_again_is_already_published(releases, hub, c
     assert snapshot(hub) == before and _writes(hub.requests[seen:]) == []
 
 
+def test_already_published_is_recorded_in_a_registry_that_did_not_know_it(releases, hub, capsys, tmp_path):
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+    assert code == 0, err
+    commit = one_json(out)["commit"]
+    other = tmp_path / "runner-b-registry"  # another runner's registry: no marker there yet
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--registry", str(other), "--json")
+    assert code == 0, err
+    assert one_json(out)["already_published"] is True and one_json(out)["commit"] == commit
+    marker = json.loads((other / "toy" / ".published" / "1.1.0.json").read_text())
+    assert marker["hub"] == [{"repo": REPO, "tag": "1.1.0", "commit": commit, "endpoint": hub.url}]
+
+
 def test_an_existing_tag_with_other_content_is_never_moved(releases, hub, capsys):
     from benchsmith.testing.hub import File
 
