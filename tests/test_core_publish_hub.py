@@ -420,3 +420,29 @@ def test_an_explicit_xet_choice_is_kept_and_its_failure_is_one_line(releases, on
         assert f"the repo {REPO} it created was deleted again" in line
         assert any("xet-write-token" in r for r in hub.requests)
         assert hub.repos == {}
+
+
+def test_retry_delays_and_what_is_transient(monkeypatch):
+    import httpx
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from benchsmith import publish as pub
+    from benchsmith.errors import PublishError
+
+    monkeypatch.delenv("BENCHSMITH_HUB_RETRY_DELAYS", raising=False)
+    assert pub.retry_delays() == pub.RETRY_DELAYS
+    monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", "1, 2.5")
+    assert pub.retry_delays() == (1.0, 2.5)
+    monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", "")
+    assert pub.retry_delays() == ()
+    for bad in ("soon", "1,-2"):
+        monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", bad)
+        with pytest.raises(PublishError, match="is not a list of seconds"):
+            pub.retry_delays()
+
+    def http(status: int) -> HfHubHTTPError:
+        return HfHubHTTPError("x", response=httpx.Response(status, request=httpx.Request("GET", "http://hub")))
+
+    assert [pub.transient(http(s)) for s in (429, 500, 503, 400, 401, 404, 409, 412)] == [True] * 3 + [False] * 5
+    assert pub.transient(httpx.ConnectError("refused")) and pub.transient(httpx.ReadTimeout("slow"))
+    assert pub.transient(TimeoutError()) and not pub.transient(ValueError("bad"))
