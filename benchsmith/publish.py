@@ -11,8 +11,11 @@ release. A published version is never overwritten (the registry's markers and lo
   then on ``build``/``audit`` refuse to replace that version with different data
   (``PublishError``); publishing the same data again is a no-op.
 * **Hub** (``--hub ORG/NAME``): one commit makes ``main`` of the dataset repo hold exactly
-  the release folder's files, and it is tagged with the version. A tag that already exists
-  is a ``PublishError``, so a version on the Hub is never moved. Any failure is one
+  the release folder's files (and ``seal.json``, :mod:`benchsmith.hub_listing`), checked back
+  after the commit, and it is tagged with the version. A tag that already exists with the same
+  files is "already published" (nothing written); with other files it is a ``PublishError``,
+  so a version on the Hub is never moved. Transient faults are retried (:data:`RETRY_DELAYS`,
+  ``BENCHSMITH_HUB_RETRY_DELAYS``) without making a commit twice. Any failure is one
   ``PublishError`` line, and a repo created by a failed publish is deleted again (see
   :func:`publish_hub`). The token comes from huggingface_hub's usual places (``HF_TOKEN``,
   ``hf auth login``) and is never printed; ``--endpoint`` selects another Hub.
@@ -23,14 +26,15 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchsmith import progress, registry, seal
+from benchsmith import hub_listing, progress, registry, seal
 from benchsmith.errors import GateError, PublishError
 from benchsmith.release import Release
 from benchsmith.seal import Seal
@@ -191,8 +195,14 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
       version's configs) are deleted in the same commit, except ``.gitattributes``; hidden
       files of the folder (``.*``, in-progress leftovers) are not uploaded. It names the head
       it was computed on (``parent_commit``), so a concurrent push makes it fail, not mix.
-    * An existing tag is a :class:`PublishError` before anything is written: a version on the
-      Hub never moves.
+    * An existing tag is checked before anything is written: the same files as this publish
+      would upload (paths, sizes, LFS sha256 / git blob ids, :mod:`benchsmith.hub_listing`) is
+      "already published"; anything else a :class:`PublishError` naming the first difference.
+      A version on the Hub never moves.
+    * Before the Hub is contacted: the viewer check (:func:`benchsmith.viewer.require_viewer_compatible`)
+      on the Hub-rendered card. After the commit: its files listed and compared with the upload.
+    * Transient faults (connection, timeout, 429, 5xx) are retried after :func:`retry_delays`;
+      before retrying a commit (or tag) publish checks whether it landed (response lost).
     * Any failure (HTTP error, no connection, ``HF_HUB_OFFLINE``, an upload error) is one
       :class:`PublishError` naming the repo, the endpoint and what to do; the token never
       appears in it. A repo created by this call is deleted again on failure; a repo that
@@ -231,7 +241,12 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
         sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
         try:
             _check_marker(target, sealed, release)
-            out = _commit_to_hub(release, api, repo_id, fds, secret, what)
+            rendered = _hub_rendered(release, repo_id)
+            # the viewer check runs on the card as it will be uploaded, before the Hub is contacted
+            from benchsmith.viewer import require_viewer_compatible
+
+            require_viewer_compatible(release, card_text=rendered.get("README.md"))
+            out = _commit_to_hub(release, api, repo_id, fds, secret, what, rendered, sealed)
             _install(release, target, sealed, fds)
         finally:
             seal.close_all(fds)
@@ -242,30 +257,51 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
 
 
 def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int], secret: str | None,
-                   what: str) -> dict[str, Any]:
-    """One commit of the checked files (``fds``) on main, then the tag (see :func:`publish_hub`)."""
+                   what: str, rendered: dict[str, str], sealed: Seal) -> dict[str, Any]:
+    """One commit of the checked files (``fds``) and ``seal.json`` on main, checked back, then
+    the tag (see :func:`publish_hub`); a tag that exists with the same files is "already published"."""
     created = False
     commit_oid: str | None = None
     removed: list[str] = []
+    local = _local_paths(release.path, fds)
+    # what the commit will hold, hashed once: sizes, sha256 (LFS) and git blob ids to compare with
+    expected = [hub_listing.hash_bytes(rel, rendered[rel].encode("utf-8")) if rel in rendered
+                else hub_listing.hash_path(rel, path) for rel, path in local.items()]
+    listing = hub_listing.seal_json(expected, release_seal=sealed.digest, name=release.name, version=release.version)
+    expected.append(hub_listing.hash_bytes(hub_listing.SEAL_FILE, listing))
+    out = {"published": f"{repo_id}@{release.version}", "tag": release.version, "name": release.name,
+           "version": release.version, "already_published": False}
     with _hub_settings(api.endpoint):
         try:
-            if not api.repo_exists(repo_id, repo_type="dataset"):
-                created = _create_repo(api, repo_id)
-            refs = api.list_repo_refs(repo_id, repo_type="dataset")
-            if release.version in {t.name for t in refs.tags}:
-                raise PublishError(
-                    f"{repo_id} already has a tag {release.version}; a published version is never overwritten",
-                    hint="Bump the builder's version and publish that",
-                )
+            if not _retrying(lambda: api.repo_exists(repo_id, repo_type="dataset"), "check the repo"):
+                created = _retrying(lambda: _create_repo(api, repo_id), "create the repo")
+            refs = _retrying(lambda: api.list_repo_refs(repo_id, repo_type="dataset"), "list the refs")
+            tagged = next((t.target_commit for t in refs.tags if t.name == release.version), None)
+            if tagged is not None:
+                problems = hub_listing.tree_differences(_remote_files(api, repo_id, tagged), expected)
+                if problems:
+                    raise PublishError(
+                        f"{repo_id} already has a tag {release.version} with other content ({problems[0]}"
+                        + (f"; +{len(problems) - 1} more" if len(problems) > 1 else "")
+                        + "); a published version is never overwritten",
+                        hint="Bump the builder's version and publish that",
+                    )
+                return out | {"commit": tagged, "already_published": True, "repo_created": False, "removed": []}
             head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
-            operations, removed = _mirror_operations(api, repo_id, head, release.path, fds,
-                                                     _hub_rendered(release, repo_id))
-            commit_oid = api.create_commit(
-                repo_id, operations, repo_type="dataset", parent_commit=head,
-                commit_message=f"{release.name} {release.version}",
-            ).oid
-            api.create_tag(repo_id, tag=release.version, repo_type="dataset", revision=commit_oid,
-                           tag_message=f"{release.name} {release.version}")
+            if head is not None and not hub_listing.tree_differences(_remote_files(api, repo_id, head), expected):
+                commit_oid = head  # main already holds exactly these files (a publish whose tag failed)
+            else:
+                operations, removed = _mirror_operations(api, repo_id, head, local, rendered, listing)
+                commit_oid = _commit_once(api, repo_id, operations, head, expected,
+                                          f"{release.name} {release.version}")
+                problems = hub_listing.tree_differences(_remote_files(api, repo_id, commit_oid), expected)
+                if problems:
+                    raise PublishError(
+                        f"the Hub does not hold what was uploaded to {repo_id} (commit {commit_oid[:12]}): "
+                        f"{problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
+                        hint="Check the repo on the Hub (a proxy or hook changed the upload), then publish a new version",
+                    )
+            _tag_once(api, repo_id, release.version, commit_oid, f"{release.name} {release.version}")
         except BaseException as exc:
             undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, secret=secret)
             if isinstance(exc, PublishError):
@@ -278,8 +314,109 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
             problem, hint = _explain(exc, api.endpoint)
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
-    return {"published": f"{repo_id}@{release.version}", "commit": commit_oid, "tag": release.version,
-            "name": release.name, "version": release.version, "repo_created": created, "removed": removed}
+    return out | {"commit": commit_oid, "repo_created": created, "removed": removed}
+
+
+# --------------------------------------------------------------------------- retries
+
+#: seconds to wait before each retry of a Hub call that failed transiently (connection error,
+#: timeout, 429, 5xx); ``BENCHSMITH_HUB_RETRY_DELAYS`` (comma-separated seconds, "" for none)
+#: overrides it, as the tests do
+RETRY_DELAYS: tuple[float, ...] = (2.0, 8.0, 30.0)
+
+
+def retry_delays() -> tuple[float, ...]:
+    text = os.environ.get("BENCHSMITH_HUB_RETRY_DELAYS")
+    if text is None:
+        return RETRY_DELAYS
+    try:
+        delays = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        delays = (-1.0,)
+    if any(d < 0 for d in delays):
+        raise PublishError(f"BENCHSMITH_HUB_RETRY_DELAYS={text!r} is not a list of seconds",
+                           hint="Write comma-separated seconds, e.g. 2,8,30 (or leave it unset)")
+    return delays
+
+
+def transient(exc: BaseException) -> bool:
+    """Worth retrying: no connection, a timeout, 429 Too Many Requests, or a 5xx of the Hub."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if isinstance(exc, HfHubHTTPError):
+        status = exc.response.status_code if exc.response is not None else None
+        return status == 429 or (status is not None and status >= 500)
+    if _from_xet(exc):  # hf_xet raises ConnectionError for a 4xx too (a Hub without xet): not transient
+        return False
+    if isinstance(exc, ConnectionError | TimeoutError):
+        return True
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover - huggingface_hub 1.x+ depends on httpx
+        return False
+    return isinstance(exc, httpx.TransportError)
+
+
+def _retrying(call: Callable[[], Any], doing: str, landed: Callable[[], Any] | None = None) -> Any:
+    """``call()``, retried after each delay of :func:`retry_delays` while it fails transiently.
+    Before each retry ``landed()`` (when given) checks whether the failed call took effect
+    anyway (its response was lost): a result other than None is returned as the call's."""
+    delays = retry_delays()
+    for attempt in range(len(delays) + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if attempt == len(delays) or not transient(exc):
+                raise
+            # info, not warning: a failure stays one line; `-v` shows the retries
+            logger.info("the Hub failed to %s (%s); retrying in %gs", doing, _brief(exc), delays[attempt])
+            time.sleep(delays[attempt])
+            if landed is not None:
+                try:
+                    done = landed()
+                except Exception as again:  # noqa: BLE001 - the check failed too: the retry decides
+                    logger.debug("checking whether %s landed failed: %s", doing, _brief(again))
+                    done = None
+                if done is not None:
+                    return done
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _commit_once(api: Any, repo_id: str, operations: list[Any], head: str | None, expected: list[Any],
+                 message: str) -> str:
+    """Create the commit, retried; a commit whose response was lost is found on main (main moved
+    from ``head`` to a commit holding exactly ``expected``) and never made twice."""
+
+    def landed() -> str | None:
+        refs = api.list_repo_refs(repo_id, repo_type="dataset")
+        now = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+        if now is not None and now != head and not hub_listing.tree_differences(
+                _remote_files(api, repo_id, now), expected):
+            return now
+        return None
+
+    return _retrying(lambda: api.create_commit(repo_id, operations, repo_type="dataset", parent_commit=head,
+                                               commit_message=message).oid, "commit", landed)
+
+
+def _tag_once(api: Any, repo_id: str, tag: str, commit_oid: str, message: str) -> None:
+    """Create the tag, retried; a tag that landed on ``commit_oid`` despite an error is kept."""
+
+    def landed() -> bool | None:
+        refs = api.list_repo_refs(repo_id, repo_type="dataset")
+        return True if any(t.name == tag and t.target_commit == commit_oid for t in refs.tags) else None
+
+    _retrying(lambda: api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit_oid,
+                                     tag_message=message), "tag", landed)
+
+
+def _remote_files(api: Any, repo_id: str, revision: str) -> list[Any]:
+    """The files (``RepoFile``: size, blob id, LFS sha256) of a commit, retried."""
+    from huggingface_hub.hf_api import RepoFile
+
+    entries = _retrying(lambda: list(api.list_repo_tree(repo_id, repo_type="dataset", revision=revision,
+                                                        recursive=True)), "list the files")
+    return [e for e in entries if isinstance(e, RepoFile)]
 
 
 @contextmanager
@@ -326,26 +463,28 @@ def _hub_rendered(release: Release, repo_id: str) -> dict[str, str]:
     return render_files(release, find_builder(release)[0], hub={"repo": repo_id, "revision": release.version})
 
 
-def _mirror_operations(api: Any, repo_id: str, head: str | None, folder: Path, fds: dict[str, int],
-                       rendered: dict[str, str] | None = None) -> tuple[list[Any], list[str]]:
-    """The commit operations that make ``main`` hold exactly the checked files (``fds``: path in
-    the release -> fd) and ``.gitattributes``, with the Hub's ``rendered`` texts in place of the
-    local copies of those paths; also the paths it deletes."""
+def _local_paths(folder: Path, fds: dict[str, int]) -> dict[str, str]:
+    """Each checked file's upload path: its fd's /proc/self/fd link, a fresh open of the very
+    inode that was hashed (whatever is at its path now), with its own offset, as
+    huggingface_hub's upload threads need. (A file object would be shared by two operations
+    with the same content, which huggingface_hub uploads once from two threads.) Without
+    /proc the path itself is used, under the version's lock."""
+    proc = Path("/proc/self/fd")
+    return {rel: f"{proc}/{fds[rel]}" if proc.is_dir() else str(folder / rel) for rel in sorted(fds)}
+
+
+def _mirror_operations(api: Any, repo_id: str, head: str | None, local: dict[str, str],
+                       rendered: dict[str, str], listing: bytes) -> tuple[list[Any], list[str]]:
+    """The commit operations that make ``main`` hold exactly the checked files (``local``: path
+    in the release -> upload path), ``seal.json`` and ``.gitattributes``, with the Hub's
+    ``rendered`` texts in place of the local copies of those paths; also the paths it deletes."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-    rendered = rendered or {}
-
-    # Each checked file is uploaded through its fd's /proc/self/fd link: a fresh open of the very
-    # inode that was hashed (whatever is at its path now), with its own offset, as
-    # huggingface_hub's upload threads need. (A file object would be shared by two operations
-    # with the same content, which huggingface_hub uploads once from two threads.) Without
-    # /proc the path itself is used, under the version's lock.
-    proc = Path("/proc/self/fd")
-    local = {rel: f"{proc}/{fds[rel]}" if proc.is_dir() else str(folder / rel) for rel in sorted(fds)}
-    remote = set(api.list_repo_files(repo_id, repo_type="dataset", revision=head)) if head else set()
-    removed = sorted(remote - set(local) - {".gitattributes"})
+    remote = {f.path for f in _remote_files(api, repo_id, head)} if head else set()
+    removed = sorted(remote - set(local) - {".gitattributes", hub_listing.SEAL_FILE})
     adds = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=rendered[rel].encode("utf-8") if rel in rendered
                                else path) for rel, path in local.items()]
+    adds.append(CommitOperationAdd(path_in_repo=hub_listing.SEAL_FILE, path_or_fileobj=listing))
     # a Hub rendering of a file the release does not have is left out: the commit holds exactly
     # the sealed list (README.md, croissant.json and lm_eval/ are rendered for it and sealed)
     return [CommitOperationDelete(path_in_repo=p) for p in removed] + adds, removed
@@ -386,7 +525,7 @@ def _explain(exc: Exception, endpoint: str) -> tuple[str, str]:
         if status is not None and status >= 500:
             return f"the Hub failed ({status}: {said})", "Publish again later"
         return f"the Hub answered {status}: {said}", "Check the repo name and --endpoint, then publish again"
-    if any("xet" in frame.name for frame in traceback.extract_tb(exc.__traceback__)):
+    if _from_xet(exc):
         return (f"the xet upload failed ({_brief(exc)})",
                 "A Hub other than huggingface.co may not serve xet: set HF_HUB_DISABLE_XET=1 and publish again")
     if isinstance(exc, ConnectionError | TimeoutError) or type(exc).__module__.split(".")[0] in (
@@ -395,6 +534,10 @@ def _explain(exc: Exception, endpoint: str) -> tuple[str, str]:
         return (f"cannot reach the Hub ({_brief(exc)})",
                 f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then publish again")
     return f"publishing failed ({_brief(exc)})", "Run with -v for the details, then publish again"
+
+
+def _from_xet(exc: BaseException) -> bool:
+    return any("xet" in frame.name for frame in traceback.extract_tb(exc.__traceback__))
 
 
 def _brief(exc: BaseException, detail: str | None = None) -> str:

@@ -21,14 +21,17 @@ Decisions for Hub revisions:
   the links into a blob store of the default cache, so the folder is a release folder like
   any other and goes through the same untrusted-input checks (``benchsmith.release.Release``).
 * A snapshot is then checked like any release: its data files against its manifest's
-  per-file sha256 (:meth:`Release.require_intact`), and, when the repo was published by
-  benchsmith and carries a seal, against that seal (``benchsmith.seal`` when present).
+  per-file sha256 (:meth:`Release.require_intact`), and against the ``seal.json`` listing that
+  ``publish --hub`` uploaded with it (every listed file there with its size and sha256, no
+  unlisted file; :mod:`benchsmith.hub_listing`). A snapshot without ``seal.json`` (not published
+  by benchsmith) is accepted with a note (logged, and ``release.seal_note``).
 * Any Hub failure is one :class:`~benchsmith.errors.ReleaseError` line naming the repo, the
   revision and the endpoint.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -38,6 +41,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from benchsmith.errors import ReleaseError
+
+logger = logging.getLogger(__name__)
 
 _HF = re.compile(r"^hf://datasets/(?P<repo>[A-Za-z0-9][\w.\-]*/[\w.\-]+)(?:@(?P<rev>[^/]+))?/?$")
 
@@ -224,14 +229,16 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
 
 
 def _check_seal(release, ref: HubRef) -> None:
-    """Check a snapshot against the seal it was published with, where benchsmith recorded one."""
-    try:
-        from benchsmith import seal
-    except ImportError:  # pragma: no cover - the seal module is not in this build
-        return
-    verify = getattr(seal, "verify_hub_snapshot", None)
-    if verify is not None:
-        verify(release, str(ref))
+    """Check a snapshot against the ``seal.json`` listing its publish uploaded
+    (:func:`benchsmith.hub_listing.verify_snapshot`: a :class:`ReleaseError` naming the file
+    that differs); a snapshot without one is accepted, and the note is logged and kept on the
+    release (``seal_note``) for reports."""
+    from benchsmith.hub_listing import verify_snapshot
+
+    note = verify_snapshot(release, str(ref))
+    release.seal_note = note  # type: ignore[attr-defined]
+    if note:
+        logger.warning("note: %s", note)
 
 
 __all__ = ["HubRef", "guard_hub_tag", "hub_release", "newest_hub_tag", "parse_hub_ref", "resolve"]

@@ -231,7 +231,8 @@ def guard_published(target: Path, new_fingerprints: dict | None = None) -> None:
 
 def mark_published(target: Path, name: str, version: str, fingerprints: dict, *, seal: dict | None = None,
                    hub: dict | None = None) -> None:
-    """Write (or extend) the marker: a local publish sets ``local``, a Hub publish appends to ``hub``;
+    """Write (or extend) the marker: a local publish sets ``local``, a Hub publish appends to ``hub``
+    (once: an "already published" re-publish of the same tag and commit adds nothing);
     the seal is the one the release was published on (the caller checked any earlier one is equal)."""
     marker = marker_path(target)
     marker.parent.mkdir(parents=True, exist_ok=True)
@@ -241,8 +242,8 @@ def mark_published(target: Path, name: str, version: str, fingerprints: dict, *,
         data["seal"] = seal
     if hub is None:
         data["local"] = True
-    else:
-        data.setdefault("hub", []).append(hub)
+    elif hub not in data.setdefault("hub", []):
+        data["hub"].append(hub)
     write_text_atomic(marker, json.dumps(data, indent=2) + "\n")
 
 

@@ -105,7 +105,7 @@ def test_hub_commit_then_tag(built, capsys, local_hub):
     sealed = json.loads((built.path / "reports" / "validation.json").read_text())["seal"]["digest"]
     marker = built.path.parent / ".published" / "1.1.0.json"
     assert out == {"published": "org/toy@1.1.0", "commit": repo.branches["main"], "tag": "1.1.0", "name": "toy",
-                   "version": "1.1.0", "repo_created": True, "removed": [], "seal": sealed,
+                   "version": "1.1.0", "repo_created": True, "removed": [], "seal": sealed, "already_published": False,
                    "recorded_in": str(marker)}
     # recorded like a local publish, with where it went
     recorded = json.loads(marker.read_text())
@@ -119,13 +119,16 @@ def test_hub_commit_then_tag(built, capsys, local_hub):
         "POST /api/datasets/org/toy/commit/main", f"POST /api/datasets/org/toy/tag/{out['commit']}"]
 
 
-def test_hub_existing_tag_is_never_overwritten(built, capsys, local_hub):
+def test_hub_existing_tag_with_the_same_files_is_already_published(built, capsys, local_hub):
+    # (a tag with other files is a PublishError: tests/test_core_publish_hub.py)
     validate(capsys, built)
-    publish_hub(built, "org/toy", endpoint=local_hub.url)
+    first = publish_hub(built, "org/toy", endpoint=local_hub.url)
     repo = local_hub.repo("org/toy")
     commits, seen = dict(repo.commits), len(local_hub.requests)
-    with pytest.raises(PublishError, match="already has a tag 1.1.0"):
-        publish_hub(built, "org/toy", endpoint=local_hub.url)
+    again = publish_hub(built, "org/toy", endpoint=local_hub.url)
+    assert again["already_published"] is True and again["commit"] == first["commit"]
+    recorded = json.loads((built.path.parent / ".published" / "1.1.0.json").read_text())
+    assert len(recorded["hub"]) == 1  # recorded once
     assert repo.commits == commits and repo.tags == {"1.1.0": repo.branches["main"]}
     assert not any("/commit/" in r or "/tag/" in r for r in local_hub.requests[seen:])
 

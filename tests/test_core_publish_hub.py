@@ -55,6 +55,7 @@ def online(monkeypatch):
     """huggingface_hub may make HTTP calls, with our test token (never a real one)."""
     go_online(monkeypatch)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
+    monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", "0,0,0")  # transient faults retried without waiting
 
 
 @pytest.fixture
@@ -77,6 +78,18 @@ def files_of(release: Release, repo: str = REPO) -> dict[str, bytes]:
     rendered = render_files(release, ToyBuilder(release.version), hub={"repo": repo, "revision": release.version})
     out.update({rel: text.encode("utf-8") for rel, text in rendered.items()})
     return out
+
+
+def published(repo, revision: str) -> dict[str, bytes]:
+    """The files of a tag but its seal.json, after checking that seal.json lists exactly them
+    (but .gitattributes) with their sizes and sha256."""
+    import hashlib
+
+    files = dict(repo.files(revision))
+    listing = json.loads(files.pop("seal.json"))
+    assert {f["path"]: (f["size"], f["sha256"]) for f in listing["files"]} == {
+        p: (len(b), hashlib.sha256(b).hexdigest()) for p, b in files.items() if p != ".gitattributes"}
+    return files
 
 
 def one_line(err: str) -> str:
@@ -127,7 +140,7 @@ def test_publish_then_load_dataset_from_the_tag(releases, hub, capsys, tmp_path)
     assert TOKEN not in out + err
     repo = hub.repo(REPO)
     assert repo.tags == {"1.1.0": result["commit"]} and repo.branches["main"] == result["commit"]
-    assert repo.files("1.1.0") == {**files_of(release), ".gitattributes": GITATTRIBUTES}
+    assert published(repo, "1.1.0") == {**files_of(release), ".gitattributes": GITATTRIBUTES}
     card = repo.files("1.1.0")["README.md"].decode()
     assert f'load_dataset("{REPO}"' in card and 'revision="1.1.0"' in card  # the Hub copy's snippet
     assert (release.path / "README.md").read_text() != card  # the local release is left as it was
@@ -142,15 +155,141 @@ def test_publish_then_load_dataset_from_the_tag(releases, hub, capsys, tmp_path)
     assert hub.unknown == [], "load_dataset called an endpoint the test Hub does not serve"
 
 
-def test_an_existing_tag_is_never_moved(releases, hub, capsys):
+def _writes(requests: list[str]) -> list[str]:
+    return [r for r in requests if "/preupload/" in r or "/commit/" in r or "/tag/" in r or "/_lfs/" in r]
+
+
+def test_publishing_the_same_release_again_is_already_published(releases, hub, capsys):
     assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    before, seen = snapshot(hub), len(hub.requests)
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url)
+    assert code == 0, err
+    assert out.startswith("already published toy 1.1.0 -> org/toy@1.1.0"), out
+    assert snapshot(hub) == before and _writes(hub.requests[seen:]) == []
+
+
+def test_already_published_is_recorded_in_a_registry_that_did_not_know_it(releases, hub, capsys, tmp_path):
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+    assert code == 0, err
+    commit = one_json(out)["commit"]
+    other = tmp_path / "runner-b-registry"  # another runner's registry: no marker there yet
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--registry", str(other), "--json")
+    assert code == 0, err
+    assert one_json(out)["already_published"] is True and one_json(out)["commit"] == commit
+    marker = json.loads((other / "toy" / ".published" / "1.1.0.json").read_text())
+    assert marker["hub"] == [{"repo": REPO, "tag": "1.1.0", "commit": commit, "endpoint": hub.url}]
+
+
+def test_an_existing_tag_with_other_content_is_never_moved(releases, hub, capsys):
+    from benchsmith.testing.hub import File
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    repo = hub.repo(REPO)
+    files = repo.commits[repo.tags["1.1.0"]]
+    files["README.md"] = File(files["README.md"].data + b"\nedited on the Hub\n")  # the tag's content differs
     before, seen = snapshot(hub), len(hub.requests)
     code, out, err = publish(capsys, releases["1.1.0"], hub.url)
     assert code == 2 and out == ""
     line = one_line(err)
-    assert f"{REPO} already has a tag 1.1.0" in line and "never overwritten" in line and "Bump" in line
-    assert snapshot(hub) == before
-    assert not any("/preupload/" in r or "/commit/" in r or "/tag/" in r for r in hub.requests[seen:])
+    assert f"{REPO} already has a tag 1.1.0 with other content (README.md:" in line
+    assert "never overwritten" in line and "Bump" in line
+    assert snapshot(hub) == before and _writes(hub.requests[seen:]) == []
+
+
+# ------------------------------------------------------------------------ retries and read-back
+
+
+def test_transient_faults_are_retried_once_each_commit(releases, online, capsys):
+    with LocalHub(token=TOKEN, flaky={"commit": (503, 2), "tag": (429, 1), "tree": (502, 1)}) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+        assert code == 0, err
+        repo = hub.repo(REPO)
+        assert len(repo.commits) == 2  # the repo's first commit and the release's
+        assert repo.tags["1.1.0"] == one_json(out)["commit"] == repo.branches["main"]
+        assert sum(" 503" in r and "/commit/" in r for r in hub.requests) == 2
+        assert hub.flaky == {"commit": (503, 0), "tag": (429, 0), "tree": (502, 0)}
+
+
+def test_a_commit_whose_response_was_lost_is_not_made_twice(releases, online, capsys):
+    with LocalHub(token=TOKEN, lose={"commit": 1, "tag": 1}) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
+        assert code == 0, err
+        repo = hub.repo(REPO)
+        assert len(repo.commits) == 2, "the lost commit was made again"
+        assert sum("/commit/" in r for r in hub.requests) == 1 and sum("/tag/" in r for r in hub.requests) == 1
+        assert repo.tags == {"1.1.0": one_json(out)["commit"]} == {"1.1.0": repo.branches["main"]}
+
+
+def test_a_fault_that_does_not_clear_is_one_line_after_the_retries(releases, online, capsys):
+    with LocalHub(token=TOKEN, flaky={"commit": (503, 99)}) as hub:
+        code, out, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 2 and out == ""
+        assert "503" in one_line(err) and "deleted again" in err
+        assert sum("/commit/" in r for r in hub.requests) == 4  # the first try and 3 retries
+        assert hub.repos == {}
+
+
+def test_a_file_the_hub_holds_otherwise_is_named_after_the_commit(releases, hub, capsys, monkeypatch):
+    from benchsmith.testing.hub import File
+
+    real = hub.commit
+
+    def corrupting(repo_id, revision, ndjson, base):  # a hook or proxy that changes one upload
+        out = real(repo_id, revision, ndjson, base)
+        files = hub.repos[repo_id].commits[out["commitOid"]]
+        files["croissant.json"] = File(files["croissant.json"].data.replace(b"{", b"{ ", 1))
+        return out
+
+    monkeypatch.setattr(hub, "commit", corrupting)
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert "the Hub does not hold what was uploaded" in line and "bytes on the Hub" in line
+    assert "croissant.json:" in line and "deleted again" in line
+
+
+def test_the_viewer_check_runs_before_anything_is_uploaded(releases, hub, capsys, monkeypatch):
+    from benchsmith import publish as pub
+
+    real = pub._hub_rendered
+
+    def broken(release, repo_id):  # a card whose configs: YAML names a config the release lacks
+        out = dict(real(release, repo_id))
+        out["README.md"] = out["README.md"].replace("config_name: short", "config_name: shortish", 1)
+        return out
+
+    monkeypatch.setattr(pub, "_hub_rendered", broken)
+    code, out, err = publish(capsys, releases["1.1.0"], hub.url)
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert "dataset viewer would not accept toy 1.1.0: README.md:" in line and "nothing was uploaded" in line
+    assert hub.requests == []
+
+
+# ------------------------------------------------------------------------ snapshots checked against seal.json
+
+
+def test_a_snapshot_is_checked_against_its_seal_json(releases, hub, capsys, monkeypatch, tmp_path):
+    from benchsmith.errors import ReleaseError
+    from benchsmith.reference import resolve
+    from benchsmith.testing.hub import File
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    ref = f"hf://datasets/{REPO}@1.1.0"
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "a"))
+    assert resolve(ref, endpoint=hub.url).seal_note is None
+
+    repo = hub.repo(REPO)
+    files = repo.commits[repo.tags["1.1.0"]]
+    files["README.md"] = File(files["README.md"].data + b"\nedited\n")
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "b"))  # a new runner: downloads again
+    with pytest.raises(ReleaseError, match=r"does not match its seal.json: README.md has \d+ bytes"):
+        resolve(ref, endpoint=hub.url)
+
+    del files["seal.json"]  # not published by benchsmith: accepted, with a note
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "c"))
+    note = resolve(ref, endpoint=hub.url).seal_note
+    assert "has no seal.json" in note and "manifest only" in note
 
 
 def test_each_tag_holds_exactly_its_own_files(releases, hub, capsys):
@@ -162,8 +301,8 @@ def test_each_tag_holds_exactly_its_own_files(releases, hub, capsys):
     assert removed == sorted(set(files_of(new)) - set(files_of(old)))
     assert removed and all(p.startswith("data/plain/") for p in removed)
     repo = hub.repo(REPO)
-    assert repo.files("1.0.0") == {**files_of(old), ".gitattributes": GITATTRIBUTES}
-    assert repo.files("1.1.0") == {**files_of(new), ".gitattributes": GITATTRIBUTES}
+    assert published(repo, "1.0.0") == {**files_of(old), ".gitattributes": GITATTRIBUTES}
+    assert published(repo, "1.1.0") == {**files_of(new), ".gitattributes": GITATTRIBUTES}
     assert repo.tags["1.0.0"] == repo.branches["main"] != repo.tags["1.1.0"]
 
 
@@ -281,3 +420,29 @@ def test_an_explicit_xet_choice_is_kept_and_its_failure_is_one_line(releases, on
         assert f"the repo {REPO} it created was deleted again" in line
         assert any("xet-write-token" in r for r in hub.requests)
         assert hub.repos == {}
+
+
+def test_retry_delays_and_what_is_transient(monkeypatch):
+    import httpx
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from benchsmith import publish as pub
+    from benchsmith.errors import PublishError
+
+    monkeypatch.delenv("BENCHSMITH_HUB_RETRY_DELAYS", raising=False)
+    assert pub.retry_delays() == pub.RETRY_DELAYS
+    monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", "1, 2.5")
+    assert pub.retry_delays() == (1.0, 2.5)
+    monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", "")
+    assert pub.retry_delays() == ()
+    for bad in ("soon", "1,-2"):
+        monkeypatch.setenv("BENCHSMITH_HUB_RETRY_DELAYS", bad)
+        with pytest.raises(PublishError, match="is not a list of seconds"):
+            pub.retry_delays()
+
+    def http(status: int) -> HfHubHTTPError:
+        return HfHubHTTPError("x", response=httpx.Response(status, request=httpx.Request("GET", "http://hub")))
+
+    assert [pub.transient(http(s)) for s in (429, 500, 503, 400, 401, 404, 409, 412)] == [True] * 3 + [False] * 5
+    assert pub.transient(httpx.ConnectError("refused")) and pub.transient(httpx.ReadTimeout("slow"))
+    assert pub.transient(TimeoutError()) and not pub.transient(ValueError("bad"))

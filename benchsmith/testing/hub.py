@@ -18,7 +18,10 @@ client that tries xet gets a 404, as from a Hub without xet.
 
 Faults for tests: ``fail={"commit": 500, "tag": 500}`` answers that status to every commit
 or tag (``echo_auth`` puts the request's ``Authorization`` header into that error, as a
-careless proxy might), ``token`` (only this bearer token may write; others get the Hub's
+careless proxy might); ``flaky={"commit": (503, 2)}`` answers that status to the first 2
+commits (or tags, ``"tree"`` listings) and then serves them (a transient fault that clears);
+``lose={"commit": 1}`` makes the first commit (or tag) land and then answers 504, as a
+gateway whose response was lost; ``token`` (only this bearer token may write; others get the Hub's
 401 "Invalid credentials in Authorization header").
 
 The server listens on 127.0.0.1 on a free port, serves from one thread (requests in
@@ -96,12 +99,15 @@ class LocalHub:
 
     def __init__(self, *, lfs_suffixes: tuple[str, ...] = (), token: str | None = None,
                  fail: dict[str, int] | None = None, echo_auth: bool = False,
+                 flaky: dict[str, tuple[int, int]] | None = None, lose: dict[str, int] | None = None,
                  max_requests: int = 2000, max_seconds: float = 120.0):
         self.repos: dict[str, Repo] = {}
         self.blobs: dict[str, bytes] = {}  # LFS objects by sha256
         self.lfs_suffixes = lfs_suffixes
         self.token = token
         self.fail = dict(fail or {})
+        self.flaky = dict(flaky or {})
+        self.lose = dict(lose or {})
         self.echo_auth = echo_auth
         self.max_requests = max_requests
         self.max_seconds = max_seconds
@@ -185,7 +191,23 @@ class LocalHub:
             raise HubError(404, f"Invalid rev id: {unquote(revision)}", "RevisionNotFound")
         return oid
 
+    def _flake(self, action: str) -> None:
+        with self._lock:
+            status, left = self.flaky.get(action, (0, 0))
+            if left > 0:
+                self.flaky[action] = (status, left - 1)
+                raise HubError(status, f"the test Hub was told to fail this {action} transiently")
+
+    def _lost(self, action: str) -> None:
+        """After ``action`` took effect: answer 504 if told to lose its response."""
+        with self._lock:
+            if self.lose.get(action, 0) > 0:
+                self.lose[action] -= 1
+                raise HubError(504, f"Gateway Timeout (the test Hub did this {action} and lost the response)")
+
     def _check_write(self, headers: Any, action: str | None = None) -> None:
+        if action is not None:
+            self._flake(action)
         if self.token is not None and headers.get("Authorization") != f"Bearer {self.token}":
             raise HubError(401, "Invalid credentials in Authorization header")
         if action in self.fail:
@@ -493,6 +515,7 @@ class _Handler(BaseHTTPRequestHandler):
             if rest == ["refs"] and method == "GET":
                 return self._json(200, hub.refs(repo_id))
             if rest[:1] == ["tree"] and len(rest) >= 2 and method == "GET":
+                hub._flake("tree")
                 recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
                 entries = hub.tree(repo_id, unquote(raw_rest[1]), "/".join(rest[2:]), recursive)
                 return self._json(200, entries)
@@ -507,10 +530,14 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, hub.preupload(repo_id, rest[1], json.loads(body)))
             if rest[:1] == ["commit"] and len(rest) == 2 and method == "POST":
                 hub._check_write(self.headers, "commit")
-                return self._json(200, hub.commit(repo_id, rest[1], body, self._base))
+                done = hub.commit(repo_id, rest[1], body, self._base)
+                hub._lost("commit")
+                return self._json(200, done)
             if rest[:1] == ["tag"] and len(rest) == 2 and method == "POST":
                 hub._check_write(self.headers, "tag")
-                return self._json(200, hub.create_tag(repo_id, rest[1], json.loads(body)))
+                done = hub.create_tag(repo_id, rest[1], json.loads(body))
+                hub._lost("tag")
+                return self._json(200, done)
         if parts[:1] == ["datasets"] and len(parts) >= 4:
             name = parts[2]
             if name.endswith(".git") and parts[3:] == ["info", "lfs", "objects", "batch"] and method == "POST":
