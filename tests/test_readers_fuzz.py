@@ -13,7 +13,7 @@ examples per reader (the ``benchsmith`` profile; issue 26: it keeps the default 
 minutes on 2 cores, and issue 12's inputs that crashed a reader are replayed below on every
 run); a run that selects the slow tests (``pytest -m slow``, or
 ``BENCHSMITH_HYPOTHESIS_PROFILE=benchsmith-slow``, which ``.ci/run`` sets) loads the
-``benchsmith-slow`` profile and adds a 20,000-example run of each. With ``CI`` set the
+``benchsmith-slow`` profile and adds a 5,000-example run of each. With ``CI`` set the
 examples are derandomised, so a CI run is reproducible. Inputs hypothesis found to
 crash a reader are kept in ``REGRESSIONS`` below and replayed on every run.
 """
