@@ -497,7 +497,7 @@ class ReleaseWriter:
                 # a version's registered content never changes: checked (or registered) before the commit
                 self.fingerprint_outcome = self._registered_fingerprints(splits)
                 if self.builder.hub_repo:  # a version tagged on the builder's Hub repo is that content
-                    from benchsmith.reference import guard_hub_tag
+                    from benchsmith.hub_guard import guard_hub_tag
 
                     guard_hub_tag(self.builder.hub_repo, self.builder.version, Release(tmp).fingerprints())
                 registry.commit(tmp, target, overwrite=self.overwrite)
