@@ -145,19 +145,28 @@ CORE_MEASURES: dict[str, Measure] = {"count": _count, "label_counts": _label_cou
 # ----------------------------------------------------------------- reading
 
 
-def read_published_yaml(path: str | Path) -> list[Figure]:
-    """The figures of ``path`` with ``configs`` expanded (``[]`` when the file does not exist)."""
+def read_yaml(path: str | Path) -> Any:
+    """A data file's YAML (``{}`` when empty, None when the file does not exist); invalid YAML is
+    a ParseError naming the file and line. Shared by published.yaml and known_artifacts.yaml."""
     import yaml
 
     path = Path(path)
     if not path.is_file():
-        return []
+        return None
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,
                          line=mark.line + 1 if mark else None) from None
+
+
+def read_published_yaml(path: str | Path) -> list[Figure]:
+    """The figures of ``path`` with ``configs`` expanded (``[]`` when the file does not exist)."""
+    path = Path(path)
+    doc = read_yaml(path)
+    if doc is None:
+        return []
     if not isinstance(doc, dict) or not isinstance(doc.get("figures", []), list):
         raise ParseError("expected a mapping with a `figures:` list", path=path, line=1)
     unknown_top = set(doc) - {"reference", "figures"}

@@ -79,17 +79,12 @@ def _strings(value: Any) -> tuple[str, ...] | None:
 
 def read_known_artifacts(path: str | Path) -> list[KnownArtifact]:
     """The declarations of ``path`` (``[]`` when the file does not exist)."""
-    import yaml
+    from benchsmith.expectation import read_yaml
 
     path = Path(path)
-    if not path.is_file():
+    doc = read_yaml(path)
+    if doc is None:
         return []
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ParseError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,
-                         line=mark.line + 1 if mark else None) from None
     if not isinstance(doc, dict) or set(doc) - {"artifacts"} or not isinstance(doc.get("artifacts", []), list):
         raise ParseError("expected a mapping with one `artifacts:` list", path=path, line=1,
                          hint="See benchsmith/validation/known_artifacts.py for the format")
