@@ -360,7 +360,12 @@ def transient(exc: BaseException) -> bool:
 def _retrying(call: Callable[[], Any], doing: str, landed: Callable[[], Any] | None = None) -> Any:
     """``call()``, retried after each delay of :func:`retry_delays` while it fails transiently.
     Before each retry ``landed()`` (when given) checks whether the failed call took effect
-    anyway (its response was lost): a result other than None is returned as the call's."""
+    anyway (its response was lost): a result other than None is returned as the call's.
+
+    Why not huggingface_hub's ``http_backoff``: it retries one HTTP request, while a commit is
+    several (preupload, LFS batch, the ndjson commit) and a commit or tag whose response was lost
+    must not be sent again; only a retry around the whole call with the ``landed`` check can say
+    "it landed, do not commit twice" (tests/test_core_publish_hub.py, the ``lose=`` faults)."""
     delays = retry_delays()
     for attempt in range(len(delays) + 1):
         try:

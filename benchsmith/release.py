@@ -427,6 +427,12 @@ class _ShardSink:
         return SplitInfo(self.num_examples, self.num_bytes, self.fp.hexdigest(), files, digests)
 
 
+def _built(splits: dict[str, dict[str, SplitInfo | SkippedSplit]]) -> dict[str, dict[str, str]]:
+    """``{config: {split: fingerprint}}`` of the splits a build wrote (skipped ones left out)."""
+    built = {c: {s: i.fingerprint for s, i in v.items() if isinstance(i, SplitInfo)} for c, v in splits.items()}
+    return {c: v for c, v in built.items() if v}
+
+
 class ReleaseWriter:
     """Build one version of a dataset into ``<registry>/<name>/<version>``.
 
@@ -499,7 +505,7 @@ class ReleaseWriter:
                 if self.builder.hub_repo:  # a version tagged on the builder's Hub repo is that content
                     from benchsmith.hub_guard import guard_hub_tag
 
-                    guard_hub_tag(self.builder.hub_repo, self.builder.version, Release(tmp).fingerprints())
+                    guard_hub_tag(self.builder.hub_repo, self.builder.version, _built(splits))
                 registry.commit(tmp, target, overwrite=self.overwrite)
             except BaseException as exc:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -512,8 +518,7 @@ class ReleaseWriter:
     def _registered_fingerprints(
         self, splits: dict[str, dict[str, SplitInfo | SkippedSplit]]
     ) -> fingerprint_registry.Outcome:
-        built = {c: {s: i.fingerprint for s, i in v.items() if isinstance(i, SplitInfo)} for c, v in splits.items()}
-        built = {c: v for c, v in built.items() if v}
+        built = _built(splits)
         skipped = [(c, s) for c, v in splits.items() for s, i in v.items() if isinstance(i, SkippedSplit)]
         if self.register_fingerprints:
             declared = {c.name for c in self.builder.configs()}
