@@ -58,13 +58,15 @@ class Uploaded:
 
 
 def hash_bytes(path: str, data: bytes) -> Uploaded:
-    git = hashlib.sha1(b"blob %d\0" % len(data))
-    git.update(data)
-    return Uploaded(path, len(data), hashlib.sha256(data).hexdigest(), git.hexdigest())
+    """An in-memory upload (a Hub rendering): huggingface_hub's own git blob id."""
+    from huggingface_hub.utils.sha import git_hash
+
+    return Uploaded(path, len(data), hashlib.sha256(data).hexdigest(), git_hash(data))
 
 
 def hash_path(path: str, local: str) -> Uploaded:
-    """Hash a file (``local``: a path or a ``/proc/self/fd/N`` link) once, streamed."""
+    """Hash a file (``local``: a path or a ``/proc/self/fd/N`` link) once, streamed: both digests
+    in one pass (huggingface_hub's ``git_hash`` takes the whole bytes, ``sha_fileobj`` one digest)."""
     size = os.stat(local).st_size
     sha, git = hashlib.sha256(), hashlib.sha1(b"blob %d\0" % size)
     with open(local, "rb") as fh:
