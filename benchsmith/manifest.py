@@ -743,12 +743,13 @@ def _parse(text: str, mpath: Path) -> Any:
         raise ReleaseError("corrupt manifest: nested too deeply", path=mpath, hint=_HINT) from None
 
 
-def read_manifest(release_dir: str | Path) -> tuple[dict[str, Any], ReleaseInfo]:
-    """``(the parsed dict, its ReleaseInfo)`` of ``<release_dir>/release.json``."""
+def read_manifest(release_dir: str | Path) -> ReleaseInfo:
+    """The :class:`ReleaseInfo` of ``<release_dir>/release.json`` (the only form a reader gets: the
+    parsed dict is owned here and never handed out, so nothing reads metadata around the schema)."""
     mpath = Path(release_dir) / MANIFEST
     text = load_json(mpath)
-    try:  # parsed twice, once for each: cheaper than a deep copy, and the two never alias
-        return _parse(text, mpath), ReleaseInfo._from_owned(_parse(text, mpath), mpath)
+    try:
+        return ReleaseInfo._from_owned(_parse(text, mpath), mpath)
     except RecursionError:
         raise ReleaseError("features nested too deeply", path=mpath, hint=_HINT) from None
 

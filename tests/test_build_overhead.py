@@ -79,7 +79,7 @@ def test_read_once_serves_the_release_tables(release):
                 cols = [c for c in columns if c in whole.column_names]
                 assert view.table(config, split, cols).equals(release.table(config, split, cols), check_metadata=True)
     assert len(view._tables) == sum(len(release.splits(c)) for c in release.configs())  # one read per split
-    assert view.manifest is release.manifest and view.path == release.path
+    assert view.info is release.info and view.path == release.path
 
 
 @pytest.mark.realdata

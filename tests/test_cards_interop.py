@@ -295,7 +295,7 @@ def test_croissant_loads_nested_features_as_the_data_holds_them(cognition_fx, sh
 
 
 def test_date_published_is_deterministic(shapes, monkeypatch):
-    m = dict(shapes.manifest)
+    m = dict(shapes.info.to_dict())
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     assert croissant_mod.date_published(m) == "2024"  # the citation's year: no clock involved
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
@@ -351,7 +351,7 @@ def test_no_local_path_in_what_a_release_publishes(name, request, regs):
 
 
 def test_a_skipped_split_is_explained_without_its_path(cognition_fx):
-    reason = cognition_fx.manifest["configs"]["parallel"]["skipped_splits"]["train"]
+    reason = cognition_fx.info.to_dict()["configs"]["parallel"]["skipped_splits"]["train"]
     assert str(FIXTURES) not in reason and "data/train.en" in reason  # release.json is published too
     card = (cognition_fx.path / "README.md").read_text()
     assert "- `parallel`: train (source file 'data/train.en' of 'cognition' is missing)" in card
@@ -567,7 +567,7 @@ def test_croissant_carries_the_responsible_ai_fields_mlcroissant_reads(name, req
     release = request.getfixturevalue(name)
     check_croissant(release)
     meta = mlc.Dataset(release.path / "croissant.json").metadata
-    m = release.manifest
+    m = release.info.to_dict()
     assert all(src in meta.data_collection for src in m["sources"])
     digests = [f["sha256"] for s in m["sources"].values() for f in (s.get("files") or {}).values() if f.get("sha256")]
     assert digests and all(d in meta.data_collection_raw_data for d in digests)

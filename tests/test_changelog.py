@@ -145,14 +145,14 @@ def test_an_unreachable_hub_is_one_line(monkeypatch):
 
 def test_a_build_with_an_older_version_records_its_changes_in_the_release_and_card(two_versions):
     old, new = two_versions  # make_release builds both into one registry: 1.1.0 knows 1.0.0
-    record = new.manifest["changes_since"]
+    record = new.info.to_dict()["changes_since"]
     assert record["version"] == "1.0.0" and record["totals"]["changed"] == 2
     full = (new.path / record["json"]).read_text(encoding="utf-8")
     assert '"te-new"' in full and '"an unexplained edit"' in full
     card = (new.path / "README.md").read_text(encoding="utf-8")
     section = card.split("## Changes since 1.0.0", 1)[1].split("\n## ", 1)[0]
     assert "1 added, 1 removed, 2 changed" in section and "(erratum fix)" in section
-    assert "changes_since" not in old.manifest  # the first version has nothing to compare with
+    assert "changes_since" not in old.info.to_dict()  # the first version has nothing to compare with
     assert "## Changes since" not in (old.path / "README.md").read_text(encoding="utf-8")
 
 

@@ -269,7 +269,7 @@ def test_a_harvest_card_does_not_claim_upstream(harvests):
     assert "harvested by benchsmith's pipeline" in errata and "see Reproducibility" in errata
     assert "Reproducible: harvesting the same inputs" in card
     assert "/dev/urandom" in card and "…/dev" not in card  # a system path is not a local path to hide
-    m = a.manifest
+    m = a.info.to_dict()
     assert {s["origin"] for s in m["sources"].values()} == {"harvest-input"}
     assert all(c["metadata"]["alignment"]["deterministic"] is True for c in m["configs"].values())
     assert m["seed"] == 0

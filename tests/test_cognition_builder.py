@@ -38,14 +38,14 @@ class TestCognitionBuilder(BuilderTestBase):
                 "lexicon": ["id", "translations", "optional"]}
 
     def test_train_recorded_as_skipped(self, release):
-        assert list(release.manifest["configs"]["parallel"]["skipped_splits"]) == ["train"]
+        assert list(release.info.to_dict()["configs"]["parallel"]["skipped_splits"]) == ["train"]
 
     def test_policies(self, release):
-        policy = {c: release.manifest["configs"][c]["policy"] for c in release.configs()}
+        policy = {c: release.info.to_dict()["configs"][c]["policy"] for c in release.configs()}
         assert policy["parallel"]["task"] == policy["cg_test"]["task"] == "translation"
         assert policy["cg_test"]["label"] is None  # category / pattern are attributes, not labels
         assert policy["lexicon"]["allow_empty"] == ["translations"]
-        assert release.manifest["configs"]["parallel"]["metadata"] == {"source": "en", "target": "zh"}
+        assert release.info.to_dict()["configs"]["parallel"]["metadata"] == {"source": "en", "target": "zh"}
 
 
 def _build(root, registry, **kw) -> Release:
@@ -57,7 +57,7 @@ def _build(root, registry, **kw) -> Release:
 def test_fixture_build(fixtures, tmp_path):
     r = _build(fixtures / "cognition", tmp_path / "reg")
     assert r.num_examples("parallel", "validation") == 3 and r.num_examples("cg_test", "test") == 15
-    assert "train" in r.manifest["configs"]["parallel"]["skipped_splits"]
+    assert "train" in r.info.to_dict()["configs"]["parallel"]["skipped_splits"]
     ex = list(r.examples("cg_test", "test"))
     first = ex[0]
     assert first["id"] == "cg-test-00001" and first["context"] == 0
@@ -118,7 +118,7 @@ def test_real_counts(real):
     assert real.num_examples("parallel", "validation") == 10_000
     assert real.num_examples("parallel", "test") == 10_000
     assert real.num_examples("cg_test", "test") == 10_800
-    assert real.manifest["configs"]["parallel"]["skipped_splits"].keys() == {"train"}
+    assert real.info.to_dict()["configs"]["parallel"]["skipped_splits"].keys() == {"train"}
     t = real.table("cg_test", "test")
     assert len(set(t.column("compound").to_pylist())) == 2_160
     assert Counter(t.column("category").to_pylist()) == {0: 3_600, 1: 3_600, 2: 3_600}

@@ -21,6 +21,7 @@ from benchsmith.builders.comve.errata import Restoration, derive_rows
 from comve_helpers import FIXTURE_DATA, GOOD, FixtureComVE, build, derive_fixture_errata
 
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
+from benchsmith.manifest import ReleaseInfo
 from benchsmith.errors import ParseError, SchemaError
 from benchsmith.source import resolve_sources
 
@@ -68,11 +69,11 @@ def test_builder_yields_upstream_values_in_every_version():
 
 def test_1_1_0_differs_from_1_0_0_by_exactly_the_rows(releases):
     old, new = releases["1.0.0"], releases["1.1.0"]
-    assert old.manifest["errata_applied"] == []
-    assert [e["id"] for e in old.manifest["errata_pending"]] == [
+    assert old.info.to_dict()["errata_applied"] == []
+    assert [e["id"] for e in old.info.to_dict()["errata_pending"]] == [
         "test-1698-statement", "replacement-characters", "train-degenerate-options"]
-    applied = new.manifest["errata_applied"]
-    assert [e["id"] for e in applied] == [e["id"] for e in old.manifest["errata_pending"]]
+    applied = new.info.to_dict()["errata_applied"]
+    assert [e["id"] for e in applied] == [e["id"] for e in old.info.to_dict()["errata_pending"]]
     assert applied[2]["items"] == ["subtask_b/trial/2"] and "drop 1 item(s)" in applied[2]["fix"]
     rows = [r for e in read_errata_tsv(FIXTURE_DATA / "errata.tsv") for r in e.rows]
     expected = {}
@@ -115,13 +116,13 @@ def test_a_stale_row_stops_the_build_naming_the_tsv_line(tmp_path: Path, monkeyp
 
 
 class TinyRelease:
-    """What derive_rows reads of a release: configs, splits, features, examples, manifest."""
+    """What derive_rows reads of a release: configs, splits, features, examples, info."""
 
     version = "1.0.0"
 
     def __init__(self, data: dict[str, dict[str, list[dict]]]) -> None:
         self.data = data
-        self.manifest = {"errata_applied": []}
+        self.info = ReleaseInfo(name="comve", version="1.0.0", configs={})
 
     def configs(self) -> list[str]:
         return list(self.data)

@@ -178,8 +178,8 @@ def test_rebuild_is_byte_identical(raw, releases, tmp_path):
 def test_errata_tsv_is_re_derived_from_the_raw_files(releases):
     rows = comve_errata.derive_rows(releases["1.0.0"])
     assert comve_errata.same_rows(ComVE.errata_path(), rows)  # `benchsmith stage comve errata` says up to date
-    assert [e["id"] for e in releases["1.1.0"].manifest["errata_applied"]] == list(comve_errata.ERRATA)
-    assert [e["id"] for e in releases["1.0.0"].manifest["errata_pending"]] == list(comve_errata.ERRATA)
+    assert [e["id"] for e in releases["1.1.0"].info.to_dict()["errata_applied"]] == list(comve_errata.ERRATA)
+    assert [e["id"] for e in releases["1.0.0"].info.to_dict()["errata_pending"]] == list(comve_errata.ERRATA)
 
 
 def test_errata_change_exactly_their_items(releases):

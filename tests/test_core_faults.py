@@ -254,7 +254,7 @@ def test_a_partial_build_is_recorded_and_not_published_unless_allowed(tmp_path, 
                            "--registry", str(reg))
     assert code == 0, err
     release = Release(reg / "toy" / "1.1.0")
-    assert release.manifest["partial"] is True and release.manifest["missing_configs"] == ["short"]
+    assert release.info.to_dict()["partial"] is True and release.info.to_dict()["missing_configs"] == ["short"]
     assert run_cli(capsys, "-q", "validate", str(release.path), "--near-dup-threshold", "0.95",
                    "--baselines", "none")[0] == 0
     code, _, err = run_cli(capsys, "publish", str(release.path), "--registry", str(reg))

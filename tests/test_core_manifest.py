@@ -1,4 +1,4 @@
-"""release.json is untrusted: the schema of benchsmith.manifest, the typed metadata, and what the
+"""release.json is untrusted: the schema of benchsmith.info.to_dict(), the typed metadata, and what the
 command line does with a tampered manifest (issue 22)."""
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def test_release_layout_manifest_and_card(tmp_path):
         "data/short/train-00000-of-00001.parquet",
         "release.json",
     ]
-    m = release.manifest
+    m = release.info.to_dict()
     assert (m["name"], m["version"]) == ("toy", "1.1.0")
     assert m["configs"]["plain"]["splits"]["test"]["num_examples"] == 4  # toy-30 dropped by erratum
     assert m["sources"]["toy"]["files"]["items.tsv"]["status"] == "unregistered"
@@ -77,8 +77,8 @@ def test_release_layout_manifest_and_card(tmp_path):
 def test_version_1_0_0_reproduces_upstream(tmp_path):
     release = build(tmp_path, ToyBuilder("1.0.0"))
     assert release.num_examples("plain", "test") == 5
-    assert release.manifest["errata_applied"] == []
-    assert [e["id"] for e in release.manifest["errata_pending"]] == ["drop-30"]
+    assert release.info.to_dict()["errata_applied"] == []
+    assert [e["id"] for e in release.info.to_dict()["errata_pending"]] == ["drop-30"]
 
 
 def test_two_builds_are_byte_identical(tmp_path):
@@ -196,9 +196,9 @@ def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_pa
                                                                           collide, spill):
     plain = build(tmp_path / "plain", batch_rows=batch_rows)
     if spill:
-        monkeypatch.setattr("benchsmith.release._ID_MEMORY_ROWS", 4)
+        monkeypatch.setattr("benchsmith.release.id_index.MEMORY_ROWS", 4)
     if collide:
-        monkeypatch.setattr("benchsmith.release._id_hash", lambda v: 7)
+        monkeypatch.setattr("benchsmith.release.id_index.id_hash", lambda v: 7)
     unique = build(tmp_path / "unique", batch_rows=batch_rows)  # unique ids: no error, the same bytes
     assert unique.fingerprints() == plain.fingerprints()
     for f, g in zip(unique.files("plain", "train"), plain.files("plain", "train")):
@@ -212,7 +212,7 @@ def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_pa
 
 
 def test_duplicate_id_index_holds_a_bounded_number_of_hashes_and_finds_every_repeat(tmp_path):
-    from benchsmith.release import _IdIndex
+    from benchsmith.release.id_index import IdIndex
 
     rng = np.random.default_rng(0)
     hashes = rng.integers(0, 2**64, size=200_000, dtype=np.uint64)
@@ -221,7 +221,7 @@ def test_duplicate_id_index_holds_a_bounded_number_of_hashes_and_finds_every_rep
     batches[3] = np.concatenate([batches[3], hashes[[5, 50_000]]])  # batch 3 repeats hashes of batches 0 and 5
     batches[19] = np.concatenate([batches[19], hashes[[150_000]]])  # batch 19 repeats one of batch 15
     batches[0] = np.concatenate([batches[0], hashes[[199_999]]])  # batch 0 has one of batch 19's hashes
-    index = _IdIndex(tmp_path, memory_rows=25_000)
+    index = IdIndex(tmp_path, memory_rows=25_000)
     peak = 0
     for batch in batches:
         index.add(np.unique(batch))  # what a batch adds: sorted, without its own repeats
@@ -231,10 +231,10 @@ def test_duplicate_id_index_holds_a_bounded_number_of_hashes_and_finds_every_rep
     index.close()
     assert list(tmp_path.iterdir()) == []  # the spill file was anonymous
     # small ints hash to themselves: mixed, they still spread over the buckets
-    from benchsmith.release import _MIX, _bucket_bounds
+    from benchsmith.release.id_index import MIX, bucket_bounds
 
-    small = np.sort(np.arange(100_000, dtype=np.uint64) * np.uint64(_MIX))
-    assert np.diff(_bucket_bounds(small)).max() < 2 * 100_000 / 256
+    small = np.sort(np.arange(100_000, dtype=np.uint64) * np.uint64(MIX))
+    assert np.diff(bucket_bounds(small)).max() < 2 * 100_000 / 256
 
 
 def test_class_label_names_map_as_str2int_does():
@@ -242,10 +242,10 @@ def test_class_label_names_map_as_str2int_does():
     anything it does not know (ints, digit strings, bad names) takes the checked path."""
     import datasets
 
-    from benchsmith.release import _SplitEncoder
+    from benchsmith.release.encoding import SplitEncoder
 
     feat = datasets.ClassLabel(names=["no", "yes", "maybe so"])
-    enc = _SplitEncoder.__new__(_SplitEncoder)
+    enc = SplitEncoder.__new__(SplitEncoder)
     names = ["yes", "no", "maybe so", "no"]
     assert enc._labels(feat, "label", names, [{}] * 4, 0) == [feat.str2int(v) for v in names] == [1, 0, 2, 0]
     mixed = ["yes", 0, "2", -1]

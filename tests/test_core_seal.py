@@ -380,7 +380,7 @@ def test_publish_refuses_unregistered_sources(tmp_path, capsys):
         reg = tmp_path / "reg"
         assert run_cli(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg))[0] == 0
         r = Release(reg / "toy" / "1.1.0")
-        assert r.manifest["sources"]["toy"]["files"]["items.tsv"]["status"] == "unregistered"
+        assert r.info.to_dict()["sources"]["toy"]["files"]["items.tsv"]["status"] == "unregistered"
         assert run_cli(capsys, "-q", "validate", str(r.path), *VALIDATE)[0] == 0  # accepted so far
         code, _, err = publish(capsys, r)
         line = one_line(err)
@@ -391,7 +391,7 @@ def test_publish_refuses_unregistered_sources(tmp_path, capsys):
         register(RegisteredToyBuilder)
         assert run_cli(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg),
                        "--overwrite")[0] == 0
-        assert Release(r.path).manifest["sources"]["toy"]["files"]["items.tsv"]["status"] == "verified"
+        assert Release(r.path).info.to_dict()["sources"]["toy"]["files"]["items.tsv"]["status"] == "verified"
         assert run_cli(capsys, "-q", "validate", str(r.path), *VALIDATE)[0] == 0
         assert publish(capsys, Release(r.path))[0] == 0
     finally:

@@ -21,8 +21,8 @@ def _build(registry, test_rows, reproducible=True, splits=("train", "test")):
 
 
 def test_the_declaration_is_recorded_in_release_json(tmp_path):
-    assert _build(tmp_path / "a", balanced_text_rows(10, "te", 2)).manifest["reproducible"] is True
-    assert _build(tmp_path / "b", balanced_text_rows(10, "te", 2), reproducible=False).manifest["reproducible"] is False
+    assert _build(tmp_path / "a", balanced_text_rows(10, "te", 2)).info.to_dict()["reproducible"] is True
+    assert _build(tmp_path / "b", balanced_text_rows(10, "te", 2), reproducible=False).info.to_dict()["reproducible"] is False
 
 
 def test_a_declared_non_reproducible_rebuild_warns_where_a_reproducible_one_fails(tmp_path):

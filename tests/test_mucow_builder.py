@@ -45,7 +45,7 @@ def test_fixture_builds_present_pairs_and_reports_absent_ones(fixture_release):
     assert r.configs() == ["scoring-cs-en", "translation-en-cs", "translation-en-de"]
     assert {c: r.num_examples(c, "test") for c in r.configs()} == {
         "scoring-cs-en": 3, "translation-en-cs": 2, "translation-en-de": 4}
-    skipped = r.manifest["skipped_configs"]
+    skipped = r.info.to_dict()["skipped_configs"]
     expected_absent = {f"scoring-{p}" for p in SCORING_PAIRS if p != "cs-en"} | {
         f"translation-{p}" for p in TRANSLATION_PAIRS if p not in ("en-cs", "en-de")}
     assert set(skipped) == expected_absent
@@ -194,8 +194,8 @@ def test_real_counts_per_pair(raw, real_release):
     """published.yaml's per-pair counts = the raw files counted here = the release."""
     assert raw_counts(raw) == REAL_COUNTS
     assert {c: real_release.num_examples(c, "test") for c in real_release.configs()} == REAL_COUNTS
-    assert real_release.manifest["skipped_configs"] == {}
-    files = real_release.manifest["sources"]["mucow"]["files"]
+    assert real_release.info.to_dict()["skipped_configs"] == {}
+    files = real_release.info.to_dict()["sources"]["mucow"]["files"]
     assert {f["status"] for f in files.values()} == {"verified"}
 
 

@@ -8,6 +8,7 @@ with MuCoW's features, as a harvest writes them).
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -225,7 +226,9 @@ def test_source_length_counts_words_as_the_harvest_does_and_reads_its_options(tm
 
 def test_source_length_skips_without_a_source_language_or_tokenizer(tmp_path, monkeypatch):
     release = suite(tmp_path, scoring=good_scoring())
-    monkeypatch.setitem(release.manifest["configs"]["scoring"], "languages", [])
+    scoring = dataclasses.replace(release.info.configs["scoring"], languages=())
+    monkeypatch.setattr(release, "info", dataclasses.replace(release.info, configs={**release.info.configs,
+                                                                                  "scoring": scoring}))
     (res,) = SourceLength().run(release)
     assert res.status == Status.SKIP and "declares no source language" in res.summary
 

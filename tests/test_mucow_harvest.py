@@ -133,7 +133,7 @@ def fixture_harvest(tmp_path_factory):
 
 
 def test_fixture_harvest_words_and_senses(fixture_harvest):
-    stats = fixture_harvest.manifest["configs"]["scoring"]["metadata"]["statistics"]
+    stats = fixture_harvest.info.to_dict()["configs"]["scoring"]["metadata"]["statistics"]
     assert stats["ambiguous_words"] == 3 and stats["senses_per_word"] == 2.0 and stats["sentence_pairs"] == 248
     rows = list(fixture_harvest.examples("scoring", "test"))
     expected = {("bank", "bank"), ("bank", "bench"), ("essen", "eat"), ("essen", "food"), ("schloss", "castle"),
@@ -169,7 +169,7 @@ def test_fixture_harvest_translation_items(fixture_harvest):
         assert {i["domain"] for i in items} == {1 if subs * 2 > len(items) else 0}
         assert all(i["correct_words"] == [sense] for i in items)
     assert any(r["domain"] == 1 for r in rows)  # lock sentences come mostly from the subtitles TMX
-    manifest = fixture_harvest.manifest
+    manifest = fixture_harvest.info.to_dict()
     assert set(manifest["sources"]) == {"parallel", "inventory"}
     assert set(manifest["sources"]["parallel"]["files"]) == {"Europarl.de-en.de", "Europarl.de-en.en", "OpenSubtitles.de-en.tmx"}
     assert manifest["configs"]["translation"]["metadata"]["statistics"]["pos"] == "inventory"
@@ -185,7 +185,7 @@ def test_validating_a_harvest_runs_mucows_checks(fixture_harvest, tmp_path):
     (strict: the pipeline applies every rule); the harvest reproduces no published figure."""
     from benchsmith.validation.runner import find_builder, validate
 
-    assert fixture_harvest.manifest["builder"] == "benchsmith.builders.mucow.harvest.HarvestBuilder"
+    assert fixture_harvest.info.to_dict()["builder"] == "benchsmith.builders.mucow.harvest.HarvestBuilder"
     builder, why = find_builder(fixture_harvest)
     assert why is None and isinstance(builder, HarvestBuilder) and builder.name == "mucow-harvest-deu-eng"
     assert list(builder.expectations()) == [] and builder.errata() == []
@@ -253,7 +253,7 @@ def tatoeba(raw, tmp_path_factory):
 
 @pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
 def test_tatoeba_statistics(tatoeba):
-    st = tatoeba.manifest["configs"]["scoring"]["metadata"]["statistics"]
+    st = tatoeba.info.to_dict()["configs"]["scoring"]["metadata"]["statistics"]
     assert st["sentence_pairs"] == 17565
     assert st["ambiguous_words"] >= 5 and st["senses_per_word"] >= 2.0
     assert st["scoring"]["items"] == tatoeba.num_examples("scoring", "test") > 50
@@ -308,7 +308,7 @@ def test_tatoeba_harvest_is_reproducible_and_the_previous_pipelines(raw, tatoeba
     from test_mucow_pipeline import tatoeba_reference
 
     reference = tatoeba_reference(raw)
-    meta = tatoeba.manifest["configs"]["scoring"]["metadata"]
+    meta = tatoeba.info.to_dict()["configs"]["scoring"]["metadata"]
     assert meta["alignment"]["deterministic"] is True and meta["alignment"]["seed"] == 0
     assert meta["statistics"]["ambiguous_words"] == len(reference["words"])
     assert list(tatoeba.examples("scoring", "test")) == reference["scoring"]
@@ -320,4 +320,4 @@ def test_tatoeba_harvest_is_reproducible_and_the_previous_pipelines(raw, tatoeba
 def test_tatoeba_release_loads(tatoeba):
     d = datasets.load_dataset(str(tatoeba.path), "translation", split="test")
     assert d.features["domain"].names == ["in", "out"] and len(d) == tatoeba.num_examples("translation", "test")
-    assert np.isfinite(tatoeba.manifest["configs"]["translation"]["metadata"]["statistics"]["senses_per_word"])
+    assert np.isfinite(tatoeba.info.to_dict()["configs"]["translation"]["metadata"]["statistics"]["senses_per_word"])

@@ -254,7 +254,7 @@ def test_tatoeba_parallel_pieces_give_the_previous_items(raw):
 
 
 def _fingerprints(release: Release) -> dict:
-    m = release.manifest
+    m = release.info.to_dict()
     files = {p.relative_to(release.path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted(release.path.rglob("*.parquet"))}
     return {"splits": {c: {s: i["fingerprint"] for s, i in v["splits"].items()} for c, v in m["configs"].items()},
@@ -273,14 +273,14 @@ def test_a_harvest_repeated_is_byte_identical_and_says_so(tmp_path, capsys):
     b = _harvest(tmp_path / "b", "--workers", "1")
     capsys.readouterr()
     assert _fingerprints(a) == _fingerprints(b)
-    meta = a.manifest["configs"]["scoring"]["metadata"]
+    meta = a.info.to_dict()["configs"]["scoring"]["metadata"]
     assert meta["alignment"]["deterministic"] is True and meta["alignment"]["seed"] == 0
-    assert a.manifest["seed"] == 0 and meta["options"]["seed"] == 0
+    assert a.info.to_dict()["seed"] == 0 and meta["options"]["seed"] == 0
     card = (a.path / "README.md").read_text(encoding="utf-8")
     assert "## Reproducibility" in card and "Reproducible: harvesting the same inputs" in card
     other = _harvest(tmp_path / "c", "--seed", "7")
     out = json.loads(capsys.readouterr().out)
-    assert other.manifest["seed"] == 7 and out["alignment"]["seed"] == 7
+    assert other.info.to_dict()["seed"] == 7 and out["alignment"]["seed"] == 7
 
 
 def test_a_harvest_on_a_distributed_scheduler_is_the_local_one(tmp_path, capsys):

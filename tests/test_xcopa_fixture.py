@@ -87,8 +87,8 @@ def test_version_1_0_0_reproduces_upstream(releases):
         for split, stem in (("validation", "val"), ("test", "test")):
             upstream = [json.loads(x) for x in (XCOPA_FIX / folder / lang / f"{stem}.{lang}.jsonl").read_text("utf-8").splitlines()]
             assert _rows(r, config, split) == upstream
-    assert r.manifest["errata_applied"] == []
-    assert [e["id"] for e in r.manifest["errata_pending"]] == ["xcopa-th-question"]
+    assert r.info.to_dict()["errata_applied"] == []
+    assert [e["id"] for e in r.info.to_dict()["errata_pending"]] == ["xcopa-th-question"]
 
 
 def test_version_1_1_0_fixes_thai_questions_only(releases):
@@ -96,7 +96,7 @@ def test_version_1_1_0_fixes_thai_questions_only(releases):
     assert [x["question"] for x in _rows(new, "th", "validation")] == ["effect", "effect", "cause"]
     assert [x["question"] for x in _rows(new, "th", "test")] == ["cause", "effect", "effect"]
     assert [x["question"] for x in _rows(new, "translation-th", "test")] == ["cause", "effect", "effect"]
-    (erratum,) = new.manifest["errata_applied"]
+    (erratum,) = new.info.to_dict()["errata_applied"]
     assert erratum["id"] == "xcopa-th-question"
     assert sorted(erratum["items"]) == sorted(
         ["th/validation/2", "th/test/0", "translation-th/validation/2", "translation-th/test/0"]

@@ -65,7 +65,7 @@ def _rows(release, config, split):
 
 
 def test_every_file_is_registered(releases):
-    statuses = {f["status"] for s in releases["1.0.0"].manifest["sources"].values() for f in s["files"].values()}
+    statuses = {f["status"] for s in releases["1.0.0"].info.to_dict()["sources"].values() for f in s["files"].values()}
     assert statuses == {"verified"}
 
 
@@ -120,7 +120,7 @@ def test_features_are_the_hubs(releases):
         assert isinstance(f["label"], datasets.ClassLabel) and f["label"].names == ["choice1", "choice2"]
         assert list(f)[:7] == ["premise", "choice1", "choice2", "question", "label", "idx", "changed"]
         assert set(r.table(config, "test", ["question"]).column("question").to_pylist()) == {"cause", "effect"}
-    manifest = r.manifest
+    manifest = r.info.to_dict()
     assert (manifest["task_ids"], manifest["multilinguality"], manifest["source_datasets"],
             manifest["paperswithcode_id"]) == (["multiple-choice-qa"], ["multilingual"], ["extended|copa"], "xcopa")
 
@@ -209,7 +209,7 @@ def test_errata_table_is_the_evidence(raw_data):
 @pytest.mark.parametrize("lang", sorted(QUESTION_ERRATA))
 def test_each_erratum(releases, lang):
     old, new = releases["1.0.0"], releases["1.1.0"]
-    erratum = next(e for e in new.manifest["errata_applied"] if e["id"] == f"xcopa-{lang}-question")
+    erratum = next(e for e in new.info.to_dict()["errata_applied"] if e["id"] == f"xcopa-{lang}-question")
     n_val, n_test = QUESTION_ERRATA[lang]
     assert len(erratum["items"]) == 2 * (n_val + n_test)  # the language and its translation
     for split, n in (("validation", n_val), ("test", n_test)):
