@@ -183,9 +183,9 @@ def _item_line(item: ItemChange) -> str:
 
 def _errata_by_item(new: Release, old: Release) -> dict[str, list[str]]:
     """Item reference (as errata.tsv names it) -> ids of the errata newly applied in ``new``."""
-    before = {e.get("id") for e in old.manifest.get("errata_applied", []) or []}
+    before = {e.get("id") for e in old.info.errata_applied}
     out: dict[str, list[str]] = {}
-    for e in new.manifest.get("errata_applied", []) or []:
+    for e in new.info.errata_applied:
         if e.get("id") in before:
             continue
         for ref in e.get("items", []) or []:
@@ -203,10 +203,9 @@ def _explaining(errata: dict[str, list[str]], config: str, split: str, ident: An
 
 
 def _id_field(release: Release, config: str) -> str | None:
-    entry = release.manifest["configs"][config]
-    policy = Policy.from_dict(entry.get("policy"), where=f"release.json configs.{config}.policy")
-    feats = entry.get("features") or {}
-    return policy.id_field if policy.id_field in feats else None
+    entry = release.config_info(config)
+    id_field = entry.validation_policy.id_field
+    return id_field if id_field in entry.features_dict else None
 
 
 def _rows(table: pa.Table, key: str | None) -> tuple[list[Any], list[Any]]:

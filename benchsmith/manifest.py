@@ -97,6 +97,8 @@ if TYPE_CHECKING:
     import datasets
     import pyarrow as pa
 
+    from benchsmith.policy import Policy
+
 #: a release.json larger than this is refused before it is parsed (MuCoW's, the largest, is ~100 kB)
 MAX_MANIFEST_BYTES = 64 << 20
 
@@ -510,6 +512,14 @@ class ConfigInfo:
             return Features.from_dict(_thaw(self.features_dict)).arrow_schema
         except (BenchsmithError, KeyError, TypeError, ValueError):
             return self.features.arrow_schema
+
+    @cached_property
+    def validation_policy(self) -> Policy:
+        """The config's typed validation policy (``policy`` read by ``Policy.from_dict``; an unknown
+        key is a ConfigError naming ``release.json configs.C.policy``)."""
+        from benchsmith.policy import Policy
+
+        return Policy.from_dict(self.policy, where=f"release.json configs.{self.name}.policy")
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

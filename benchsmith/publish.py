@@ -58,9 +58,9 @@ def preflight(release: Release, *, allow_partial: bool = False, keep_open: dict[
     seal.require(release, sealed, source=source, error=PublishError, published=source == "the published marker",
                  keep_open=keep_open)
     try:
-        if release.manifest.get("partial") and not allow_partial:
-            missing = release.manifest.get("missing_configs") or []
-            skipped = sorted(c for c, v in release.manifest["configs"].items() if v.get("skipped_splits"))
+        if release.info.partial and not allow_partial:
+            missing = release.info.missing_configs
+            skipped = sorted(c for c, v in release.info.configs.items() if v.skipped_splits)
             raise PublishError(
                 f"{release.name} {release.version} is a partial build"
                 + (f" ({len(missing)} config(s) not built: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''})"
@@ -80,10 +80,10 @@ def require_registered_sources(release: Release) -> None:
     """PublishError naming the first source file whose sha256 was not registered when the release
     was built (``release.json`` records each file's status): a build may accept it with a warning,
     a publication may not, since nobody could tell later which upstream bytes it was made from."""
-    sources = release.manifest.get("sources")
+    sources = release.info.sources  # checked by benchsmith.manifest: every file record has a status
     unregistered = [
         f"{name}/{rel}"
-        for name, src in (sources.items() if isinstance(sources, dict) else [])
+        for name, src in sources.items()
         for rel, rec in ((src or {}).get("files") or {}).items()
         if not isinstance(rec, dict) or rec.get("status") not in ("verified", "absent")
     ]

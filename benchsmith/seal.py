@@ -343,12 +343,10 @@ def require(release: Any, sealed: Seal, *, source: str, error: type[BenchsmithEr
         close_all(keep_open)
         raise
     names = sealed.by_path()
-    configs = release.manifest.get("configs") if isinstance(release.manifest, dict) else None
-    for config in (configs or {}).values():
-        for info in ((config or {}).get("splits") or {}).values() if isinstance(config, dict) else ():
-            for rel in (info.get("files") or []) if isinstance(info, dict) else ():
-                if rel not in names:
-                    problems.append(f"release.json lists {rel!r}, which is not a sealed file of the release")
+    for _, _, info in release.info.iter_splits():
+        for rel in info.files:
+            if rel not in names:
+                problems.append(f"release.json lists {rel!r}, which is not a sealed file of the release")
     if problems:
         close_all(keep_open)
         what = "published" if published else "validated"

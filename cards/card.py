@@ -282,7 +282,7 @@ class _ReadOnce:
         return getattr(self._release, name)
 
     def features(self, config: str) -> Features:
-        return Features.from_dict(self._release.manifest["configs"][config]["features"])
+        return Features.from_dict(self._release.config_info(config).features_dict)
 
     def table(self, config: str, split: str, columns: Any = None) -> Any:
         key = (config, split)
@@ -297,7 +297,7 @@ class _ReadOnce:
 def _changes_markdown(release: Any) -> str | None:
     """The "Changes since" excerpt a build wrote into the release (benchsmith.changelog), without
     its own heading (the template has one)."""
-    record = release.manifest.get("changes_since") or {}
+    record = release.info.extra.get("changes_since") or {}
     rel = record.get("markdown")
     if not isinstance(rel, str) or not rel.startswith("changes/") or ".." in rel:
         return None
@@ -319,7 +319,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
     """
-    m = release.manifest
+    m = release.info.to_dict()  # the documented JSON form: what the YAML and the template render
     report = None
     rpath = release.reports_dir / "validation.json"
     if rpath.is_file():

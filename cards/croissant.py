@@ -186,7 +186,7 @@ def croissant(release: Any, *, hub: dict[str, str] | None = None) -> dict[str, A
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once published; the document's
     ``url`` then points at the Hub dataset (file paths stay relative to the repo root).
     """
-    m = release.manifest
+    m = release.info.to_dict()  # the documented JSON form: what the JSON-LD is rendered from
     dist: list[dict[str, Any]] = []
     record_sets: list[dict[str, Any]] = []
     for cname, cfg in m["configs"].items():

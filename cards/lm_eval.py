@@ -230,7 +230,7 @@ def lm_eval_files(release: Any, *, hub: dict[str, str] | None = None,
     """``{path relative to the release: text}`` of the ``lm_eval/`` folder (``{}`` when no
     config is a task); ``hub`` (``{"repo", "revision"}``) points the tasks at the Hub;
     ``connectors`` as :func:`tasks`."""
-    m = release.manifest
+    m = release.info.to_dict()  # the documented JSON form: what the task YAML is rendered from
     found = tasks(m, connectors)
     if not found:
         return {}

@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from benchsmith.validation import charts, report, summary
 
+from benchsmith.manifest import ReleaseInfo
+
 HIST = {"kind": "hist", "title": "et: premise length", "xlabel": "tokens", "ylabel": "share of examples",
         "edges": [3, 4, 5, 6], "series": {"validation": [0.2, 0.5, 0.3], "test": [0.1, 0.6, 0.3]}}
 BAR = {"kind": "bar", "title": "zh: label per split", "ylabel": "examples", "categories": ["choice1", "choice2"],
@@ -67,7 +69,9 @@ def make_report(results: list[dict], passed: bool | None = None) -> dict:
             "passed": counts["fail"] == 0 if passed is None else passed, "results": results}
 
 
-MANIFEST = {"configs": {"et": {"splits": {"test": {"num_examples": 500, "fingerprint": "ab" * 32}}}}}
+MANIFEST = ReleaseInfo.from_dict({"name": "xcopa", "version": "1.1.0", "configs": {"et": {"features": {
+    "idx": {"_type": "Value", "dtype": "int32"}}, "splits": {"test": {"num_examples": 500, "fingerprint": "ab" * 32,
+                                                                      "files": ["data/et/test-00000-of-00001.parquet"]}}}}})
 
 
 def test_the_first_screen_is_the_verdict_counts_and_every_failure_and_warning():
@@ -138,7 +142,7 @@ def test_the_json_report_is_unchanged_by_the_page_budget(tmp_path):
 
     big = {"rows": ["y" * 80] * 200}
     rep = make_report([result(i, "pass", details=big) for i in range(300)])
-    rel = SimpleNamespace(reports_dir=tmp_path, manifest=None)
+    rel = SimpleNamespace(reports_dir=tmp_path, info=None)
     jpath, hpath = report.write_report(rel, rep)
     assert json.loads(jpath.read_text())["results"][0]["details"] == big
     assert hpath.stat().st_size <= report.PAGE_BUDGET_BYTES

@@ -350,9 +350,9 @@ class ConfigView:
         self.release = release
         self.config = config
         self.features: datasets.Features = release.features(config)
-        entry = release.manifest["configs"][config]
-        self.metadata: Mapping[str, Any] = entry.get("metadata", {}) or {}
-        self.policy: Policy = Policy.from_dict(entry.get("policy"), where=f"release.json configs.{config}.policy")
+        entry = release.config_info(config)
+        self.metadata: Mapping[str, Any] = entry.metadata
+        self.policy: Policy = entry.validation_policy
         self.id_field: str | None = self.policy.id_field
         if self.id_field not in self.features:
             self.id_field = None

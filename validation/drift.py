@@ -75,9 +75,9 @@ def _label_counts(view: ConfigView, split: str) -> dict[str, dict[str, int]]:
 
 
 def _newly_fixed_items(new: Release, old: Release) -> set[str]:
-    before = {e["id"] for e in old.manifest.get("errata_applied", [])}
+    before = {e["id"] for e in old.info.errata_applied}
     return {
-        str(i) for e in new.manifest.get("errata_applied", []) if e["id"] not in before for i in e.get("items", [])
+        str(i) for e in new.info.errata_applied if e["id"] not in before for i in e.get("items", [])
     }
 
 
@@ -92,7 +92,7 @@ class DriftCheck(Check):
         old = self.previous
         rebuild = old.version == release.version
         # declared in release.json by the builder (Builder.reproducible); absent means reproducible
-        tolerant = rebuild and not all(r.manifest.get("reproducible", True) for r in (release, old))
+        tolerant = rebuild and not all(r.info.reproducible for r in (release, old))
         against = f"{old.name} {old.version}" + (" (the release this build replaces)" if rebuild else "")
         explained = _newly_fixed_items(release, old)
         results = []

@@ -40,7 +40,7 @@ class FidelityCheck(Check):
 
     def _one(self, release: Any, e: Any) -> CheckResult:
         config = e.key.split("/")[0] if "/" in e.key else None
-        if config not in release.manifest["configs"]:
+        if config not in release.info.configs:
             config = None
         base = {"key": e.key, "published": e.published, "reference": e.reference, "tolerance": e.tolerance}
         if getattr(e, "discrepancy", None):

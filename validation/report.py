@@ -39,6 +39,7 @@ from benchsmith.validation.check import CheckResult, Status
 
 import benchsmith
 from benchsmith.jsonable import to_jsonable
+from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import write_text_atomic
 
 STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.STAT.value: 3,
@@ -89,7 +90,7 @@ def write_report(release: Any, report: dict[str, Any], out: Path | None = None) 
     out = Path(out) if out is not None else release.reports_dir
     jpath = write_report_json(report, out)
     hpath = out / "validation.html"
-    write_text_atomic(hpath, render_html(report, release.manifest))
+    write_text_atomic(hpath, render_html(report, release.info))
     return jpath, hpath
 
 
@@ -210,15 +211,15 @@ def _section_id(config: str | None) -> str:
     return "release" if config is None else "config-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in config)
 
 
-def render_html(report: dict[str, Any], manifest: dict[str, Any] | None = None) -> str:
+def render_html(report: dict[str, Any], info: ReleaseInfo | None = None) -> str:
     """One self-contained HTML page for a report (see :func:`_page`), at most
     :data:`PAGE_BUDGET_BYTES` unless its results alone weigh more (then without details)."""
-    base = _page(report, manifest, {})
+    base = _page(report, info, {})
     limits = _details_limits(report, len(base.encode()))
-    return _page(report, manifest, limits) if limits else base
+    return _page(report, info, limits) if limits else base
 
 
-def _page(report: dict[str, Any], manifest: dict[str, Any] | None, limits: dict[int, int]) -> str:
+def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, int]) -> str:
     """One self-contained HTML page for a report: no script, no external resource.
 
     Verdict first: the first screen is the dataset, its version, the gate verdict, the counts
@@ -280,12 +281,11 @@ def _page(report: dict[str, Any], manifest: dict[str, Any] | None, limits: dict[
             parts.append("<p class='meta'>skipped: " + "; ".join(
                 f"{e(r['check'])}: {_text(r['summary'])}" for r in skipped) + "</p>")
         parts.append("</details>")
-    if manifest:
+    if info is not None:
         rows_ = "".join(
-            f"<tr><td><code>{e(c)}</code></td><td>{e(s_)}</td><td>{info['num_examples']:,}</td>"
-            f"<td><code>{e(info['fingerprint'][:16])}</code></td></tr>"
-            for c, cfg in manifest["configs"].items()
-            for s_, info in cfg["splits"].items()
+            f"<tr><td><code>{e(c)}</code></td><td>{e(s_)}</td><td>{split.num_examples:,}</td>"
+            f"<td><code>{e(split.fingerprint[:16])}</code></td></tr>"
+            for c, s_, split in info.iter_splits()
         )
         parts.append("<h2 id='splits'>Splits</h2><table><tr><th>config</th><th>split</th><th>examples</th>"
                      f"<th>fingerprint</th></tr>{rows_}</table>")

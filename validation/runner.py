@@ -78,7 +78,7 @@ def find_builder(release: Release) -> tuple[Any | None, str | None]:
         except ConfigError as exc:
             return None, (f"builder {release.name!r} cannot build version {release.version} ({exc.message}): "
                           "generic checks only")
-    dotted = str(release.manifest.get("builder") or "")
+    dotted = release.info.builder or ""
     module, _, cls_name = dotted.rpartition(".")
     if module.startswith("benchsmith.builders.") and cls_name:
         try:

@@ -94,7 +94,7 @@ class BuilderTestBase:
 
     def test_ids_and_splits(self, release: Release) -> None:
         for config in release.configs():
-            id_field = release.manifest["configs"][config]["policy"]["id_field"]
+            id_field = release.config_info(config).validation_policy.id_field
             if id_field is None or id_field not in release.features(config):
                 continue
             owner: dict[Any, str] = {}

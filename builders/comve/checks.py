@@ -165,14 +165,14 @@ class UpstreamAudit(Check):
 
     def run(self, release: Any) -> list[CheckResult]:
         findings = self.findings if self.findings is not None else read_findings(FINDINGS_PATH)
-        applied = [e["id"] for e in release.manifest.get("errata_applied", [])]
-        pending = [e["id"] for e in release.manifest.get("errata_pending", [])]
+        applied = [e["id"] for e in release.info.errata_applied]
+        pending = [e["id"] for e in release.info.errata_pending]
         out = [self.result(
             Status.WARN if pending else Status.PASS,
             f"errata applied: {', '.join(applied) or 'none'}; pending (upstream defects left as released in "
             f"{release.version}): {', '.join(pending) or 'none'}",
             metrics={"applied": applied, "pending": pending},
-            details={"errata": release.manifest.get("errata_applied", []) + release.manifest.get("errata_pending", [])})]
+            details={"errata": [dict(e) for e in (*release.info.errata_applied, *release.info.errata_pending)]})]
         for f in findings:
             out.append(self.stat(f"{f.id}: {f.what} Decision: {f.decision}",
                                  metrics={"finding": f.id, "items": list(f.items)}, details=f.to_dict()))

@@ -229,8 +229,8 @@ def _identical_rows(rows: _Rows) -> None:
 def derive_rows(release: Any, restorations: Sequence[Restoration] = RESTORATIONS,
                 version: str = VERSION) -> list[ErratumRow]:
     """The rows of ``errata.tsv`` for ``release``, a build of 1.0.0 (upstream as released)."""
-    if release.manifest.get("errata_applied"):
-        applied = [e["id"] for e in release.manifest["errata_applied"]]
+    if release.info.errata_applied:
+        applied = [e["id"] for e in release.info.errata_applied]
         raise SchemaError(f"release {release.version} already applies errata {applied}; expected a 1.0.0 build",
                           hint="Derive errata.tsv from upstream as released (build --version 1.0.0)")
     rows = _Rows(_Data(release), version)

@@ -256,7 +256,7 @@ class MucowBuilder(Builder):
             extra = (f"{st['contrastive_pairs']:,} contrastive" if variant == "scoring"
                      else f"{st['in_domain']:,} in / {st['out_of_domain']:,} out")
             rows.append(f"| {c} | {st['items']:,} | {st['ambiguous_words']:,} | {st['senses_per_word']:.2f} | {extra} |")
-        absent = sorted(release.manifest.get("skipped_configs", {}))
+        absent = sorted(release.info.skipped_configs)
         body = "| config | items | ambiguous words | senses per word | |\n|---|---|---|---|---|\n" + "\n".join(rows)
         if absent:
             body += "\n\nAbsent upstream files (configs not built): " + ", ".join(absent)
@@ -275,7 +275,7 @@ class MucowBuilder(Builder):
         sentences = sum(release.num_examples(c, "test") for c in translation)
         pairs, total = figures["scoring/language_pairs"], figures["scoring/sentence_pairs"]
         t_pairs, t_total = figures["translation/language_pairs"], figures["translation/total_items"]
-        pair_names = ", ".join(release.manifest["configs"][c]["metadata"]["pair"] for c in scoring) or "none"
+        pair_names = ", ".join(release.config_info(c).metadata["pair"] for c in scoring) or "none"
         scoring_note = (
             f"- **Scoring variant: not reproducible from upstream's release.** The paper's scoring variant covers "
             f"{pairs.value} language pairs with \"almost\" {total.value:,} sentence pairs ({pairs.source}). "
@@ -313,7 +313,7 @@ def _suites(release: Release, figure: Figure) -> list[str]:
         raise ValueError(f"{MucowBuilder.data_path('published.yaml')}: figure {figure.id!r}: args.variant must be "
                          f"scoring or translation, got {variant!r}")
     prefix = f"{variant}-"
-    skipped = sorted(c for c in release.manifest.get("skipped_configs", {}) if c.startswith(prefix))
+    skipped = sorted(c for c in release.info.skipped_configs if c.startswith(prefix))
     if skipped:
         raise ConfigError(f"{len(skipped)} {variant} suite(s) not built ({', '.join(skipped)})")
     configs = [c for c in release.configs() if c.startswith(prefix)]

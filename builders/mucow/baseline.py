@@ -34,7 +34,7 @@ def score_scores_file(release: Any, config: str, split: str, items: Sequence[Map
 
     metric = MucowScoringAccuracy()
     values = read_scores(scores, metric.expected_lines(items))
-    pair = (release.manifest["configs"][config].get("metadata") or {}).get("pair")
+    pair = release.config_info(config).metadata.get("pair")
     res = metric.score(items, values, pair=pair)
     return {"accuracy": round(100 * res["accuracy"], 2), "signature": res["signature"],
             "correct_of_total": [res["correct"], res["total"]], "by_corpus": res["by_corpus"]}

@@ -88,7 +88,7 @@ def variant_of(release: Any, config: str) -> str | None:
 
 def options_of(release: Any, config: str) -> dict[str, Any]:
     """The harvest options recorded in the config's metadata (``{}`` for the released suites)."""
-    return dict(release.manifest["configs"][config].get("metadata", {}).get("options") or {})
+    return dict(release.config_info(config).metadata.get("options") or {})
 
 
 def domain_name(value: Any) -> str:
@@ -257,7 +257,7 @@ class SourceLength(SuiteCheck):
         from .suites import n_words
 
         min_words = int(options_of(release, config).get("scoring_min_words", SCORING_MIN_WORDS))
-        languages = release.manifest["configs"][config].get("languages") or []
+        languages = release.config_info(config).languages
         if not languages:
             raise ConfigError("the config declares no source language to tokenise with")
         tokenize = get_tokenizer(languages[0])

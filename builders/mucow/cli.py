@@ -37,10 +37,10 @@ def find_config(release: Release, variant: str, pair: str) -> str:
     configs = release.configs()
     if f"{variant}-{pair}" in configs:
         return f"{variant}-{pair}"
-    if variant in configs and _same_pair(release.manifest["configs"][variant].get("metadata", {}).get("pair"), pair):
+    if variant in configs and _same_pair(release.config_info(variant).metadata.get("pair"), pair):
         return variant
     have = [c for c in configs if c.startswith(variant)]
-    skipped = release.manifest.get("skipped_configs", {})
+    skipped = release.info.skipped_configs
     if f"{variant}-{pair}" in skipped:
         raise ConfigError(f"release {release.name} {release.version} has no {variant}-{pair}: its upstream file was absent",
                           path=release.path, hint="Rebuild from sources that include it")
@@ -96,7 +96,7 @@ def evaluate_mucow(
         return
     config = find_config(r, "translation", pair)
     items = list(r.examples(config, "test"))
-    tgt = r.manifest["configs"][config]["languages"][-1]
+    tgt = r.config_info(config).languages[-1]
     metric = MucowTranslationPRF(tgt)
     out = {"pair": pair, "config": config, "release": str(r.path),
            **metric.score(items, read_lines_exact(translations, len(items), "translations"),

@@ -410,7 +410,7 @@ class HarvestBuilder(Builder):
         """The builder that validates a harvested ``release``: its checks, no pipeline result."""
         b = cls(None, release.version)
         b.name = release.name
-        b.description = release.manifest.get("description", "")
+        b.description = release.info.description or ""
         return b
 
     @classmethod
@@ -460,8 +460,7 @@ class HarvestBuilder(Builder):
     def card_sections(self, release: Release) -> dict[str, str]:
         """The harvest's statistics, read from the release (the configs' metadata), so a card
         re-rendered after validation shows them too."""
-        meta = next((c.get("metadata", {}) for c in release.manifest["configs"].values()
-                     if "statistics" in c.get("metadata", {})), None)
+        meta = next((c.metadata for c in release.info.configs.values() if "statistics" in c.metadata), None)
         if meta is None:
             return {}
         st, o = meta["statistics"], meta["options"]

@@ -181,7 +181,7 @@ def lm_scoring_engine(call: EngineCall) -> EngineOutput:
         out.notes.append("--max-examples does not apply to lm_scoring (a scores file covers the whole suite): ignored")
     with tempfile.TemporaryDirectory(prefix="benchsmith-scores-") as tmp:
         for config, split in call.evaluations:
-            langs = list(release.manifest["configs"][config].get("languages") or [""])
+            langs = list(release.config_info(config).languages or [""])
             path = model_path(opts, spec, config=config, src=langs[0], tgt=langs[-1])
             items = list(spec.items(release, config, split)) if spec.items else list(release.examples(config, split))
             target = out_file(opts, f"{config}.{split}.scores.txt") or Path(tmp) / f"{config}.{split}.scores.txt"

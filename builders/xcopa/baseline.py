@@ -226,8 +226,8 @@ def _copa(variant: str) -> Callable[[Any, str, str], list[Any]]:
 def source_language(release: Any, config: str) -> str | None:
     """The language a config is in, for the declared averages and the paper's per-language
     figures: its ``metadata.source_language`` (``translation-et`` -> ``et``), else None (its name)."""
-    entry = release.manifest.get("configs", {}).get(config) or {}
-    value = (entry.get("metadata") or {}).get("source_language")
+    entry = release.info.configs.get(config)
+    value = entry.metadata.get("source_language") if entry is not None else None
     return str(value) if value else None
 
 

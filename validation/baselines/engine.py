@@ -211,8 +211,7 @@ def train_split(spec: BaselineSpec, release: Any, opts: RunOptions) -> tuple[str
                           f"{release.version} does not have", hint=did_you_mean(config, release.configs()))
     splits = release.splits(config)
     if split not in splits:
-        entry = release.manifest["configs"][config]
-        skipped = (entry.get("skipped_splits") or {}).get(split)
+        skipped = release.config_info(config).skipped_splits.get(split)
         why = ""
         if skipped:
             from benchsmith.cards.paths import reason

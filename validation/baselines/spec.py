@@ -542,10 +542,7 @@ def gate_threshold(spec: BaselineSpec, release: Any, config: str) -> float | Non
         return None
     from benchsmith.validation.baselines.partial_input import DEFAULT_MAX_GAIN
 
-    from benchsmith.policy import Policy
-
-    entry = release.manifest["configs"][config]
-    declared = Policy.from_dict(entry.get("policy"), where=f"release.json configs.{config}.policy").partial_input_max_gain
+    declared = release.config_info(config).validation_policy.partial_input_max_gain
     return float(declared) if declared is not None else DEFAULT_MAX_GAIN
 
 
