@@ -38,6 +38,9 @@ from benchsmith.features import Features, as_features
 from benchsmith.policy import Policy
 from benchsmith.semver import parse_version
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
+
 if TYPE_CHECKING:  # imported where used: `benchsmith --help` / `list` must not pay for them
     from benchsmith.erratum import Erratum
     from benchsmith.source import Source, Sources
@@ -173,7 +176,7 @@ class Builder:
         """Dataset-specific validation checks (``benchsmith.validation.check.Check``)."""
         return ()
 
-    def card_sections(self, release: Any) -> Mapping[str, str]:
+    def card_sections(self, release: Release) -> Mapping[str, str]:
         """Extra Markdown sections for the card, ``{heading: body}``, computed from the release."""
         return {}
 
@@ -207,7 +210,7 @@ class Builder:
         return ()
 
     @classmethod
-    def for_validation(cls, release: Any) -> Builder:
+    def for_validation(cls, release: Release) -> Builder:
         """The builder whose checks and figures validate ``release`` (a release of this class).
 
         The default builds ``cls(release.version)``; a builder that cannot be re-created from

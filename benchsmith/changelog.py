@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from benchsmith.policy import Policy
-
 if TYPE_CHECKING:  # the release module imports this one to write "Changes since" (no cycle at run time)
     from benchsmith.release import Release
 
@@ -218,7 +216,7 @@ def _rows(table: pa.Table, key: str | None) -> tuple[list[Any], list[Any]]:
 
 def _split(old: Release, new: Release, config: str, split: str, errata: dict[str, list[str]]) -> SplitChanges:
     n_old, n_new = old.num_examples(config, split), new.num_examples(config, split)
-    if old.split_info(config, split)["fingerprint"] == new.split_info(config, split)["fingerprint"]:
+    if old.split_info(config, split).fingerprint == new.split_info(config, split).fingerprint:
         return SplitChanges(config, split, "same", (n_old, n_new))
     key_old, key_new = _id_field(old, config), _id_field(new, config)
     key = key_new if key_new is not None and key_new == key_old else None

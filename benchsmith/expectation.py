@@ -39,10 +39,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
 from benchsmith.semver import parse_version
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 Measure = Callable[[Any, "Figure"], Any]
 
@@ -90,7 +93,7 @@ class Expectation:
             description=f"number of examples in {config}/{split}",
         )
 
-    def check(self, release: Any) -> tuple[bool, Any]:
+    def check(self, release: Release) -> tuple[bool, Any]:
         """``(ok, measured)``: numbers agree within ``tolerance`` (absolute), anything else must be equal."""
         measured = self.measure(release)
         return agrees(self.published, measured, self.tolerance), measured
@@ -112,11 +115,11 @@ def agrees(published: Any, measured: Any, tolerance: float = 0.0) -> bool:
 # ----------------------------------------------------------------- core measures
 
 
-def _count(release: Any, f: Figure) -> int:
+def _count(release: Release, f: Figure) -> int:
     return release.num_examples(f.config, f.split)
 
 
-def _labels(release: Any, f: Figure) -> list[Any]:
+def _labels(release: Release, f: Figure) -> list[Any]:
     name = f.args["field"]
     feature = release.features(f.config)[name]
     values = release.table(f.config, f.split, [name]).column(name).to_pylist()
@@ -124,15 +127,15 @@ def _labels(release: Any, f: Figure) -> list[Any]:
     return [int2str(v) if int2str and isinstance(v, int) and v >= 0 else v for v in values]
 
 
-def _label_counts(release: Any, f: Figure) -> dict[str, int]:
+def _label_counts(release: Release, f: Figure) -> dict[str, int]:
     return dict(sorted(Counter(_labels(release, f)).items()))
 
 
-def _value_count(release: Any, f: Figure) -> int:
+def _value_count(release: Release, f: Figure) -> int:
     return sum(1 for v in _labels(release, f) if v == f.args["value"])
 
 
-def _model_baseline(release: Any, f: Figure) -> Any:
+def _model_baseline(release: Release, f: Figure) -> Any:
     """A figure that a model baseline reproduces (``benchsmith baseline``, shown beside its scores),
     never ``validate``: listed as skipped with its ``needs``."""
     raise ConfigError(f"{f.id} is measured by a model baseline, not by validate ({f.needs or 'no run'})")

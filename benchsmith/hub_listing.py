@@ -34,9 +34,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import BenchsmithError, ReleaseError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: the listing's file at the root of a published Hub commit
 SEAL_FILE = "seal.json"
@@ -106,7 +109,7 @@ def tree_differences(remote: list[Any], expected: list[Uploaded]) -> list[str]:
     return problems
 
 
-def verify_snapshot(release: Any, where: str) -> str | None:
+def verify_snapshot(release: Release, where: str) -> str | None:
     """Check a downloaded snapshot against its ``seal.json`` (see the module docstring);
     :class:`ReleaseError` naming the first differing file. Returns a note when there is no
     listing to check against (accepted), else None."""

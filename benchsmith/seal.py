@@ -43,9 +43,12 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import BenchsmithError, ReleaseError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: first line of the canonical listing: bump when the listing's rules change
 LISTING_VERSION = "benchsmith-seal/1"
@@ -332,7 +335,7 @@ def recorded(release_path: str | Path) -> tuple[Seal | None, str]:
     return Seal.from_dict(data["seal"], where=report), "reports/validation.json"
 
 
-def require(release: Any, sealed: Seal, *, source: str, error: type[BenchsmithError] = ReleaseError,
+def require(release: Release, sealed: Seal, *, source: str, error: type[BenchsmithError] = ReleaseError,
             published: bool = False, keep_open: dict[str, int] | None = None) -> None:
     """Raise ``error`` naming the first file whose bytes differ from ``sealed`` (every file hashed)
     and what to do; also refuse a manifest whose data ``files`` are not sealed files.

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: the dataset viewer's row-group limit (its TooBigContentError says "max=286.10 MiB")
 MAX_ROW_GROUP_BYTES = 300_000_000
 
 
-def _schema_problems(release: Any) -> list[str]:
+def _schema_problems(release: Release) -> list[str]:
     import pyarrow.parquet as pq
 
     problems = []
@@ -61,7 +64,7 @@ def _first_difference(a: Any, b: Any) -> str:
     return "metadata"
 
 
-def _row_group_problems(release: Any, limit: int) -> list[str]:
+def _row_group_problems(release: Release, limit: int) -> list[str]:
     import pyarrow.parquet as pq
 
     problems = []
@@ -77,7 +80,7 @@ def _row_group_problems(release: Any, limit: int) -> list[str]:
     return problems
 
 
-def _card_problems(release: Any, card_text: str | None) -> list[str]:
+def _card_problems(release: Release, card_text: str | None) -> list[str]:
     from huggingface_hub import DatasetCard
 
     card_path = release.path / "README.md"
@@ -137,7 +140,7 @@ def _card_problems(release: Any, card_text: str | None) -> list[str]:
     return problems
 
 
-def viewer_problems(release: Any, *, card_text: str | None = None,
+def viewer_problems(release: Release, *, card_text: str | None = None,
                     max_row_group_bytes: int = MAX_ROW_GROUP_BYTES) -> list[str]:
     """Every reason the Hub's dataset viewer would reject ``release`` (``[]``: none).
 
@@ -148,7 +151,7 @@ def viewer_problems(release: Any, *, card_text: str | None = None,
             + _row_group_problems(release, max_row_group_bytes))
 
 
-def require_viewer_compatible(release: Any, *, card_text: str | None = None) -> None:
+def require_viewer_compatible(release: Release, *, card_text: str | None = None) -> None:
     """:class:`~benchsmith.errors.PublishError` naming the first problem (and how many more)."""
     from benchsmith.errors import PublishError
 

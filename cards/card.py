@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from benchsmith.cards.croissant import croissant
@@ -54,6 +54,9 @@ from huggingface_hub import DatasetCardData
 
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 from benchsmith.registry import CARD, write_text_atomic
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 __all__ = ["card_data", "croissant", "render_card", "render_files", "write_card_files"]
 
@@ -274,7 +277,7 @@ class _ReadOnce:
     release's own.
     """
 
-    def __init__(self, release: Any) -> None:
+    def __init__(self, release: Release) -> None:
         self._release = release
         self._tables: dict[tuple[str, str], Any] = {}
 
@@ -287,14 +290,14 @@ class _ReadOnce:
     def table(self, config: str, split: str, columns: Any = None) -> Any:
         key = (config, split)
         if key not in self._tables:
-            if self._release.split_info(config, split).get("num_bytes", 0) > READ_ONCE_MAX_BYTES:
+            if self._release.split_info(config, split).num_bytes > READ_ONCE_MAX_BYTES:
                 return self._release.table(config, split, columns)
             self._tables[key] = self._release.table(config, split)
         table = self._tables[key]
         return table if columns is None else table.select(list(columns))
 
 
-def _changes_markdown(release: Any) -> str | None:
+def _changes_markdown(release: Release) -> str | None:
     """The "Changes since" excerpt a build wrote into the release (benchsmith.changelog), without
     its own heading (the template has one)."""
     record = release.info.extra.get("changes_since") or {}
@@ -314,7 +317,7 @@ def lm_eval_connectors(builder: Any | None) -> Any:
     return getattr(builder, "lm_eval_connectors", None)
 
 
-def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> str:
+def render_card(release: Release, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
@@ -354,7 +357,7 @@ def render_card(release: Any, builder: Any | None = None, *, hub: dict[str, str]
     return f"---\n{card_data(m).to_yaml()}\n---\n\n{body}"
 
 
-def render_files(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:
+def render_files(release: Release, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:
     """Every rendered file of a release, ``{path relative to the release: text}``: README.md,
     croissant.json and the lm_eval/ folder. ``publish --hub`` can commit these (rendered with
     ``hub=``) in place of the local ones without touching the release folder."""
@@ -366,7 +369,7 @@ def render_files(release: Any, builder: Any | None = None, *, hub: dict[str, str
     return files
 
 
-def write_card_files(release: Any, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> None:
+def write_card_files(release: Release, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> None:
     """(Re)write README.md, croissant.json and lm_eval/ inside a release directory; files of
     an earlier rendering that this one does not produce are removed from lm_eval/."""
     files = render_files(release, builder, hub=hub)

@@ -41,11 +41,14 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.cards.paths import scrub
 
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 CROISSANT_1_0 = "http://mlcommons.org/croissant/1.0"
 
@@ -180,7 +183,7 @@ def _field(fid: str, name: str, feature: Any, fileset: str, column: str, path: t
     return field
 
 
-def croissant(release: Any, *, hub: dict[str, str] | None = None) -> dict[str, Any]:
+def croissant(release: Release, *, hub: dict[str, str] | None = None) -> dict[str, Any]:
     """Croissant 1.0 JSON-LD of a :class:`~benchsmith.release.Release` (see module docstring).
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once published; the document's

@@ -51,12 +51,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from benchsmith.cards.paths import scrub
 
 from benchsmith.features import ClassLabel, Features, Value
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 FOLDER = "lm_eval"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -225,7 +228,7 @@ def _dump(obj: dict[str, Any]) -> str:
                      default_flow_style=False)
 
 
-def lm_eval_files(release: Any, *, hub: dict[str, str] | None = None,
+def lm_eval_files(release: Release, *, hub: dict[str, str] | None = None,
                   connectors: Connectors | None = None) -> dict[str, str]:
     """``{path relative to the release: text}`` of the ``lm_eval/`` folder (``{}`` when no
     config is a task); ``hub`` (``{"repo", "revision"}``) points the tasks at the Hub;

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 
 class Status(str, Enum):
@@ -62,7 +65,7 @@ class Check:
     name: ClassVar[str]
     family: ClassVar[str]  # integrity | distribution | leakage | artifacts | fidelity | consistency | drift
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:

@@ -22,7 +22,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from benchsmith.validation import gate, summary
@@ -45,6 +45,9 @@ from benchsmith.commands import (
 )
 from benchsmith.errors import ConfigError, EnvironmentFault, GateError, did_you_mean
 from benchsmith.registry import STAGING
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 BASELINES_OPTION = typer.Option(
     "--baselines", help="Baselines to run: none | cheap (majority, length, options-only LR) | model (+ MiniLM)."
@@ -71,7 +74,7 @@ class PublishedFilesCheck(Check):
     def __init__(self, published: Any) -> None:
         self.published = published
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         from benchsmith import seal
         from benchsmith.errors import ReleaseError
 
@@ -288,7 +291,7 @@ def audit_cmd(
     gate.enforce(v.report, where=(v.report_dir or v.release.reports_dir) / "validation.json")
 
 
-def _changes(previous: Any, release: Any) -> dict[str, Any] | None:
+def _changes(previous: Any, release: Release) -> dict[str, Any] | None:
     """The item-level changelog against the release audit compared with (``benchsmith diff``):
     totals and a markdown excerpt, for the CI summary; None without a previous release."""
     if previous is None:

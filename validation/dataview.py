@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 import numpy as np
@@ -43,6 +43,9 @@ import pyarrow.parquet as pq
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.policy import AUTO, Policy
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 # Scripts written without spaces between words get one token per character: CJK
 # ideographs, kana and Hangul syllables, and the Southeast Asian abugidas Thai, Lao,
@@ -346,7 +349,7 @@ class MultipleChoice:
 class ConfigView:
     """One config of a release, with the roles of its fields."""
 
-    def __init__(self, release: Any, config: str) -> None:
+    def __init__(self, release: Release, config: str) -> None:
         self.release = release
         self.config = config
         self.features: datasets.Features = release.features(config)
@@ -434,7 +437,7 @@ class ConfigView:
         """What names a split's content: its files, fingerprint, and the shards' sizes and mtimes."""
         files = self.files(split)
         # the fingerprint names the content; size and mtime catch a shard edited in place
-        fp = self.release.split_info(self.config, split)["fingerprint"]
+        fp = self.release.split_info(self.config, split).fingerprint
         return (files, fp, *((st.st_size, st.st_mtime_ns) for st in (Path(f).stat() for f in files)))
 
     def column(self, split: str, name: str) -> Sequence[Any]:
@@ -533,6 +536,6 @@ class ConfigView:
         return self.take(split, [self.id_field], rows)[self.id_field]
 
 
-def configs(release: Any) -> list[ConfigView]:
+def configs(release: Release) -> list[ConfigView]:
     """A view of every config of a release, in manifest order."""
     return [ConfigView(release, c) for c in release.configs()]

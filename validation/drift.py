@@ -88,7 +88,7 @@ class DriftCheck(Check):
     def __init__(self, previous: Release) -> None:
         self.previous = previous
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         old = self.previous
         rebuild = old.version == release.version
         # declared in release.json by the builder (Builder.reproducible); absent means reproducible
@@ -132,8 +132,8 @@ class DriftCheck(Check):
                 if rebuild:
                     problems.append(f"split {split!r} is new")
                 continue
-            fp_old = old.release.split_info(old.config, split)["fingerprint"]
-            fp_new = new.release.split_info(new.config, split)["fingerprint"]
+            fp_old = old.release.split_info(old.config, split).fingerprint
+            fp_new = new.release.split_info(new.config, split).fingerprint
             entry["num_examples"] = [old.num_rows(split), new.num_rows(split)]
             entry["fingerprint"] = {"previous": fp_old, "current": fp_new, "same": fp_old == fp_new}
             entry["labels"] = {"previous": _label_counts(old, split), "current": _label_counts(new, split)}

@@ -13,11 +13,14 @@ naming the error: a broken figure must not pass silently.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from benchsmith.errors import ConfigError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 
 def _fmt(v: Any) -> str:
@@ -35,10 +38,10 @@ class FidelityCheck(Check):
     def __init__(self, expectations: Sequence[Any]) -> None:
         self.expectations = list(expectations)
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         return [self._one(release, e) for e in self.expectations]
 
-    def _one(self, release: Any, e: Any) -> CheckResult:
+    def _one(self, release: Release, e: Any) -> CheckResult:
         config = e.key.split("/")[0] if "/" in e.key else None
         if config not in release.info.configs:
             config = None

@@ -11,9 +11,12 @@ release after validating it cannot slip through.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import GateError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 
 def failures(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -41,7 +44,7 @@ def enforce(report: dict[str, Any], where: Any = None) -> None:
         )
 
 
-def require_passed(release: Any) -> dict[str, Any]:
+def require_passed(release: Release) -> dict[str, Any]:
     """The release's report, if it passed and is current; GateError otherwise."""
     path = release.reports_dir / "validation.json"
     if not path.is_file():

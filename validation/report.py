@@ -32,7 +32,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation import charts, summary
 from benchsmith.validation.check import CheckResult, Status
@@ -42,13 +42,16 @@ from benchsmith.jsonable import to_jsonable
 from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import write_text_atomic
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
+
 STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.STAT.value: 3,
                 Status.SKIP.value: 4}
 COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781", "stat": "#0969da"}
 
 
 def build_report(
-    release: Any,
+    release: Release,
     results: Sequence[CheckResult],
     *,
     baselines: str,
@@ -85,7 +88,7 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def write_report(release: Any, report: dict[str, Any], out: Path | None = None) -> tuple[Path, Path]:
+def write_report(release: Release, report: dict[str, Any], out: Path | None = None) -> tuple[Path, Path]:
     """Write both files into ``out`` (default ``<release>/reports/``); returns their paths."""
     out = Path(out) if out is not None else release.reports_dir
     jpath = write_report_json(report, out)

@@ -25,24 +25,27 @@ judgement (Section 4.4); ours is eval.py's automatic rule (the default ``paper``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem
 
 from .atoms import CATEGORIES
 from .seq2seq import nmt_engine  # noqa: F401 - registers the nmt engine
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
+
 #: published.yaml ids of the paper's Table 6 figures for this baseline (values keyed by metric)
 PAPER = ("table6/random-test/Transformer", "table6/cg-test/Transformer")
 
 
-def translation_items(release: Any, config: str, split: str) -> list[Seq2SeqItem]:
+def translation_items(release: Release, config: str, split: str) -> list[Seq2SeqItem]:
     """(English source, Chinese reference) per line of ``parallel`` or ``cg_test``."""
     return [Seq2SeqItem(id=row["id"], source=row["en"], references=(row["zh"],))
             for row in release.examples(config, split)]
 
 
-def score_translations(release: Any, config: str, split: str, items: Sequence[Seq2SeqItem],
+def score_translations(release: Release, config: str, split: str, items: Sequence[Seq2SeqItem],
                        hypotheses: Sequence[str]) -> dict[str, Any]:
     """BLEU (character-level sacreBLEU, as ``evaluate cognition``); on the CG-test also CTER
     (the default rule ``paper``: upstream's eval.py, as Table 6) overall and per category, and BLEU

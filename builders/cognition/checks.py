@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from .atoms import CATEGORIES, MODIFIERS, PATTERNS, parse_compound, pattern_roles
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 
 class CGTestStructure(Check):
@@ -28,7 +31,7 @@ class CGTestStructure(Check):
     name = "cognition_cg_test_structure"
     family = "integrity"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         if "cg_test" not in release.configs():
             return [self.result(Status.SKIP, "no cg_test config in this release", config="cg_test")]
         contexts: dict[str, list[int]] = defaultdict(list)
@@ -73,7 +76,7 @@ class Profile:
     longer_compound_lines: list[str]
 
 
-def profile(release: Any) -> Profile:
+def profile(release: Release) -> Profile:
     """Lines per category / pattern and the upstream issues of ``release``'s CG-test."""
     rows = list(release.examples("cg_test", "test"))
     cats = Counter(r["category"] for r in rows)
@@ -102,7 +105,7 @@ class CGTestProfile(Check):
     name = "cognition_cg_test_profile"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         if "cg_test" not in release.configs():
             return [self.result(Status.SKIP, "no cg_test config in this release", config="cg_test")]
         p = profile(release)

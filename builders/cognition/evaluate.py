@@ -36,7 +36,7 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation import predictions as pred_files
 
@@ -45,6 +45,9 @@ from benchsmith.release import write_text_atomic
 
 from .atoms import CATEGORIES
 from .metric import CTER, CompoundJudge, Lexicon, Verdict, normalise
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 SPLITS = {"cg_test": ("cg_test", "test"), "test": ("parallel", "test")}
 
@@ -104,7 +107,7 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str], tokenisation: str
             "signature": f"{metric.get_signature()}|seg:jieba-{jieba.__version__}"}
 
 
-def evaluate(release: Any, predictions: Path, split: str = "cg_test", rule: str = "paper",
+def evaluate(release: Release, predictions: Path, split: str = "cg_test", rule: str = "paper",
              details: Path | None = None, bleu_tokenisation: str = "char") -> dict[str, Any]:
     """Score ``predictions`` against ``release``; optionally write per-line details (JSON lines)."""
     if split not in SPLITS:

@@ -15,18 +15,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from benchsmith.errors import ConfigError
 from benchsmith.expectation import Figure, Measure
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
-def distinct(release: Any, figure: Figure) -> int:
+
+def distinct(release: Release, figure: Figure) -> int:
     field = figure.args["field"]
     return len(set(release.table(figure.config, figure.split, [field]).column(field).to_pylist()))
 
 
-def compound_extent(release: Any, figure: Figure) -> dict[str, int]:
+def compound_extent(release: Release, figure: Figure) -> dict[str, int]:
     t = release.table(figure.config, figure.split, ["compound", "atoms"])
     compounds = t.column("compound").to_pylist()
     return {"compounds": len(set(compounds)),
@@ -34,7 +37,7 @@ def compound_extent(release: Any, figure: Figure) -> dict[str, int]:
             "max_words": max(len(c.split()) for c in compounds)}
 
 
-def atom_inventory(release: Any, figure: Figure) -> dict[str, list[str]]:
+def atom_inventory(release: Release, figure: Figure) -> dict[str, list[str]]:
     found: dict[str, set[str]] = defaultdict(set)
     for atoms in release.table(figure.config, figure.split, ["atoms"]).column("atoms").to_pylist():
         for a in atoms:
@@ -42,7 +45,7 @@ def atom_inventory(release: Any, figure: Figure) -> dict[str, list[str]]:
     return {role: sorted(found[role]) for role in sorted(found)}
 
 
-def frequency_buckets(release: Any, figure: Figure) -> dict[str, int]:
+def frequency_buckets(release: Release, figure: Figure) -> dict[str, int]:
     from .stats import frequency_bucket
 
     few = [f for f in range(1001) if frequency_bucket(f) == "few-shot"]
@@ -50,15 +53,15 @@ def frequency_buckets(release: Any, figure: Figure) -> dict[str, int]:
     return {"few_shot_min": min(few), "few_shot_max": max(few), "many_shot_min": min(many)}
 
 
-def needs_train_split(release: Any, figure: Figure) -> NoReturn:
+def needs_train_split(release: Release, figure: Figure) -> NoReturn:
     raise ConfigError(f"{figure.id} needs the train split ({figure.needs or 'not named'})")
 
 
-def needs_parser(release: Any, figure: Figure) -> NoReturn:
+def needs_parser(release: Release, figure: Figure) -> NoReturn:
     raise ConfigError(f"{figure.id} needs a constituency parser and the train split ({figure.needs or 'not named'})")
 
 
-def needs_external(release: Any, figure: Figure) -> NoReturn:
+def needs_external(release: Release, figure: Figure) -> NoReturn:
     """A figure about data the release does not hold (the full ROCStories, the paper's annotations)."""
     raise ConfigError(f"{figure.id} needs data outside the release ({figure.needs or 'not named'})")
 

@@ -67,7 +67,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.metric import Metric
 
@@ -76,6 +76,9 @@ from benchsmith.nlp.segment import unsegment
 
 from .atoms import MODIFIERS, lexicon_roles
 from .paper_rule import PaperJudge
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: the default rule: upstream's eval.py, what published CTER figures mean
 RULE_VERSION = "paper"
@@ -143,7 +146,7 @@ class Lexicon:
         return cls(entries, frozenset(optional), dict(roles or {}))
 
     @classmethod
-    def from_release(cls, release: Any) -> Lexicon:
+    def from_release(cls, release: Release) -> Lexicon:
         """The ``lexicon`` config of a CoGnition release, with the inventory's roles."""
         return cls.from_rows(release.examples("lexicon", "test"), roles=lexicon_roles())
 

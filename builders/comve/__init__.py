@@ -45,6 +45,8 @@ from benchsmith.source import Source, Sources
 if TYPE_CHECKING:
     from benchsmith.builders.comve.findings import Finding
 
+    from benchsmith.release import Release
+
 SOURCE = "comve"
 ROOT = "ALL data"
 
@@ -256,7 +258,7 @@ class ComVE(Builder):
 
         return comve_checks()
 
-    def card_sections(self, release: Any) -> Mapping[str, str]:
+    def card_sections(self, release: Release) -> Mapping[str, str]:
         from benchsmith.builders.comve.stats import card_sections
 
         return card_sections(release, self)

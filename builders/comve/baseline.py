@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.builders.comve.metric import ComVEMetric
 from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 NEGATION = frozenset(
     [
@@ -45,7 +48,7 @@ def negation_choice(options: list[str]) -> tuple[str, int]:
     return "ABC"[neg[0] if neg else 0], len(neg)
 
 
-def negation_cue(release: Any, split: str) -> dict[str, Any]:
+def negation_cue(release: Release, split: str) -> dict[str, Any]:
     """Accuracy of the negation-cue heuristic on subtask B ``split``."""
     t = release.table("subtask_b", split)
     ids = t.column("id").to_pylist()
@@ -70,7 +73,7 @@ def negation_cue(release: Any, split: str) -> dict[str, Any]:
     }
 
 
-def copy_source(release: Any, split: str) -> dict[str, Any]:
+def copy_source(release: Release, split: str) -> dict[str, Any]:
     """Official BLEU of copying ``false_sent`` as the reason on subtask C ``split``."""
     t = release.table("subtask_c", split)
     ids = t.column("id").to_pylist()
@@ -87,7 +90,7 @@ def copy_source(release: Any, split: str) -> dict[str, Any]:
 # is generation; its items and its official BLEU come from here.
 
 
-def subtask_c_items(release: Any, config: str, split: str) -> list[Seq2SeqItem]:
+def subtask_c_items(release: Release, config: str, split: str) -> list[Seq2SeqItem]:
     """Subtask C as (statement -> reasons): the non-empty references of each item; an item without
     any (27 in trial) is left out, as the official scorer cannot score it."""
     out = []
@@ -98,7 +101,7 @@ def subtask_c_items(release: Any, config: str, split: str) -> list[Seq2SeqItem]:
     return out
 
 
-def subtask_c_score(release: Any, config: str, split: str, items: Sequence[Seq2SeqItem],
+def subtask_c_score(release: Release, config: str, split: str, items: Sequence[Seq2SeqItem],
                     outputs: Sequence[str]) -> dict[str, Any]:
     """The official subtask C BLEU (:class:`ComVEMetric`) of ``outputs`` against the items' references."""
     res = ComVEMetric("c").score({it.id: list(it.references) for it in items},

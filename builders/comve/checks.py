@@ -24,22 +24,25 @@ through ``ComVE.expectations()`` and the measures of ``stats.py``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import benchsmith.builders.comve.baseline as baselines
 import benchsmith.builders.comve.stats as stats  # noqa: PLR0402 - a from-import of the package would cycle through its __init__
 from benchsmith.builders.comve.findings import FINDINGS_PATH, read_findings
 from benchsmith.validation.check import Check, CheckResult, Status
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
+
 MAIN_SPLITS = ("train", "validation", "test")
 _SHOW = 20
 
 
-def _splits(release: Any, config: str) -> list[str]:
+def _splits(release: Release, config: str) -> list[str]:
     return release.splits(config) if config in release.configs() else []
 
 
-def _main(release: Any, config: str = "tuples") -> list[str]:
+def _main(release: Release, config: str = "tuples") -> list[str]:
     return [s for s in MAIN_SPLITS if s in _splits(release, config)]
 
 
@@ -47,7 +50,7 @@ class LabelDistribution(Check):
     name = "comve_label_distribution"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for config in ("subtask_a", "subtask_b"):
             dist = {s: stats.label_distribution(release, config, s) for s in _splits(release, config)}
@@ -64,7 +67,7 @@ class SentenceLengths(Check):
     name = "comve_sentence_lengths"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         splits = _main(release)
         if not splits:
             return [self.result(Status.SKIP, "no tuples config in this release")]
@@ -82,7 +85,7 @@ class TopWords(Check):
     def __init__(self, k: int = 5) -> None:
         self.k = k
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         splits = _main(release)
         if not splits:
             return [self.result(Status.SKIP, "no tuples config in this release")]
@@ -101,7 +104,7 @@ class TrainRepeats(Check):
     name = "comve_train_repeats"
     family = "leakage"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         if "train" not in _splits(release, "tuples"):
             return [self.result(Status.SKIP, "no tuples/train split in this release")]
         rep = stats.train_repeats(release, ("validation", "test", "trial"))
@@ -139,7 +142,7 @@ class Baselines(Check):
     def __init__(self, cue_margin: float = 0.10) -> None:
         self.cue_margin = cue_margin
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for split in _splits(release, "subtask_c"):
             r = baselines.copy_source(release, split)
@@ -163,7 +166,7 @@ class UpstreamAudit(Check):
     def __init__(self, findings: list[Any] | None = None) -> None:
         self.findings = findings
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         findings = self.findings if self.findings is not None else read_findings(FINDINGS_PATH)
         applied = [e["id"] for e in release.info.errata_applied]
         pending = [e["id"] for e in release.info.errata_pending]

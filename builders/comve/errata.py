@@ -35,10 +35,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.erratum import ANY, DROP, ErratumRow, read_errata_tsv, write_errata_tsv
 from benchsmith.errors import SchemaError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 VERSION = "1.1.0"
 STATEMENT = "test-1698-statement"
@@ -89,7 +92,7 @@ RESTORATIONS: tuple[Restoration, ...] = (
 class _Data:
     """The examples of a release, by config/split/id, with ClassLabels as names; tracks fixed values."""
 
-    def __init__(self, release: Any) -> None:
+    def __init__(self, release: Release) -> None:
         self.configs = [c for c in CONFIGS if c in release.configs()]
         self.splits = {c: list(release.splits(c)) for c in self.configs}
         self.rows: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
@@ -226,7 +229,7 @@ def _identical_rows(rows: _Rows) -> None:
                           f"so the gold label ({ex['label']}) is arbitrary")
 
 
-def derive_rows(release: Any, restorations: Sequence[Restoration] = RESTORATIONS,
+def derive_rows(release: Release, restorations: Sequence[Restoration] = RESTORATIONS,
                 version: str = VERSION) -> list[ErratumRow]:
     """The rows of ``errata.tsv`` for ``release``, a build of 1.0.0 (upstream as released)."""
     if release.info.errata_applied:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.loaders.rawfile import short
 from benchsmith.validation import predictions as pred_files
@@ -44,6 +44,9 @@ from benchsmith.validation.metrics.accuracy import Accuracy
 from benchsmith.validation.metrics.bleu import CorpusBLEU
 
 from benchsmith.errors import ConfigError, PredictionError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 SUBTASKS = {"a": "subtask_a", "b": "subtask_b", "c": "subtask_c"}
 ANSWERS = {"a": ("0", "1"), "b": ("A", "B", "C")}
@@ -123,7 +126,7 @@ def _extra(pid: str, path: Path, line: int, split: str) -> PredictionError:
     )
 
 
-def gold_from_release(release: Any, subtask: str, split: str) -> dict[str, Any]:
+def gold_from_release(release: Release, subtask: str, split: str) -> dict[str, Any]:
     """``{id: answer}`` (A: ``"0"``/``"1"``, B: letter, C: list of references) in release order."""
     subtask = check_subtask(subtask)
     config = SUBTASKS[subtask]
@@ -196,7 +199,7 @@ def score(gold: Mapping[str, Any], predictions: Mapping[str, str], subtask: str)
     return ComVEMetric(subtask).score(gold, predictions)
 
 
-def evaluate_file(release: Any, subtask: str, predictions_path: str | Path, split: str = "test") -> dict[str, Any]:
+def evaluate_file(release: Release, subtask: str, predictions_path: str | Path, split: str = "test") -> dict[str, Any]:
     """Read, check and score a submission against a release's split."""
     subtask = check_subtask(subtask)
     config = SUBTASKS[subtask]

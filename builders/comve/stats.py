@@ -21,7 +21,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: Sentence types of the paper's Tables 4 and 5, with the tuples fields they come from.
 SENTENCE_TYPES: dict[str, tuple[str, ...]] = {
@@ -43,9 +46,9 @@ def words(text: str) -> list[str]:
     return text.lower().split()
 
 
-def _column(release: Any, config: str, split: str, name: str) -> list[Any]:
+def _column(release: Release, config: str, split: str, name: str) -> list[Any]:
     # the split's fingerprint names its content: a rebuilt release is never served stale columns
-    fp = release.split_info(config, split)["fingerprint"]
+    fp = release.split_info(config, split).fingerprint
     return list(_read_column(str(release.path), fp, config, split, name))
 
 
@@ -57,7 +60,7 @@ def _read_column(path: str, fingerprint: str, config: str, split: str, name: str
     return tuple(Release(path).table(config, split, columns=[name]).column(name).to_pylist())
 
 
-def _texts(release: Any, split: str, fields: Iterable[str]) -> list[str]:
+def _texts(release: Release, split: str, fields: Iterable[str]) -> list[str]:
     out: list[str] = []
     for f in fields:
         for v in _column(release, "tuples", split, f):
@@ -65,26 +68,26 @@ def _texts(release: Any, split: str, fields: Iterable[str]) -> list[str]:
     return [t for t in out if t and t.strip()]
 
 
-def label_distribution(release: Any, config: str, split: str) -> dict[str, int]:
+def label_distribution(release: Release, config: str, split: str) -> dict[str, int]:
     """``{label name: count}`` for subtask_a (sent0/sent1) or subtask_b (A/B/C)."""
     names = release.features(config)["label"].names
     counts = Counter(_column(release, config, split, "label"))
     return {n: counts.get(i, 0) for i, n in enumerate(names)}
 
 
-def mean_length(release: Any, splits: Iterable[str], kind: str) -> float:
+def mean_length(release: Release, splits: Iterable[str], kind: str) -> float:
     """Mean whitespace-token length of one sentence type over ``splits`` (Table 4), unrounded."""
     texts = [t for s in splits for t in _texts(release, s, SENTENCE_TYPES[kind])]
     return sum(map(len, map(str.split, texts))) / len(texts) if texts else 0.0  # the same int sum, at C speed
 
 
-def average_lengths(release: Any, splits: Iterable[str]) -> dict[str, float]:
+def average_lengths(release: Release, splits: Iterable[str]) -> dict[str, float]:
     """Mean whitespace-token length per sentence type over ``splits`` (Table 4), 2 decimals."""
     splits = list(splits)
     return {kind: round(mean_length(release, splits, kind), 2) for kind in SENTENCE_TYPES}
 
 
-def word_counts(release: Any, splits: Iterable[str], kind: str) -> Counter:
+def word_counts(release: Release, splits: Iterable[str], kind: str) -> Counter:
     """Informative word counts of one sentence type over ``splits`` (Table 5)."""
     return Counter(w for s in splits for t in _texts(release, s, SENTENCE_TYPES[kind]) for w in words(t)
                    if w not in UNINFORMATIVE)
@@ -94,13 +97,13 @@ def _top(c: Counter, k: int) -> list[tuple[str, int]]:
     return sorted(c.items(), key=lambda x: (-x[1], x[0]))[:k]  # ties alphabetically: deterministic
 
 
-def top_words(release: Any, splits: Iterable[str], k: int = 5) -> dict[str, list[list[Any]]]:
+def top_words(release: Release, splits: Iterable[str], k: int = 5) -> dict[str, list[list[Any]]]:
     """The ``k`` most frequent informative words per sentence type (Table 5), ``[[word, count], ...]``."""
     splits = list(splits)
     return {kind: [[w, n] for w, n in _top(word_counts(release, splits, kind), k)] for kind in SENTENCE_TYPES}
 
 
-def top_word_shares(release: Any, splits: Iterable[str], kind: str, k: int = 5) -> list[list[Any]]:
+def top_word_shares(release: Release, splits: Iterable[str], kind: str, k: int = 5) -> list[list[Any]]:
     """Table 5's figures: ``[[word, % of the informative tokens], ...]`` for one sentence type."""
     c = word_counts(release, list(splits), kind)
     total = sum(c.values())
@@ -112,7 +115,7 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(" .!?")
 
 
-def train_repeats(release: Any, splits: Iterable[str] = ("validation", "test")) -> dict[str, Any]:
+def train_repeats(release: Release, splits: Iterable[str] = ("validation", "test")) -> dict[str, Any]:
     """Instances of ``splits`` that repeat training material.
 
     Per split and per mode (``exact``; ``normalised`` by :func:`normalise`): the ids
@@ -146,7 +149,7 @@ def _id_key(i: str) -> tuple[int, str]:
     return (int(i), i) if i.isdigit() else (1 << 62, i)
 
 
-def card_sections(release: Any, builder: Any) -> Mapping[str, str]:
+def card_sections(release: Release, builder: Any) -> Mapping[str, str]:
     """Card prose computed from the release: label distributions, lengths, errata and findings."""
     rows = []
     for config in ("subtask_a", "subtask_b"):
@@ -180,15 +183,15 @@ def _splits_of(f: Any) -> list[str]:
     return list(f.args.get("splits") or [f.split])
 
 
-def _average_length(release: Any, f: Any) -> float:
+def _average_length(release: Release, f: Any) -> float:
     return round(mean_length(release, _splits_of(f), f.args["type"]), 6)  # 6 places: readable, no tolerance effect
 
 
-def _top_words(release: Any, f: Any) -> list[list[Any]]:
+def _top_words(release: Release, f: Any) -> list[list[Any]]:
     return [[w, round(p, 6)] for w, p in top_word_shares(release, _splits_of(f), f.args["type"], f.args.get("k", 5))]
 
 
-def _train_repeats(release: Any, f: Any) -> int:
+def _train_repeats(release: Release, f: Any) -> int:
     """Instances of the figure's splits whose ``args.field`` occurs verbatim in train."""
     for split in ["train", *_splits_of(f)]:
         release.split_info("tuples", split)  # a split this build skipped: ConfigError, the check skips
@@ -196,13 +199,13 @@ def _train_repeats(release: Any, f: Any) -> int:
     return sum(len(rep[s]["exact"][f.args["field"]]) for s in _splits_of(f))
 
 
-def _copy_source_bleu(release: Any, f: Any) -> float:
+def _copy_source_bleu(release: Release, f: Any) -> float:
     from benchsmith.builders.comve.baseline import copy_source
 
     return round(copy_source(release, f.split)["bleu"], 6)
 
 
-def _tuple_total(release: Any, f: Any) -> int:
+def _tuple_total(release: Release, f: Any) -> int:
     """Over the figure's splits of the tuples config: ``args.what`` instances (tuples) or sentences
     (the non-empty ones of each tuple's 8: two statements, three candidate reasons, three references)."""
     if f.args["what"] == "instances":

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.baselines.spec import BaselineSpec
 
 from .lm_scoring import lm_scoring_engine  # noqa: F401 - registers the lm_scoring engine
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
-def score_scores_file(release: Any, config: str, split: str, items: Sequence[Mapping[str, Any]],
+
+def score_scores_file(release: Release, config: str, split: str, items: Sequence[Mapping[str, Any]],
                       scores: Path) -> dict[str, Any]:
     """Accuracy (%) of a suite's scores file, as ``benchsmith evaluate mucow --scores`` computes it."""
     from .metric import MucowScoringAccuracy, read_scores

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.validation.check import Check, CheckResult, Status
 
@@ -62,6 +62,9 @@ from benchsmith.errors import ConfigError
 
 from .corpora import SUBTITLE_LABELS
 from .schema import sense_of, suite_statistics
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 SCORING, TRANSLATION = "scoring", "translation"
 VARIANTS = (SCORING, TRANSLATION)
@@ -76,7 +79,7 @@ SHOWN = 20
 Inspection = tuple[list[str], dict[str, Any], dict[str, Any]]
 
 
-def variant_of(release: Any, config: str) -> str | None:
+def variant_of(release: Release, config: str) -> str | None:
     """``scoring`` / ``translation`` from the config's features (None: not a MuCoW suite)."""
     features = release.features(config)
     if "contrastive_translations" in features:
@@ -86,7 +89,7 @@ def variant_of(release: Any, config: str) -> str | None:
     return None
 
 
-def options_of(release: Any, config: str) -> dict[str, Any]:
+def options_of(release: Release, config: str) -> dict[str, Any]:
     """The harvest options recorded in the config's metadata (``{}`` for the released suites)."""
     return dict(release.config_info(config).metadata.get("options") or {})
 
@@ -122,14 +125,14 @@ class SuiteCheck(Check):
         self.severity = severity
         self.applies = tuple(variants) if variants else type(self).variants
 
-    def suites(self, release: Any) -> Iterator[tuple[str, str, str]]:
+    def suites(self, release: Release) -> Iterator[tuple[str, str, str]]:
         for config in release.configs():
             variant = variant_of(release, config)
             if variant in self.applies:
                 for split in release.splits(config):
                     yield config, split, variant
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for config, split, variant in self.suites(release):
             where = f"{config}/{split}"
@@ -152,13 +155,13 @@ class SuiteCheck(Check):
             out.append(self.result(Status.SKIP, f"no {' or '.join(self.applies)} suite in this release"))
         return out
 
-    def inspect(self, release: Any, config: str, split: str, variant: str) -> Inspection:
+    def inspect(self, release: Release, config: str, split: str, variant: str) -> Inspection:
         """``(problems, metrics, details)``: one line per violation (none when the rule holds),
         numbers worth tracking, and what a person needs to act (offending ids)."""
         raise NotImplementedError
 
 
-def _rows(release: Any, config: str, split: str, columns: Sequence[str]) -> list[dict]:
+def _rows(release: Release, config: str, split: str, columns: Sequence[str]) -> list[dict]:
     return release.table(config, split, list(columns)).to_pylist()
 
 
@@ -228,7 +231,7 @@ class ItemsPerSense(SuiteCheck):
     rule = "items per sense within the paper's bounds"
 
     @staticmethod
-    def bounds(release: Any, config: str, variant: str) -> tuple[int, int]:
+    def bounds(release: Release, config: str, variant: str) -> tuple[int, int]:
         opts = options_of(release, config)
         if variant == SCORING:
             return 1, int(opts.get("scoring_per_sense", SCORING_PER_SENSE))
@@ -325,7 +328,7 @@ class SuiteStatistics(Check):
     name = "mucow_suite_statistics"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for config in release.configs():
             variant = variant_of(release, config)

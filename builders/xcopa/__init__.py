@@ -39,7 +39,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.loaders.copa_xml import CopaItem, read_copa_xml
 from benchsmith.loaders.xcopa_jsonl import (
@@ -59,6 +59,9 @@ from benchsmith.source import Source, Sources
 from .alignment import COPA_DEV, COPA_SPLITS, COPA_TEST, EN_TRAIN_LAST_ID, copa_item_for
 from .fields import EN_FEATURES, FEATURES
 from .lm_eval import CONNECTORS
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 LANGUAGE_NAMES = {
     "et": "Estonian", "ht": "Haitian Creole", "id": "Indonesian", "it": "Italian", "qu": "Quechua",
@@ -204,7 +207,7 @@ class Xcopa(Builder):
             XcopaAgreement(Path(annotations) if annotations else None),
         ]
 
-    def card_sections(self, release: Any) -> dict[str, str]:
+    def card_sections(self, release: Release) -> dict[str, str]:
         from .audit import card_sections
 
         return card_sections(release)

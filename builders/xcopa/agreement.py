@@ -32,12 +32,15 @@ import io
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES, read_utf8
 
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 COLUMNS = ("lang", "split", "idx", "annotator", "label")
 _LABELS = {"0": 0, "1": 1, "choice1": 0, "choice2": 1}
@@ -127,7 +130,7 @@ def translator_label(label: int, changed: bool) -> int:
     return int(label) ^ int(bool(changed))
 
 
-def translator_matrix(release: Any, split: str, langs: Sequence[str]) -> list[list[int]]:
+def translator_matrix(release: Release, split: str, langs: Sequence[str]) -> list[list[int]]:
     """Items x translators: each language's translator's label on every ``idx`` of ``split``.
 
     Raises:
@@ -144,13 +147,13 @@ def translator_matrix(release: Any, split: str, langs: Sequence[str]) -> list[li
     return [[per[lang][i] for lang in langs] for i in idx]
 
 
-def changed_counts(release: Any, lang: str, split: str) -> tuple[int, int]:
+def changed_counts(release: Release, lang: str, split: str) -> tuple[int, int]:
     """``(items with changed = true, items)`` of ``lang/split``."""
     flags = release.table(lang, split, ["changed"]).column("changed").to_pylist()
     return sum(bool(x) for x in flags), len(flags)
 
 
-def majority_agreement_pct(release: Any, lang: str, split: str) -> float:
+def majority_agreement_pct(release: Release, lang: str, split: str) -> float:
     """Table 3's cell: % of the translator's labels that agree with the majority label."""
     changed, n = changed_counts(release, lang, split)
     return round(100 * (1 - changed / n), 4)

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
 from .alignment import _words
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 SPLITS = ("validation", "test")
 #: how words are counted per config language; a language not listed is written with spaces
@@ -30,25 +33,25 @@ SPLITS = ("validation", "test")
 WORD_SEGMENTERS: dict[str, str | None] = {"zh": "jieba", "th": None}
 
 
-def _rows(release: Any, config: str, split: str) -> list[dict[str, Any]]:
+def _rows(release: Release, config: str, split: str) -> list[dict[str, Any]]:
     return release.table(config, split).to_pylist()
 
 
-def _has(release: Any, config: str, split: str | None = None) -> bool:
+def _has(release: Release, config: str, split: str | None = None) -> bool:
     return config in release.configs() and (split is None or split in release.splits(config))
 
 
-def languages_in(release: Any) -> list[str]:
+def languages_in(release: Release) -> list[str]:
     return [lang for lang in LANGUAGES if _has(release, lang)]
 
 
-def english(release: Any, split: str) -> dict[int, dict[str, Any]] | None:
+def english(release: Release, split: str) -> dict[int, dict[str, Any]] | None:
     if not _has(release, "en", split):
         return None
     return {r["idx"]: r for r in _rows(release, "en", split)}
 
 
-def text_order(release: Any, split: str) -> dict[str, Any] | None:
+def text_order(release: Release, split: str) -> dict[str, Any] | None:
     """Items whose back-translated choices match COPA's a2/a1 better than a1/a2 (summed over languages)."""
     en = english(release, split)
     configs = [c for c in release.configs() if c.startswith("translation-") and split in release.splits(c)]
@@ -75,7 +78,7 @@ def text_order(release: Any, split: str) -> dict[str, Any] | None:
             "smallest_margin": round(min((abs(m) for m in margin.values()), default=0.0), 3)}
 
 
-def consistency(release: Any) -> dict[str, dict[str, dict[str, Any]]]:
+def consistency(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
     """Per language and split: what differs from English COPA.
 
     ``labels_agree`` / ``label_differs``: XCOPA label == / != COPA label (ids in
@@ -108,7 +111,7 @@ def _name(feature: Any, value: Any) -> Any:
     return feature.int2str(value) if hasattr(feature, "int2str") and isinstance(value, int) else value
 
 
-def balance(release: Any) -> dict[str, dict[str, dict[str, Any]]]:
+def balance(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
     """Label and question counts per config and split (label names and question strings as keys)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for config in release.configs():
@@ -123,7 +126,7 @@ def balance(release: Any) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def length_ratios(release: Any) -> dict[str, dict[str, float]]:
+def length_ratios(release: Release) -> dict[str, dict[str, float]]:
     """Mean characters of premise and of choices, per language / English, on aligned items."""
     out: dict[str, dict[str, float]] = {}
     en_rows = {s: english(release, s) for s in SPLITS}
@@ -234,7 +237,7 @@ def _word_means(how: str | None, count: Callable[[str], int] | None, premises: l
     return (round(_mean([count(t) for t in premises]), 1), round(_mean([count(t) for t in choices]), 1))
 
 
-def text_lengths(release: Any, *, cache: bool = True) -> dict[str, dict[str, Any]]:
+def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str, Any]]:
     """Per XCOPA language and ``en`` (validation + test): mean premise and choice length in
     characters, and in words where :func:`word_counter` has a segmenter for the language.
 
@@ -282,7 +285,7 @@ def text_lengths(release: Any, *, cache: bool = True) -> dict[str, dict[str, Any
     return out
 
 
-def card_sections(release: Any) -> dict[str, str]:
+def card_sections(release: Release) -> dict[str, str]:
     """The card's XCOPA sections: fields, translator agreement, alignment with COPA, balance and lengths."""
     from .agreement import changed_counts, fleiss, translator_matrix
     from .fields import FIELD_DOCS, HUB_COMPARISON

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
@@ -42,6 +42,9 @@ from sklearn.linear_model import LogisticRegression
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 
 from .use_transfer import use_zero_shot  # noqa: F401 - registers the use_zero_shot engine
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 Example = Mapping[str, Any]
 QUESTION_NAMES = ("cause", "effect")
@@ -208,7 +211,7 @@ def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
     return out
 
 
-def copa_examples(release: Any, config: str, split: str, variant: str = "full") -> list[Any]:
+def copa_examples(release: Release, config: str, split: str, variant: str = "full") -> list[Any]:
     """A config's items as the paper feeds them: context = premise + the English prompt ("What was
     the cause?" / "What happened as a result?"), the two choices as options; ``variant`` hides the
     premise (``NoP``) or the prompt (``NoQ``)."""
@@ -216,14 +219,14 @@ def copa_examples(release: Any, config: str, split: str, variant: str = "full") 
 
 
 def _copa(variant: str) -> Callable[[Any, str, str], list[Any]]:
-    def items(release: Any, config: str, split: str) -> list[Any]:
+    def items(release: Release, config: str, split: str) -> list[Any]:
         return copa_examples(release, config, split, variant)
 
     items.__qualname__ = f"copa_examples[{variant}]"
     return items
 
 
-def source_language(release: Any, config: str) -> str | None:
+def source_language(release: Release, config: str) -> str | None:
     """The language a config is in, for the declared averages and the paper's per-language
     figures: its ``metadata.source_language`` (``translation-et`` -> ``et``), else None (its name)."""
     entry = release.info.configs.get(config)

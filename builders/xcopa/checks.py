@@ -28,13 +28,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from benchsmith.errors import SourceError
 
 from .audit import SPLITS, balance, consistency, languages_in, length_ratios, text_lengths, text_order
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 PARTIAL_INPUT_WARN = 0.60
 #: Fleiss' kappa below which agreement is worth a warning (the floor of Landis and Koch's "substantial")
@@ -45,7 +48,7 @@ class XcopaConsistency(Check):
     name = "xcopa_consistency"
     family = "consistency"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         cons = consistency(release)
         if not cons:
             return [self.result(Status.SKIP, "needs the en config and at least one language config")]
@@ -94,7 +97,7 @@ class XcopaBalance(Check):
     name = "xcopa_balance"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         bal = balance(release)
         ratios = length_ratios(release)
         lengths = text_lengths(release)
@@ -129,7 +132,7 @@ class XcopaPartialInput(Check):
     def __init__(self, warn_above: float = PARTIAL_INPUT_WARN) -> None:
         self.warn_above = warn_above
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         from .baseline import evaluate
 
         if "en" not in release.configs() or "train" not in release.splits("en"):
@@ -159,7 +162,7 @@ class XcopaDiversity(Check):
     name = "xcopa_diversity"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         from .diversity import diversity_indices
 
         langs = languages_in(release)
@@ -187,7 +190,7 @@ class XcopaAgreement(Check):
         self.annotations = annotations
         self.warn_below = warn_below
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         if self.annotations is not None:
             from .agreement import fleiss_by_language
 
@@ -201,7 +204,7 @@ class XcopaAgreement(Check):
             )]
         return self._translators(release)
 
-    def _translators(self, release: Any) -> list[CheckResult]:
+    def _translators(self, release: Release) -> list[CheckResult]:
         """Fleiss' kappa over the languages' translators, per split, from ``label`` and ``changed``."""
         from .agreement import changed_counts, fleiss, translator_matrix
 

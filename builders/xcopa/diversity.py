@@ -61,7 +61,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
@@ -69,6 +69,9 @@ from benchsmith.errors import ConfigError, SourceError, did_you_mean
 from benchsmith.expectation import Figure, read_published_yaml
 
 from .audit import languages_in
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 LANGUAGES_TSV = Path(__file__).with_name("languages.tsv")
 PUBLISHED_YAML = Path(__file__).with_name("published.yaml")
@@ -302,7 +305,7 @@ def figure_value(codes: Iterable[str], figure: Figure) -> float:
     return round(index_value(sample, index, **args), 4)
 
 
-def diversity_measure(release: Any, figure: Figure) -> float:
+def diversity_measure(release: Release, figure: Figure) -> float:
     """The ``diversity_index`` measure.
 
     A figure with ``args.languages`` (another dataset's column of Table 2) is measured on

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
@@ -36,8 +36,11 @@ from .agreement import changed_counts, majority_agreement_pct, translator_matrix
 from .audit import languages_in
 from .diversity import diversity_measure
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
-def _all_languages(release: Any, figure: Figure) -> list[str]:
+
+def _all_languages(release: Release, figure: Figure) -> list[str]:
     langs = languages_in(release)
     if len(langs) != len(LANGUAGES):
         raise ConfigError(f"{figure.id} is about XCOPA's {len(LANGUAGES)} translators; this release has "
@@ -45,16 +48,16 @@ def _all_languages(release: Any, figure: Figure) -> list[str]:
     return langs
 
 
-def majority_agreement(release: Any, figure: Figure) -> float:
+def majority_agreement(release: Release, figure: Figure) -> float:
     return majority_agreement_pct(release, figure.config, figure.split)
 
 
-def disagreement_pct(release: Any, figure: Figure) -> float:
+def disagreement_pct(release: Release, figure: Figure) -> float:
     counts = [changed_counts(release, lang, figure.split) for lang in _all_languages(release, figure)]
     return round(100 * sum(c for c, _ in counts) / sum(n for _, n in counts), 4)
 
 
-def disagreeing_per_item(release: Any, figure: Figure) -> dict[int, int]:
+def disagreeing_per_item(release: Release, figure: Figure) -> dict[int, int]:
     matrix = translator_matrix(release, figure.split, _all_languages(release, figure))
     # the minority on each item (11 translators, two choices): labels off the item's majority label
     off = Counter(min(sum(row), len(row) - sum(row)) for row in matrix)
@@ -62,13 +65,13 @@ def disagreeing_per_item(release: Any, figure: Figure) -> dict[int, int]:
     return dict(sorted(off.items()))
 
 
-def translator_kappa(release: Any, figure: Figure) -> float:
+def translator_kappa(release: Release, figure: Figure) -> float:
     from .agreement import fleiss
 
     return round(fleiss(translator_matrix(release, figure.split, _all_languages(release, figure))), 4)
 
 
-def labels_agree_with_copa(release: Any, figure: Figure) -> float:
+def labels_agree_with_copa(release: Release, figure: Figure) -> float:
     if "en" not in release.configs() or figure.split not in release.splits("en"):
         raise ConfigError(f"{figure.id} compares with English COPA: this release has no en/{figure.split}")
     en = dict(zip(*release.table("en", figure.split, ["idx", "label"]).to_pydict().values()))
@@ -77,7 +80,7 @@ def labels_agree_with_copa(release: Any, figure: Figure) -> float:
     return round(100 * agree / len(rows), 4)
 
 
-def item(release: Any, figure: Figure) -> dict[str, Any]:
+def item(release: Release, figure: Figure) -> dict[str, Any]:
     """``{field: value}`` of one item, ClassLabels by name (as a paper prints them)."""
     idx, fields = figure.args.get("idx"), figure.args.get("fields")
     if not isinstance(idx, int) or not isinstance(fields, list) or not fields:
@@ -93,7 +96,7 @@ def item(release: Any, figure: Figure) -> dict[str, Any]:
     return out
 
 
-def not_released(release: Any, figure: Figure) -> NoReturn:
+def not_released(release: Release, figure: Figure) -> NoReturn:
     raise ConfigError(f"{figure.id} needs data XCOPA does not release ({figure.needs or 'not named'})")
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.loaders.rawfile import short
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
@@ -43,6 +43,9 @@ from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
 
 from benchsmith.errors import ConfigError, PredictionError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 _LABELS = {0: 0, 1: 1, "0": 0, "1": 1, "choice1": 0, "choice2": 1}
 _HINT = "Write one prediction per item: jsonl {\"lang\", \"idx\", \"label\"} or CSV/TSV lang,idx,label"
@@ -122,7 +125,7 @@ class XcopaAccuracy(Metric):
     def options(self) -> dict[str, str]:
         return {"match": "exact", "average": "macro"}
 
-    def score(self, release: Any, predictions: str | Path, split: str = "test") -> dict[str, Any]:
+    def score(self, release: Release, predictions: str | Path, split: str = "test") -> dict[str, Any]:
         """Per-language accuracy of a predictions file against a release's gold labels."""
         configs = [c for c in release.configs() if split in release.splits(c)]
         if not configs:
@@ -167,6 +170,6 @@ class XcopaAccuracy(Metric):
         }
 
 
-def score(release: Any, predictions: str | Path, split: str = "test") -> dict[str, Any]:
+def score(release: Release, predictions: str | Path, split: str = "test") -> dict[str, Any]:
     """``XcopaAccuracy().score(...)``: what ``benchsmith evaluate xcopa`` prints."""
     return XcopaAccuracy().score(release, predictions, split)

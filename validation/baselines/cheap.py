@@ -13,12 +13,15 @@ one, else the config's first split (XCOPA has only validation and test).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.checks.distribution import length_rule_arrays
 from benchsmith.validation.dataview import ConfigView, configs
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 
 def train_split(view: ConfigView) -> str:
@@ -30,7 +33,7 @@ class CheapBaselines(Check):
     name = "baselines"
     family = "baselines"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for view in configs(release):
             lf = view.label_field

@@ -33,11 +33,14 @@ import json
 import os
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from benchsmith.errors import ConfigError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: 500, not fewer: a gate needs enough training items to learn the artifact it probes and enough test
 #: items to tell it from chance. Measured (default MiniLM, 2 epochs, seed 0) on English COPA whose wrong
@@ -69,7 +72,7 @@ def validate_run_options(model_path: str | Path | None = None) -> dict[str, Any]
     return out
 
 
-def saved_dir(release: Any) -> Path:
+def saved_dir(release: Release) -> Path:
     """Where ``benchsmith baseline`` saves results for ``release`` (the report's folder)."""
     from benchsmith import registry
 
@@ -78,7 +81,7 @@ def saved_dir(release: Any) -> Path:
     return Path(base) / SAVED
 
 
-def _builder(release: Any) -> Any:
+def _builder(release: Release) -> Any:
     """The registered builder of the release's name and version, or None (generic releases,
     harvested ones: they declare no gated baselines)."""
     from benchsmith.builder import builders, get_builder
@@ -143,7 +146,7 @@ class GatedBaselines(Check):
         #: set by the runner: the builder validate resolved (None: look it up by name)
         self.known_artifacts: list[Any] | None = None
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.baselines.spec import run_spec
 
         builder = self.builder if self.builder is not None else _builder(release)
@@ -168,7 +171,7 @@ class GatedBaselines(Check):
         return out
 
 
-def regate(data: dict[str, Any], release: Any, builder: Any, known: Any = None) -> dict[str, Any] | None:
+def regate(data: dict[str, Any], release: Release, builder: Any, known: Any = None) -> dict[str, Any] | None:
     """A saved result's gate verdict recomputed with today's rule, the builder's spec of that
     name and its known artifacts; the recorded verdict when the spec is gone or not gated."""
     from benchsmith.validation.baselines.spec import ScoreRow, gate_verdict
@@ -197,7 +200,7 @@ class RecordedBaselines(Check):
         #: set by the runner (None: the builder's own declarations)
         self.known_artifacts: list[Any] | None = None
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         folder = saved_dir(release)
         if not folder.is_dir():
             return []

@@ -54,6 +54,8 @@ from benchsmith.errors import ConfigError, did_you_mean
 if TYPE_CHECKING:
     from benchsmith.validation.baselines.spec import BaselineSpec, RunOptions
 
+    from benchsmith.release import Release
+
 Pair = tuple[str, str]
 
 
@@ -73,7 +75,7 @@ class EngineCall:
     """One run of an engine: what it scores and with which options."""
 
     spec: BaselineSpec
-    release: Any
+    release: Release
     run: RunOptions
     evaluations: Sequence[tuple[str, str]]
     options: Any
@@ -178,7 +180,7 @@ def engine_names() -> list[str]:
     return sorted(_ENGINES)
 
 
-def run_engine(spec: BaselineSpec, release: Any, opts: RunOptions,
+def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
                evaluations: Sequence[tuple[str, str]]) -> EngineOutput:
     """Run ``spec`` on its engine with its options and the ``--set`` overrides that engine takes
     (the others were meant for another selected engine: left out and noted)."""
@@ -199,7 +201,7 @@ def run_engine(spec: BaselineSpec, release: Any, opts: RunOptions,
 # --------------------------------------------------------------------------- shared helpers
 
 
-def train_split(spec: BaselineSpec, release: Any, opts: RunOptions) -> tuple[str, list[str]]:
+def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple[str, list[str]]:
     """The split to train on and the caveat when it is not the declared one; ConfigError
     naming the split (and why the build lacks it) when the release does not have it."""
     split = opts.train_split or spec.train_split
@@ -231,7 +233,7 @@ def train_split(spec: BaselineSpec, release: Any, opts: RunOptions) -> tuple[str
     return split, caveats
 
 
-def selection_split(spec: BaselineSpec, release: Any, train: str | None) -> tuple[str | None, list[str]]:
+def selection_split(spec: BaselineSpec, release: Release, train: str | None) -> tuple[str | None, list[str]]:
     """The model-selection split (None and a caveat when it is the training split or absent)."""
     split = spec.selection_split
     if split is None:
@@ -251,7 +253,7 @@ def subsample(items: Sequence[Any], n: int | None, seed: int) -> list[Any]:
     return [items[i] for i in keep]
 
 
-def policy_mc_items(release: Any, config: str, split: str) -> list[Any]:
+def policy_mc_items(release: Release, config: str, split: str) -> list[Any]:
     """Multiple-choice items from the config's typed policy: ``choices`` are the options,
     ``context`` fields (joined by a space) the context, the label's int the answer."""
     from benchsmith.validation.baselines.multiple_choice import MCItem
@@ -272,7 +274,7 @@ def policy_mc_items(release: Any, config: str, split: str) -> list[Any]:
     return out
 
 
-def mc_items(spec: BaselineSpec, release: Any, config: str, split: str) -> list[Any]:
+def mc_items(spec: BaselineSpec, release: Release, config: str, split: str) -> list[Any]:
     """The spec's items for ``config/split`` (adapter or policy), with ``options_only`` applied."""
     from benchsmith.validation.baselines.multiple_choice import options_only
 
@@ -280,7 +282,7 @@ def mc_items(spec: BaselineSpec, release: Any, config: str, split: str) -> list[
     return options_only(items) if spec.variant == "options_only" else items
 
 
-def seq_items(spec: BaselineSpec, release: Any, config: str, split: str) -> list[Any]:
+def seq_items(spec: BaselineSpec, release: Release, config: str, split: str) -> list[Any]:
     if spec.items is None:
         raise ConfigError(f"baseline {spec.name!r} ({spec.engine}) needs an items adapter returning Seq2SeqItem",
                           hint="Declare items=... in the dataset's baseline.py")
@@ -325,7 +327,7 @@ def write_lines(path: Path, lines: Sequence[str]) -> None:
     write_text_atomic(path, "".join(line.replace("\n", " ") + "\n" for line in lines))
 
 
-def score_rows(spec: BaselineSpec, release: Any, config: str, split: str, items: Sequence[Any],
+def score_rows(spec: BaselineSpec, release: Release, config: str, split: str, items: Sequence[Any],
                outputs: Any, details: dict[str, Any]) -> list[dict[str, Any]]:
     """The spec's scorer (default: sacreBLEU) as rows; its non-numeric entries go to ``details``.
     A metric ``G/name`` counts the items of group ``G`` when the scorer gives ``n_by_group``."""

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status
@@ -75,6 +75,9 @@ from benchsmith.validation.dataview import (
 from scipy import sparse, stats
 from sklearn.linear_model import SGDClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 DEFAULT_MAX_GAIN = 0.1
 FOLDS = 5
@@ -570,7 +573,7 @@ class PerConfigBaseline(Check):
     def _classification(self, view: ConfigView) -> CheckResult:
         raise NotImplementedError
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for view in configs(release):
             if view.multiple_choice is not None:

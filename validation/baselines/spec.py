@@ -88,6 +88,8 @@ from benchsmith.errors import ConfigError, did_you_mean
 if TYPE_CHECKING:
     from benchsmith.validation.baselines.runtime import RunRecord
 
+    from benchsmith.release import Release
+
 GENERIC_VARIANTS = ("full", "options_only")
 SIGNIFICANCE = 0.01
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
@@ -195,12 +197,12 @@ class BaselineSpec:
         """Whether the engine needs ``--model-path`` (nothing is downloaded)."""
         return self.engine_info.needs_model_path
 
-    def language_of(self, release: Any, config: str) -> str:
+    def language_of(self, release: Release, config: str) -> str:
         """What ``config`` is called in ``averages`` and paper mappings (see module docstring)."""
         name = self.language(release, config) if self.language is not None else None
         return str(name) if name else config
 
-    def eval_config_names(self, release: Any) -> list[str]:
+    def eval_config_names(self, release: Release) -> list[str]:
         """``eval_configs`` (default ``config``) expanded against the release's configs, in order."""
         names: list[str] = []
         for pattern in self.eval_configs or (self.config,):
@@ -209,7 +211,7 @@ class BaselineSpec:
             names += [h for h in hits if h not in names]
         return names
 
-    def evaluations(self, release: Any, restrict: Sequence[str] = ()) -> tuple[list[tuple[str, str]], list[str]]:
+    def evaluations(self, release: Release, restrict: Sequence[str] = ()) -> tuple[list[tuple[str, str]], list[str]]:
         """``([(config, split), ...], notes)``: what this spec scores in ``release`` (within
         ``restrict`` configs when given) and what it leaves out."""
         notes = []
@@ -245,7 +247,7 @@ class BaselineSpec:
 
 def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), model: str | None = None,
                  setup: str | None = None, variant: str | None = None, config: str | None = None,
-                 release: Any = None, dataset: str = "this dataset") -> list[BaselineSpec]:
+                 release: Release = None, dataset: str = "this dataset") -> list[BaselineSpec]:
     """The specs a command line asks for; an unknown name (spec, model, setup, variant,
     config) is a ConfigError with suggestions and the valid names."""
     specs = list(specs)
@@ -488,7 +490,7 @@ def paper_value(figure: Any, row: ScoreRow, language: str | None = None) -> Any:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence[Any], release: Any) -> list[str]:
+def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence[Any], release: Release) -> list[str]:
     """Put the paper's figures beside the rows they are about; returns notes on ids not found."""
     by_id = {f.id: f for f in figures}
     notes = []
@@ -506,7 +508,7 @@ def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence
     return notes
 
 
-def average_rows(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str]]:
+def average_rows(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str]]:
     """The spec's declared ``averages`` over the accuracy rows of each eval split (see module docstring)."""
     out: list[ScoreRow] = []
     notes: list[str] = []
@@ -533,7 +535,7 @@ def average_rows(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow]) -> 
 # --------------------------------------------------------------------------- gate
 
 
-def gate_threshold(spec: BaselineSpec, release: Any, config: str) -> float | None:
+def gate_threshold(spec: BaselineSpec, release: Release, config: str) -> float | None:
     """``spec.max_gain``, else (a partial-input variant) the config's partial-input threshold
     (``policy.partial_input_max_gain``, default 0.10: the cheap check's)."""
     if spec.max_gain is not None:
@@ -546,7 +548,7 @@ def gate_threshold(spec: BaselineSpec, release: Any, config: str) -> float | Non
     return float(declared) if declared is not None else DEFAULT_MAX_GAIN
 
 
-def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow], *, known: Sequence[Any] = (),
+def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow], *, known: Sequence[Any] = (),
                  subsampled: bool = False) -> dict[str, Any]:
     """Pass / warn / fail of a gated spec over its gate splits (see module docstring).
 
@@ -595,7 +597,7 @@ def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow], *, 
 # --------------------------------------------------------------------------- the runner
 
 
-def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: Sequence[Any] | None = None,
+def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figures: Sequence[Any] | None = None,
              **options: Any) -> BaselineResult:
     """Run one declared baseline on ``release``.
 

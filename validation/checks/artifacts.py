@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
@@ -43,6 +43,9 @@ from benchsmith.validation.dataview import (
     tokens,
 )
 from scipy import stats
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 TOP = 10
 ALPHA = 1e-3
@@ -203,7 +206,7 @@ class CueCheck(Check):
     name = "cues"
     family = "artifacts"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for view in configs(release):
             if view.multiple_choice is None:

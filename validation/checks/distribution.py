@@ -21,12 +21,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import ConfigView, configs, tokens
 from scipy import stats
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 CUE_ALPHA = 1e-3
 
@@ -46,7 +49,7 @@ class LabelBalanceCheck(Check):
     name = "label_balance"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         results = []
         for view in configs(release):
             for field in view.label_fields:
@@ -197,7 +200,7 @@ class LengthCheck(Check):
     name = "lengths"
     family = "distribution"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         return [self._config(view) for view in configs(release)]
 
     def _config(self, view: ConfigView) -> CheckResult:

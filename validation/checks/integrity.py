@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 import numpy as np
@@ -25,6 +25,9 @@ from benchsmith.validation.check import Check, CheckResult, Status, register_che
 from benchsmith.validation.dataview import ConfigView, configs
 
 from benchsmith.fingerprint import Fingerprinter
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 _SHOW = 10  # offending items listed in details
 
@@ -42,7 +45,7 @@ def _norm_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def card_front_matter(release: Any) -> dict[str, Any] | None:
+def card_front_matter(release: Release) -> dict[str, Any] | None:
     """The YAML front matter of the release's README.md, or None if there is none.
 
     Raises:
@@ -65,7 +68,7 @@ class SchemaCheck(Check):
     name = "schema"
     family = "integrity"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         card_error = "README.md has no YAML front matter (the card is missing or not rendered)"
         try:
             card = card_front_matter(release)
@@ -104,7 +107,7 @@ class SchemaCheck(Check):
         return results
 
     def _config_problems(
-        self, release: Any, view: ConfigView, card: dict | None, card_infos: dict[str, Any], card_error: str
+        self, release: Release, view: ConfigView, card: dict | None, card_infos: dict[str, Any], card_error: str
     ) -> list[str]:
         problems: list[str] = []
         expected = pa.schema([pa.field(f.name, _norm_type(f.type)) for f in view.features.arrow_schema])
@@ -165,7 +168,7 @@ class FingerprintCheck(Check):
     name = "fingerprint"
     family = "integrity"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         results = []
         for view in configs(release):
             bad = []
@@ -179,7 +182,7 @@ class FingerprintCheck(Check):
                 except (OSError, pa.ArrowException) as exc:
                     bad.append({"split": split, "error": str(exc)})
                     continue
-                want = release.split_info(view.config, split)["fingerprint"]
+                want = release.split_info(view.config, split).fingerprint
                 if got != want:
                     bad.append({"split": split, "manifest": want, "data": got})
             if bad:
@@ -203,7 +206,7 @@ class UniqueIdsCheck(Check):
     name = "unique_ids"
     family = "integrity"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         results = []
         for view in configs(release):
             if view.id_field is None:
@@ -290,7 +293,7 @@ class EmptyFieldsCheck(Check):
     name = "empty_fields"
     family = "integrity"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         results = []
         for view in configs(release):
             allowed = set(view.policy.allow_empty)

@@ -48,13 +48,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import ConfigView, as_text, configs, gather_ranges, sorted_unique
 
 from benchsmith import progress
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 _SHOW = 10
 DEFAULT_THRESHOLD = 0.8
@@ -130,7 +133,7 @@ class ExactDuplicateCheck(Check):
     name = "exact_duplicates"
     family = "leakage"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         return [self._config(view) for view in configs(release)]
 
     @staticmethod
@@ -362,7 +365,7 @@ class NearDuplicateCheck(Check):
         self.threshold = threshold
         self.num_perm = num_perm
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         out = []
         for view in configs(release):
             if len(compared_splits(view)[0]) < 2 or not view.dedup_fields:

@@ -19,22 +19,25 @@ With no other release and no previous version the check is skipped, and says why
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import configs
 
 from benchsmith.registry import STAGING
 
+if TYPE_CHECKING:
+    from benchsmith.release import Release
+
 _SHOW = 10
 
 
-def registry_root(release: Any) -> Path:
+def registry_root(release: Release) -> Path:
     root = Path(release.path).resolve().parent.parent
     return root.parent if root.name == STAGING else root
 
 
-def neighbours(release: Any) -> list[Any]:
+def neighbours(release: Release) -> list[Any]:
     """The newest release of every other dataset in the release's registry (sorted by name)."""
     from benchsmith.release import find_releases
 
@@ -55,7 +58,7 @@ class ContaminationCheck(Check):
     name = "contamination"
     family = "leakage"
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.drift import previous_release
 
         out = self._others(release)
@@ -67,7 +70,7 @@ class ContaminationCheck(Check):
                                    "compare with (`benchsmith contamination --against` checks corpora)"))
         return out
 
-    def _others(self, release: Any) -> list[CheckResult]:
+    def _others(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.contamination import corpus, scan
 
         others = neighbours(release)
@@ -100,7 +103,7 @@ class ContaminationCheck(Check):
                          "min_tokens": rep["min_tokens"], "splits": rows, "items": items[:_SHOW]}))
         return results
 
-    def _moved(self, release: Any, previous: Any) -> list[CheckResult]:
+    def _moved(self, release: Release, previous: Any) -> list[CheckResult]:
         from benchsmith.validation.checks.leakage import content_batches
 
         results = []

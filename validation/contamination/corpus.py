@@ -33,10 +33,13 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from benchsmith.errors import ConfigError, ParseError, SourceError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: largest byte range of a plain-text or JSON-lines file read by one task
 CHUNK_BYTES = 8 << 20
@@ -295,7 +298,7 @@ def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[list[str], Se
 # --------------------------------------------------------------------------- sources
 
 
-def release_parts(release: Any, label: str, fields_of: Any) -> list[Part]:
+def release_parts(release: Release, label: str, fields_of: Any) -> list[Part]:
     """One part per config and split of another release; ``fields_of(view)`` its matched fields."""
     from benchsmith.validation.dataview import configs
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.contamination import corpus
 from benchsmith.validation.contamination.ngrams import DEFAULT_MIN_TOKENS, DEFAULT_NGRAM, Item, ItemIndex
@@ -29,6 +29,9 @@ from benchsmith.validation.dataview import ConfigView, configs
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 MAX_LOCATIONS = 5
 _SHOW = 20
@@ -42,7 +45,7 @@ def matched_fields(view: ConfigView) -> list[str]:
     return view.text_fields
 
 
-def build_index(release: Any, *, ngram: int = DEFAULT_NGRAM, min_tokens: int = DEFAULT_MIN_TOKENS,
+def build_index(release: Release, *, ngram: int = DEFAULT_NGRAM, min_tokens: int = DEFAULT_MIN_TOKENS,
                 near: float | None = None) -> ItemIndex:
     """The n-gram index of every matched value of every config and split of a release
     (``near``: also near duplicates at this Jaccard threshold, :meth:`ItemIndex.enable_near`)."""
@@ -265,7 +268,7 @@ def by_design(policy_patterns: Sequence[str], source: str, file: str = "") -> bo
     return any(fnmatch.fnmatch(n, p) for p in policy_patterns for n in names if n)
 
 
-def report(release: Any, index: ItemIndex, counts: dict[int, int], locations: dict[int, list[dict[str, Any]]],
+def report(release: Release, index: ItemIndex, counts: dict[int, int], locations: dict[int, list[dict[str, Any]]],
            *, sources: list[dict[str, Any]], lines: int, seconds: float, ran: str,
            per_source: dict[str, int]) -> dict[str, Any]:
     """The JSON report: per config and split the rate, the gate, and the contaminated items."""
