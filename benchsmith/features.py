@@ -98,8 +98,9 @@ class Value:
 class ClassLabel:
     """An integer label with names (stored as int64; -1 means unlabeled)."""
 
-    names: list[str] | None = None
-    num_classes: int | None = field(default=None, repr=False)
+    # either may be left out when built; __post_init__ fills in the other, so after it both are set
+    names: list[str] = None  # type: ignore[assignment]
+    num_classes: int = field(default=None, repr=False)  # type: ignore[assignment]
     id: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +163,8 @@ class ClassLabel:
 class Sequence:
     """``datasets.Sequence``: a :class:`List` of ``feature``, except that a dict of features
     becomes a dict of lists (TFDS's convention, kept by ``datasets`` for compatibility)."""
+
+    feature: Any  # set by the List that __new__ makes
 
     def __new__(cls, feature: Any = None, length: int = -1, **kwargs: Any) -> Any:
         if cls is Sequence and isinstance(feature, dict) and any(

@@ -46,11 +46,11 @@ class Bar:
         self._task = progress.add_task(description, total=total) if progress else None
 
     def advance(self, n: float = 1) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, n)
 
     def update(self, **kw) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.update(self._task, **kw)
 
 

@@ -91,13 +91,14 @@ class IdIndex:
         held_bounds = bucket_bounds(held)
         if self.file is not None:
             self.file.flush()
+        fileno = self.file.fileno() if self.file is not None else -1  # segments exist only with the file
         out: set[int] = set()
         for b in range(256):
             parts = [held[held_bounds[b]:held_bounds[b + 1]]]
             for offset, bounds in self.segments:
                 n = int(bounds[b + 1] - bounds[b])
                 if n:
-                    data = os.pread(self.file.fileno(), 8 * n, offset + 8 * int(bounds[b]))
+                    data = os.pread(fileno, 8 * n, offset + 8 * int(bounds[b]))
                     parts.append(np.frombuffer(data, dtype=np.uint64))
             bucket = np.concatenate(parts)
             bucket.sort()
