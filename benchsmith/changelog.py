@@ -152,10 +152,9 @@ class Changelog:
                 continue
             lines += ["", f"{heading}# {s.config} / {s.split}", ""]
             for kind in ("changed", "removed", "added"):
-                items = [i for i in s.items if i.kind == kind]
-                for item in items[:limit]:
-                    lines.append(_item_line(item))
-                left_out += max(0, len(items) - limit)
+                of_kind = [i for i in s.items if i.kind == kind]
+                lines += [_item_line(item) for item in of_kind[:limit]]
+                left_out += max(0, len(of_kind) - limit)
         if left_out:
             lines += ["", f"{left_out} more item(s) not listed here" + (f": the full changelog is {full}." if full
                                                                           else " (`benchsmith diff --json`).")]

@@ -47,7 +47,7 @@ from benchsmith.semver import parse_version
 if TYPE_CHECKING:
     from benchsmith.release import Release
 
-Measure = Callable[[Any, "Figure"], Any]
+Measure = Callable[["Release", "Figure"], Any]
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Expectation:
     key: str
     published: Any
     reference: str
-    measure: Callable[[Any], Any]
+    measure: Callable[[Release], Any]
     tolerance: float = 0.0
     description: str = ""
     discrepancy: str | None = None
@@ -115,14 +115,28 @@ def agrees(published: Any, measured: Any, tolerance: float = 0.0) -> bool:
 # ----------------------------------------------------------------- core measures
 
 
+def _bound(fn: Measure, f: Figure) -> Callable[[Release], Any]:
+    """``fn`` measuring ``f`` (one closure per figure, not over a loop variable)."""
+    return lambda release: fn(release, f)
+
+
+def _split(f: Figure) -> tuple[str, str]:
+    """The ``config/split`` a core measure reads (a ConfigError when the figure names none)."""
+    if f.config is None or f.split is None:
+        raise ConfigError(f"figure {f.id!r}: measure {f.measure!r} needs a config/split key",
+                          hint="Name the split the figure is measured on, e.g. `key: test/label_counts`")
+    return f.config, f.split
+
+
 def _count(release: Release, f: Figure) -> int:
-    return release.num_examples(f.config, f.split)
+    return release.num_examples(*_split(f))
 
 
 def _labels(release: Release, f: Figure) -> list[Any]:
     name = f.args["field"]
-    feature = release.features(f.config)[name]
-    values = release.table(f.config, f.split, [name]).column(name).to_pylist()
+    config, split = _split(f)
+    feature = release.features(config)[name]
+    values = release.table(config, split, [name]).column(name).to_pylist()
     int2str = getattr(feature, "int2str", None)
     return [int2str(v) if int2str and isinstance(v, int) and v >= 0 else v for v in values]
 
@@ -223,6 +237,6 @@ def bind(figures: list[Figure], measures: Mapping[str, Measure], version: str | 
         out.append(Expectation(
             key=f.id, published=f.value, reference=f.source, tolerance=f.tolerance,
             description=f.what, discrepancy=f.discrepancy, needs=f.needs,
-            measure=(lambda release, _fn=fn, _f=f: _fn(release, _f)),
+            measure=_bound(fn, f),
         ))
     return out

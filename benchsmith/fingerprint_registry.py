@@ -172,10 +172,10 @@ def check(builder: Builder, built: Built, sources: Sources, *, selected: Iterabl
     if changed:
         config, split, what = changed[0]
         more = f" (and {len(changed) - 1} more split{'s' if len(changed) > 2 else ''})" if len(changed) > 1 else ""
-        line = rows[(config, split)][1] if (config, split) in rows else None
+        at_line = rows[(config, split)][1] if (config, split) in rows else None
         raise VersionChangedError(
             f"the build of {name} {version} differs from its registered content: {what}{more}",
-            path=path, line=line, hint=bump, config=config, split=split)
+            path=path, line=at_line, hint=bump, config=config, split=split)
     compared = [f"{c}/{s}" for c, splits in built.items() for s in splits]
     return Outcome("match", f"{len(compared)} split fingerprints match {path.name}", compared)
 

@@ -116,7 +116,7 @@ def _card_problems(release: Release, card_text: str | None) -> list[str]:
         for df in files:
             if isinstance(df, dict):
                 paths = df.get("path")
-                patterns[str(df.get("split", "train"))] = paths if isinstance(paths, list) else [paths]
+                patterns[str(df.get("split", "train"))] = paths if isinstance(paths, list) else [paths] if paths else []
         for split in release.splits(config):
             shards = [p.relative_to(release.path).as_posix() for p in release.files(config, split)]
             pats = patterns.get(split)

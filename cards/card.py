@@ -54,9 +54,10 @@ from huggingface_hub import DatasetCardData
 
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 from benchsmith.registry import CARD, write_text_atomic
+from benchsmith.release import Release
 
 if TYPE_CHECKING:
-    from benchsmith.release import Release
+    from benchsmith.builder import Builder
 
 __all__ = ["card_data", "croissant", "render_card", "render_files", "write_card_files"]
 
@@ -265,7 +266,7 @@ def _environment() -> jinja2.Environment:
 READ_ONCE_MAX_BYTES = 256 << 20
 
 
-class _ReadOnce:
+class _ReadOnce(Release):
     """The release as a builder's card sections see it: :meth:`table` reads each (small) split
     once and serves every later request, whole or a selection of columns, from that read.
 
@@ -274,10 +275,12 @@ class _ReadOnce:
     schema whether it reads some columns or all). :meth:`features` gives
     :class:`benchsmith.features.Features` (same names, ``names``, ``int2str``... as ``datasets``'),
     so rendering a card during a build does not import ``datasets``. Everything else is the
-    release's own.
+    release's own: a :class:`Release` (what ``Builder.card_sections`` is typed to take) sharing
+    the release's path and typed metadata, read once already.
     """
 
-    def __init__(self, release: Release) -> None:
+    def __init__(self, release: Release) -> None:  # not super().__init__: it would read release.json again
+        self.path, self.info = release.path, release.info
         self._release = release
         self._tables: dict[tuple[str, str], Any] = {}
 
@@ -311,13 +314,13 @@ def _changes_markdown(release: Release) -> str | None:
     return "\n".join(lines[2:] if lines and lines[0].startswith("#") else lines).strip() + "\n"
 
 
-def lm_eval_connectors(builder: Any | None) -> Any:
+def lm_eval_connectors(builder: Builder | None) -> Any:
     """The builder's COPA connector words for the lm-eval tasks (``lm_eval_connectors``, e.g.
     XCOPA's per language), or None: English only (:mod:`benchsmith.cards.lm_eval`)."""
     return getattr(builder, "lm_eval_connectors", None)
 
 
-def render_card(release: Release, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> str:
+def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
@@ -357,7 +360,7 @@ def render_card(release: Release, builder: Any | None = None, *, hub: dict[str, 
     return f"---\n{card_data(m).to_yaml()}\n---\n\n{body}"
 
 
-def render_files(release: Release, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:
+def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:
     """Every rendered file of a release, ``{path relative to the release: text}``: README.md,
     croissant.json and the lm_eval/ folder. ``publish --hub`` can commit these (rendered with
     ``hub=``) in place of the local ones without touching the release folder."""
@@ -369,7 +372,7 @@ def render_files(release: Release, builder: Any | None = None, *, hub: dict[str,
     return files
 
 
-def write_card_files(release: Release, builder: Any | None = None, *, hub: dict[str, str] | None = None) -> None:
+def write_card_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> None:
     """(Re)write README.md, croissant.json and lm_eval/ inside a release directory; files of
     an earlier rendering that this one does not produce are removed from lm_eval/."""
     files = render_files(release, builder, hub=hub)

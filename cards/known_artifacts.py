@@ -11,7 +11,10 @@ undeclared large artifact fails the gate instead).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchsmith.builder import Builder
 
 HEADING = "Known artifacts"
 
@@ -38,7 +41,7 @@ def _measured(report: Mapping[str, Any] | None) -> dict[str, list[str]]:
     return out
 
 
-def _declared(builder: Any, report: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def _declared(builder: Builder | None, report: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     from benchsmith.validation.known_artifacts import declared
 
     if builder is not None:
@@ -53,7 +56,7 @@ def _declared(builder: Any, report: Mapping[str, Any] | None) -> list[dict[str, 
     return list(seen.values())
 
 
-def section(builder: Any, report: Mapping[str, Any] | None) -> dict[str, str]:
+def section(builder: Builder | None, report: Mapping[str, Any] | None) -> dict[str, str]:
     """``{"Known artifacts": markdown}``, or ``{}`` when nothing is declared."""
     known = _declared(builder, report)
     if not known:

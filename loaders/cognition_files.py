@@ -61,7 +61,7 @@ def read_cg_test(en: str | Path, zh: str | Path, compound: str | Path) -> list[C
     counts = {k: len(v) for k, v in lines.items()}
     if len(set(counts.values())) != 1:
         desc = ", ".join(f"{files[k]} has {n}" for k, n in counts.items())
-        shortest = min(counts, key=counts.get)
+        shortest = min(counts, key=counts.__getitem__)
         raise ParseError(
             f"CG-test files are not line-aligned: {desc} lines",
             path=files[shortest],

@@ -27,6 +27,7 @@ import xml.sax
 import xml.sax.handler
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import defusedxml.sax
 from benchsmith.loaders.rawfile import check_declared_encoding, unreadable
@@ -70,7 +71,7 @@ class _Handler(xml.sax.handler.ContentHandler):
     def lineno(self) -> int | None:
         return self.locator.getLineNumber() if self.locator else None
 
-    def _fail(self, message: str, line: int | None = None) -> None:
+    def _fail(self, message: str, line: int | None = None) -> NoReturn:
         raise ParseError(message, path=self.path, line=line or self.lineno, hint=_HINT)
 
     def startElement(self, name: str, attrs) -> None:

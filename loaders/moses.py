@@ -21,12 +21,12 @@ A path that cannot be read (missing, a directory) is a
 from __future__ import annotations
 
 import gzip
+import io
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
-from typing import BinaryIO
 
 from benchsmith.loaders.rawfile import unreadable
 
@@ -44,7 +44,7 @@ class ParallelPair:
     target: str
 
 
-def open_binary(path: Path) -> BinaryIO:
+def open_binary(path: Path) -> io.BufferedIOBase:
     """``path`` opened for reading bytes, through gzip when it ends in ``.gz``."""
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 

@@ -31,9 +31,12 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.builder import Builder
 
 FILE = "known_artifacts.yaml"
 #: the probe name of the cheap partial-input check (a baseline spec is named by its spec name)
@@ -122,7 +125,7 @@ def read_known_artifacts(path: str | Path) -> list[KnownArtifact]:
     return out
 
 
-def declared(builder: Any) -> list[KnownArtifact]:
+def declared(builder: Builder | None) -> list[KnownArtifact]:
     """The builder's declarations (``[]`` without a builder or a file)."""
     if builder is None or not hasattr(builder, "data_path"):
         return []

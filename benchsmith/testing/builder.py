@@ -116,7 +116,7 @@ class BuilderTestBase:
                     assert Path(a).read_bytes() == Path(b).read_bytes(), (config, split)
 
     def test_failed_build_leaves_nothing(self, tmp_path: Path) -> None:
-        class Exploding(self.builder):  # type: ignore[misc, valid-type]
+        class Exploding(self.builder):  # type: ignore[misc, valid-type, name-defined]
             def examples(self, config, split, sources):
                 yield from _take(super().examples(config, split, sources), 1)
                 raise RuntimeError("builder blew up midway")

@@ -126,7 +126,7 @@ class LocalHub:
     def url(self) -> str:
         assert self._server is not None, "start() the hub first"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
     def start(self) -> Self:
         hub = self

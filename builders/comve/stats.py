@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from benchsmith.builder import Builder
     from benchsmith.release import Release
 
 #: Sentence types of the paper's Tables 4 and 5, with the tuples fields they come from.
@@ -149,7 +150,7 @@ def _id_key(i: str) -> tuple[int, str]:
     return (int(i), i) if i.isdigit() else (1 << 62, i)
 
 
-def card_sections(release: Release, builder: Any) -> Mapping[str, str]:
+def card_sections(release: Release, builder: Builder) -> Mapping[str, str]:
     """Card prose computed from the release: label distributions, lengths, errata and findings."""
     rows = []
     for config in ("subtask_a", "subtask_b"):

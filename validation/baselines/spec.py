@@ -247,7 +247,7 @@ class BaselineSpec:
 
 def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), model: str | None = None,
                  setup: str | None = None, variant: str | None = None, config: str | None = None,
-                 release: Release = None, dataset: str = "this dataset") -> list[BaselineSpec]:
+                 release: Release | None = None, dataset: str = "this dataset") -> list[BaselineSpec]:
     """The specs a command line asks for; an unknown name (spec, model, setup, variant,
     config) is a ConfigError with suggestions and the valid names."""
     specs = list(specs)

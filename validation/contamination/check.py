@@ -37,12 +37,12 @@ def registry_root(release: Release) -> Path:
     return root.parent if root.name == STAGING else root
 
 
-def neighbours(release: Release) -> list[Any]:
+def neighbours(release: Release) -> list[Release]:
     """The newest release of every other dataset in the release's registry (sorted by name)."""
     from benchsmith.release import find_releases
 
     root = registry_root(release)
-    out = []
+    out: list[Release] = []
     if not root.is_dir():
         return out
     for d in sorted(root.iterdir()):
@@ -87,7 +87,7 @@ class ContaminationCheck(Check):
         counts, locations, lines, per_source, ran = scan.run(index, parts, workers=1)
         rep = scan.report(release, index, counts, locations, sources=sources, lines=lines, seconds=0.0, ran=ran,
                           per_source=per_source)
-        names = ", ".join(s["source"] for s in sources)
+        names = ", ".join(str(s["source"]) for s in sources)
         results = []
         for view in configs(release):
             rows = [r for r in rep["splits"] if r["config"] == view.config]

@@ -240,10 +240,12 @@ class ItemIndex:
             signatures,
         )
 
-        if getattr(self, "near_keys", None) is None or not texts:
+        near_keys = getattr(self, "near_keys", None)
+        if near_keys is None or not texts:
             return []
         words = batch_words(texts)
-        lines, cur = [], []
+        lines: list[str] = []
+        cur: list[str] = []
         for w in words:
             if w == _SEP:
                 lines.append(" ".join(cur))
@@ -253,7 +255,7 @@ class ItemIndex:
         lines.append(" ".join(cur))
         bands, rows = lsh_bands(self.near_threshold, self.near_perm)
         keys = band_keys(signatures(lines, self.near_ngram, self.near_perm), bands, rows)
-        values, found = _candidates(self.near_keys, keys)
+        values, found = _candidates(near_keys, keys)
         out = []
         for v, line in zip(values.tolist(), found.tolist()):
             if not lines[line]:

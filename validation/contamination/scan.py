@@ -183,9 +183,10 @@ def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | No
         from concurrent.futures import as_completed as done
 
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        init = None if ctx.get_start_method() == "fork" else _set_index
-        with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=ctx, initializer=init,
-                                 initargs=(index,) if init else ()) as pool:
+        # a forked worker inherits _INDEX; a spawned one is handed the index once
+        init: dict[str, Any] = {} if ctx.get_start_method() == "fork" else {"initializer": _set_index,
+                                                                            "initargs": (index,)}
+        with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=ctx, **init) as pool:
             futures = {pool.submit(_scan_local, p): i for i, p in enumerate(parts)}
             for fut in done(futures):
                 on_done(futures[fut], fut.result())
