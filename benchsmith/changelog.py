@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -311,7 +311,6 @@ def record_changes(new: Release, previous: Release | Callable[[], Release | None
         (staging / f"{base}.md").write_text(log.to_markdown(CARD_LIMIT, heading="###", full=f"`{base}.json`",
                                                             per_split=False), encoding="utf-8")
         record = {"version": prev.version, "json": f"{base}.json", "markdown": f"{base}.md", "totals": log.totals()}
-    manifest = json.loads((staging / MANIFEST).read_text(encoding="utf-8"))
-    manifest["changes_since"] = record
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    info = replace(new.info, extra={**new.info.extra, "changes_since": record})
+    (staging / MANIFEST).write_text(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return record

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,7 @@ from benchsmith.validation.contamination.html import card_lines
 from huggingface_hub import DatasetCardData
 
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
+from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import CARD, write_text_atomic
 from benchsmith.release import Release
 
@@ -83,25 +85,25 @@ def _size_category(n: int) -> str:
     return "10M<n<100M"
 
 
-def card_data(manifest: dict[str, Any]) -> DatasetCardData:
+def card_data(info: ReleaseInfo) -> DatasetCardData:
     """The YAML metadata of a release's card."""
     configs, infos = [], []
     total = 0
     languages: list[str] = []
-    for i, (name, cfg) in enumerate(manifest["configs"].items()):
+    for i, (name, cfg) in enumerate(info.configs.items()):
         entry: dict[str, Any] = {
             "config_name": name,
             "data_files": [
-                {"split": s, "path": f"data/{name}/{s}-*.parquet"} for s in cfg["splits"]
+                {"split": s, "path": f"data/{name}/{s}-*.parquet"} for s in cfg.splits
             ],
         }
         if i == 0:
             entry["default"] = True
         configs.append(entry)
-        features = Features.from_dict(cfg["features"])
+        features = Features.from_dict(dict(cfg.features_dict))
         splits = [
-            {"name": s, "num_bytes": info["num_bytes"], "num_examples": info["num_examples"]}
-            for s, info in cfg["splits"].items()
+            {"name": s, "num_bytes": split.num_bytes, "num_examples": split.num_examples}
+            for s, split in cfg.splits.items()
         ]
         size = sum(s["num_bytes"] for s in splits)
         infos.append(
@@ -113,22 +115,22 @@ def card_data(manifest: dict[str, Any]) -> DatasetCardData:
             }
         )
         total += sum(s["num_examples"] for s in splits)
-        for lang in cfg.get("languages", []):
+        for lang in cfg.languages:
             if lang not in languages:
                 languages.append(lang)
     return DatasetCardData(
         language=languages or None,
-        license=(manifest.get("license") or "other").lower(),
-        pretty_name=scrub(manifest.get("pretty_name")),
-        task_categories=list(manifest.get("task_categories") or []) or None,
-        task_ids=list(manifest.get("task_ids") or []) or None,
-        multilinguality=list(manifest.get("multilinguality") or []) or None,
-        source_datasets=list(manifest.get("source_datasets") or []) or None,
-        paperswithcode_id=manifest.get("paperswithcode_id") or None,
+        license=(info.license or "other").lower(),
+        pretty_name=scrub(info.pretty_name),
+        task_categories=list(info.task_categories) or None,
+        task_ids=list(info.task_ids) or None,
+        multilinguality=list(info.multilinguality) or None,
+        source_datasets=list(info.source_datasets) or None,
+        paperswithcode_id=info.paperswithcode_id or None,
         size_categories=[_size_category(total)],
         configs=configs,
         dataset_info=infos,
-        version=manifest["version"],
+        version=info.version,
     )
 
 
@@ -148,24 +150,24 @@ def _type_name(f: Any) -> str:
     return type(f).__name__
 
 
-def _feature_rows(features_dict: dict[str, Any]) -> list[dict[str, str]]:
-    feats = Features.from_dict(features_dict)
+def _feature_rows(features_dict: Mapping[str, Any]) -> list[dict[str, str]]:
+    feats = Features.from_dict(dict(features_dict))
     return [{"name": name, "type": _type_name(f).replace("|", "/")} for name, f in feats.items()]
 
 
-def _feature_groups(m: dict[str, Any]) -> list[dict[str, Any]]:
+def _feature_groups(info: ReleaseInfo) -> list[dict[str, Any]]:
     """Configs grouped by identical features, in manifest order."""
     groups: dict[str, dict[str, Any]] = {}
-    for c, info in m["configs"].items():
-        key = json.dumps(info["features"], sort_keys=True)
-        groups.setdefault(key, {"configs": [], "rows": _feature_rows(info["features"])})["configs"].append(c)
+    for c, cfg in info.configs.items():
+        key = json.dumps(cfg.to_dict()["features"], sort_keys=True)
+        groups.setdefault(key, {"configs": [], "rows": _feature_rows(cfg.features_dict)})["configs"].append(c)
     return list(groups.values())
 
 
-def _split_names(m: dict[str, Any]) -> list[str]:
+def _split_names(info: ReleaseInfo) -> list[str]:
     seen: list[str] = []
-    for cfg in m["configs"].values():
-        for s in cfg["splits"]:
+    for cfg in info.configs.values():
+        for s in cfg.splits:
             if s not in seen:
                 seen.append(s)
     return [s for s in SPLIT_ORDER if s in seen] + [s for s in seen if s not in SPLIT_ORDER]
@@ -236,19 +238,19 @@ def _baselines(report: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"rows": list(rows.values()), "runs": len(runs), "not_comparable": not_comparable}
 
 
-def _source_status(m: dict[str, Any]) -> dict[str, str]:
+def _source_status(info: ReleaseInfo) -> dict[str, str]:
     out = {}
-    for n, s in (m.get("sources") or {}).items():
-        statuses = Counter(f["status"] for f in s["files"].values())
+    for n, s in info.sources.items():
+        statuses = Counter(f["status"] for f in (s.get("files") or {}).values())
         out[n] = ", ".join(f"{k} {v}" if len(statuses) > 1 else k for k, v in sorted(statuses.items())) or "no files"
     return out
 
 
-def harvested(m: dict[str, Any]) -> bool:
+def harvested(info: ReleaseInfo) -> bool:
     """Whether the release was harvested by a construction pipeline from inputs the user gave
     (every source's origin ``harvest-input``) rather than rebuilt from upstream's release: its
     card then never says it "reproduces upstream as released"."""
-    sources = (m.get("sources") or {}).values()
+    sources = info.sources.values()
     return bool(sources) and all(s.get("origin") == "harvest-input" for s in sources)
 
 
@@ -325,7 +327,8 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
     """
-    m = release.info.to_dict()  # the documented JSON form: what the YAML and the template render
+    info = release.info
+    m = info.to_dict()  # the template renders the documented JSON form (benchsmith.manifest)
     report = None
     rpath = release.reports_dir / "validation.json"
     if rpath.is_file():
@@ -334,30 +337,30 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
     from benchsmith.cards.known_artifacts import section as known_artifacts
 
     sections.update(known_artifacts(builder, report))  # declared partial-input artifacts (gate warns)
-    first = next(iter(m["configs"]))
-    skipped = {c: {s: reason(why) for s, why in info["skipped_splits"].items()}
-               for c, info in m["configs"].items() if info.get("skipped_splits")}
-    lm_tasks = [t["name"] for t in tasks(m, lm_eval_connectors(builder))]
+    first = next(iter(info.configs))
+    skipped = {c: {s: reason(why) for s, why in cfg.skipped_splits.items()}
+               for c, cfg in info.configs.items() if cfg.skipped_splits}
+    lm_tasks = [t["name"] for t in tasks(info, lm_eval_connectors(builder))]
     body = _environment().get_template("dataset_card.md.j2").render(
         m=m,
         hub=hub,
-        local_path=f"{m['name']}/{m['version']}",
+        local_path=f"{info.name}/{info.version}",
         first_config=first,
-        first_splits=[s for s in _split_names(m) if s in m["configs"][first]["splits"]],
-        split_names=_split_names(m),
-        feature_groups=_feature_groups(m),
+        first_splits=[s for s in _split_names(info) if s in info.configs[first].splits],
+        split_names=_split_names(info),
+        feature_groups=_feature_groups(info),
         sections=sections,
         v=_validation(report),
         contamination=card_lines(report),
         baselines=_baselines(report),
         skipped=skipped,
-        source_status=_source_status(m),
+        source_status=_source_status(info),
         lm_eval_tasks=lm_tasks,
-        lm_eval_group=task_name(m["name"]),
-        harvested=harvested(m),
+        lm_eval_group=task_name(info.name),
+        harvested=harvested(info),
         changes_md=_changes_markdown(release),
     )
-    return f"---\n{card_data(m).to_yaml()}\n---\n\n{body}"
+    return f"---\n{card_data(info).to_yaml()}\n---\n\n{body}"
 
 
 def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:

@@ -48,6 +48,7 @@ from benchsmith.cards.paths import scrub
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 
 if TYPE_CHECKING:
+    from benchsmith.manifest import ReleaseInfo
     from benchsmith.release import Release
 
 CROISSANT_1_0 = "http://mlcommons.org/croissant/1.0"
@@ -96,16 +97,16 @@ PARQUET = "application/x-parquet"
 _YEAR = re.compile(r"\byear\s*=\s*[{\"]*\s*(\d{4})\b", re.IGNORECASE)
 
 
-def date_published(manifest: dict[str, Any]) -> str | None:
+def date_published(info: ReleaseInfo) -> str | None:
     """The release's ``datePublished`` (ISO 8601), deterministic for a given manifest and
     environment; see the module docstring for the order."""
-    declared = manifest.get("release_date")
+    declared = info.release_date
     if declared:
         return str(declared)
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch.isdigit():
         return datetime.datetime.fromtimestamp(int(epoch), tz=datetime.UTC).date().isoformat()
-    year = _YEAR.search(manifest.get("citation") or "")  # the first entry: the dataset's own paper
+    year = _YEAR.search(info.citation or "")  # the first entry: the dataset's own paper
     return year.group(1) if year else None
 
 
@@ -189,16 +190,16 @@ def croissant(release: Release, *, hub: dict[str, str] | None = None) -> dict[st
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once published; the document's
     ``url`` then points at the Hub dataset (file paths stay relative to the repo root).
     """
-    m = release.info.to_dict()  # the documented JSON form: what the JSON-LD is rendered from
+    m = release.info
     dist: list[dict[str, Any]] = []
     record_sets: list[dict[str, Any]] = []
-    for cname, cfg in m["configs"].items():
-        feats = Features.from_dict(cfg["features"])
+    for cname, cfg in m.configs.items():
+        feats = Features.from_dict(dict(cfg.features_dict))
         record_sets.extend(_class_sets(cname, feats))
-        id_field = (cfg.get("policy") or {}).get("id_field", "id")
-        for split, info in cfg["splits"].items():
+        id_field = cfg.policy.get("id_field", "id")
+        for split, info in cfg.splits.items():
             fs_id = f"{cname}/{split}"
-            files = list(info.get("files") or [f"data/{cname}/{split}-*.parquet"])
+            files = list(info.files)
             dist.append({
                 "@type": "cr:FileSet",
                 "@id": fs_id,
@@ -211,8 +212,8 @@ def croissant(release: Release, *, hub: dict[str, str] | None = None) -> dict[st
                 "@type": "cr:RecordSet",
                 "@id": f"{fs_id}/records",
                 "name": f"{fs_id}/records",
-                "description": scrub(f"{cfg.get('description') or cname} Split `{split}`: "
-                                     f"{info.get('num_examples', 0):,} examples."),
+                "description": scrub(f"{cfg.description or cname} Split `{split}`: "
+                                     f"{info.num_examples:,} examples."),
                 "field": [_field(f"{fs_id}/{fname}", fname, f, fs_id, fname, (), cname, top=True)
                           for fname, f in feats.items()],
             }
@@ -223,28 +224,28 @@ def croissant(release: Release, *, hub: dict[str, str] | None = None) -> dict[st
         "@context": CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": CROISSANT_1_0,
-        "name": m["name"],
-        "alternateName": m.get("pretty_name") or m["name"],
-        "description": scrub(m.get("description") or m.get("pretty_name") or m["name"]),
-        "version": m["version"],
+        "name": m.name,
+        "alternateName": m.pretty_name or m.name,
+        "description": scrub(m.description or m.pretty_name or m.name),
+        "version": m.version,
     }
-    if m.get("license"):
-        doc["license"] = m["license"]
+    if m.license:
+        doc["license"] = m.license
     if hub:
         doc["url"] = f"https://huggingface.co/datasets/{hub['repo']}"
-    elif m.get("homepage"):
-        doc["url"] = m["homepage"]
-    if m.get("homepage") and doc.get("url") != m["homepage"]:
-        doc["sameAs"] = m["homepage"]
-    if m.get("citation"):
-        doc["citeAs"] = m["citation"]
+    elif m.homepage:
+        doc["url"] = m.homepage
+    if m.homepage and doc.get("url") != m.homepage:
+        doc["sameAs"] = m.homepage
+    if m.citation:
+        doc["citeAs"] = m.citation
     date = date_published(m)
     if date:
         doc["datePublished"] = date
-    languages = sorted({lang for c in m["configs"].values() for lang in c.get("languages", [])})
+    languages = sorted({lang for c in m.configs.values() for lang in c.languages})
     if languages:
         doc["inLanguage"] = languages
-    keywords = [*m.get("task_categories", []), *m.get("task_ids", [])]
+    keywords = [*m.task_categories, *m.task_ids]
     if keywords:
         doc["keywords"] = keywords
     doc.update(responsible_ai(m))
@@ -262,7 +263,7 @@ MAINTENANCE_PLAN = (
 )
 
 
-def responsible_ai(m: dict[str, Any]) -> dict[str, Any]:
+def responsible_ai(m: ReleaseInfo) -> dict[str, Any]:
     """Croissant RAI fields (``rai:`` vocabulary) from what the manifest already records.
 
     Computed, never typed by hand: ``dataCollection`` (the builder's description and its
@@ -275,7 +276,7 @@ def responsible_ai(m: dict[str, Any]) -> dict[str, Any]:
     (annotation protocol, demographics, biases...) as ``rai`` in the manifest (``Builder.rai``):
     keys in the vocabulary's spelling without the prefix, e.g. ``{"dataAnnotationProtocol": ...}``.
     """
-    sources = m.get("sources") or {}
+    sources = m.sources
     raw = []
     for name, src in sources.items():
         files = src.get("files") or {}
@@ -283,33 +284,33 @@ def responsible_ai(m: dict[str, Any]) -> dict[str, Any]:
         raw.append(f"{name}: {src.get('url') or 'no download URL'} (licence {src.get('license') or 'not stated'})"
                    + (f"; files read: {digests}" if digests else ""))
     out: dict[str, Any] = {}
-    description = scrub(m.get("description") or m.get("pretty_name") or m["name"])
+    description = scrub(m.description or m.pretty_name or m.name)
     if sources:
         out["rai:dataCollection"] = (f"{description} This release is built by benchsmith from "
                                      f"{len(sources)} upstream source(s): {', '.join(sources)}; nothing is "
                                      "collected anew.")
         out["rai:dataCollectionRawData"] = "\n".join(raw)
-    steps = [(f"Built by benchsmith {(m.get('tool_versions') or {}).get('benchsmith', '?')} from the upstream "
+    steps = [(f"Built by benchsmith {m.tool_versions.get('benchsmith', '?')} from the upstream "
              "files, each verified against its registered sha256, into deterministic Parquet shards.")]
     steps += [f"Erratum {e.get('id')}: {e.get('what')} -> {e.get('fix')} (evidence: {e.get('evidence')})"
-              for e in m.get("errata_applied") or []]
+              for e in m.errata_applied]
     out["rai:dataPreprocessingProtocol"] = steps
     limits = [f"Known upstream defect not fixed in this version: {e.get('id')}: {e.get('what')}"
-              for e in m.get("errata_pending") or []]
-    limits += [f"Config {c} not built: {why}" for c, why in (m.get("skipped_configs") or {}).items()]
-    limits += [f"Config {c} split {s} not built: {why}" for c, cfg in (m.get("configs") or {}).items()
-               for s, why in (cfg.get("skipped_splits") or {}).items()]
-    if m.get("reproducible") is False:
+              for e in m.errata_pending]
+    limits += [f"Config {c} not built: {dict(why)}" for c, why in m.skipped_configs.items()]
+    limits += [f"Config {c} split {s} not built: {why}" for c, cfg in m.configs.items()
+               for s, why in cfg.skipped_splits.items()]
+    if m.reproducible is False:
         limits.append("The build is declared not reproducible: a rebuild from the same sources may differ.")
-    limits += [f"Known artifact: {a}" for a in m.get("known_artifacts") or []]
+    limits += [f"Known artifact: {a}" for a in m.extra.get("known_artifacts") or []]
     if limits:
         out["rai:dataLimitations"] = limits
-    tasks = [*m.get("task_categories", []), *m.get("task_ids", [])]
-    languages = sorted({lang for c in (m.get("configs") or {}).values() for lang in c.get("languages", [])})
+    tasks = [*m.task_categories, *m.task_ids]
+    languages = sorted({lang for c in m.configs.values() for lang in c.languages})
     if tasks:
         out["rai:dataUseCases"] = [f"Evaluation benchmark for {t}" + (f" in {', '.join(languages)}" if languages else "")
                                    for t in tasks]
     out["rai:dataReleaseMaintenancePlan"] = MAINTENANCE_PLAN
-    for key, value in (m.get("rai") or {}).items():
+    for key, value in (m.extra.get("rai") or {}).items():
         out[f"rai:{key}"] = value
     return out

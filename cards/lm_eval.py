@@ -59,6 +59,7 @@ from benchsmith.cards.paths import scrub
 from benchsmith.features import ClassLabel, Features, Value
 
 if TYPE_CHECKING:
+    from benchsmith.manifest import ReleaseInfo
     from benchsmith.release import Release
 
 FOLDER = "lm_eval"
@@ -135,18 +136,18 @@ def _lettered_prompt(feats: Features, context: list[str], choices: list[str] | s
     return text, choice, "lettered options (context, question, `A. ...` lines, `Answer:`)"
 
 
-def tasks(manifest: dict[str, Any], connectors: Connectors | None = None) -> list[dict[str, Any]]:
+def tasks(info: ReleaseInfo, connectors: Connectors | None = None) -> list[dict[str, Any]]:
     """The lm-eval task of every config that is one: ``{"name", "config", "yaml" (dict), "what",
     "splits", "scored"}``; configs that are not multiple-choice tasks with a gold label (or whose
     field names are not identifiers, which lm-eval's Jinja cannot name) are left out.
     ``connectors``: the builder's COPA connector words per language (see module docstring)."""
     out = []
-    for cname, cfg in manifest["configs"].items():
-        policy = cfg.get("policy") or {}
+    for cname, cfg in info.configs.items():
+        policy = dict(cfg.policy)
         choices = policy.get("choices") or []
         if policy.get("task") != "multiple_choice" or not choices:
             continue
-        feats = Features.from_dict(cfg["features"])
+        feats = Features.from_dict(dict(cfg.features_dict))
         label = _label_field(policy, feats)
         fields = [choices] if isinstance(choices, str) else list(choices)
         context = list(policy.get("context") or [])
@@ -154,17 +155,17 @@ def tasks(manifest: dict[str, Any], connectors: Connectors | None = None) -> lis
             continue
         if not all(f.isidentifier() for f in [*fields, *context, label]):  # lm-eval renders doc fields as
             continue  # Jinja variables: a name such as `option-a` cannot be one
-        languages = list(cfg.get("languages") or ["en"])
+        languages = list(cfg.languages or ["en"])
         if list(choices) == ["choice1", "choice2"] and {"premise", "question"} <= set(context) \
                 and "premise" in feats and feats.get("question") == Value("string"):
             text, choice, what = _copa_prompt(languages[0] if len(languages) == 1 else "en", connectors)
         else:
-            question = policy.get("prompt") or cfg.get("description") or ""
+            question = policy.get("prompt") or cfg.description or ""
             text, choice, what = _lettered_prompt(feats, context, choices, scrub(question))
-        splits = {key: s for s, key in SPLIT_KEYS if s in cfg["splits"]}
+        splits = {key: s for s, key in SPLIT_KEYS if s in cfg.splits}
         if "validation_split" not in splits and "test_split" not in splits:
-            splits["test_split"] = next(iter(cfg["splits"]))
-        name = task_name(manifest["name"], cname)
+            splits["test_split"] = next(iter(cfg.splits))
+        name = task_name(info.name, cname)
         out.append({
             "name": name,
             "config": cname,
@@ -182,7 +183,7 @@ def tasks(manifest: dict[str, Any], connectors: Connectors | None = None) -> lis
                 "should_decontaminate": True,
                 "doc_to_decontamination_query": _decontamination_query(policy, feats, [*context, *fields]),
                 "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
-                "metadata": {"version": 1.0, "dataset": manifest["name"], "release": manifest["version"],
+                "metadata": {"version": 1.0, "dataset": info.name, "release": info.version,
                              "config": cname},
             },
         })
@@ -203,11 +204,11 @@ def _decontamination_query(policy: dict[str, Any], feats: Features, default: lis
     return " ".join(parts)
 
 
-def _data_source(manifest: dict[str, Any], config: str, splits: list[str],
+def _data_source(info: ReleaseInfo, config: str, splits: list[str],
                  hub: dict[str, str] | None) -> dict[str, Any]:
     if hub:
         return {"dataset_path": hub["repo"], "dataset_name": config,
-                "dataset_kwargs": {"revision": hub.get("revision") or manifest["version"]}}
+                "dataset_kwargs": {"revision": hub.get("revision") or info.version}}
     return {"dataset_path": "parquet",
             "dataset_kwargs": {"data_files": {s: f"data/{config}/{s}-*.parquet" for s in splits}}}
 
@@ -233,17 +234,17 @@ def lm_eval_files(release: Release, *, hub: dict[str, str] | None = None,
     """``{path relative to the release: text}`` of the ``lm_eval/`` folder (``{}`` when no
     config is a task); ``hub`` (``{"repo", "revision"}``) points the tasks at the Hub;
     ``connectors`` as :func:`tasks`."""
-    m = release.info.to_dict()  # the documented JSON form: what the task YAML is rendered from
+    m = release.info
     found = tasks(m, connectors)
     if not found:
         return {}
     files: dict[str, str] = {}
-    where = (f"the Hub dataset {hub['repo']} at revision {hub.get('revision') or m['version']}" if hub
-             else f"the local release {m['name']} {m['version']}")
+    where = (f"the Hub dataset {hub['repo']} at revision {hub.get('revision') or m.version}" if hub
+             else f"the local release {m.name} {m.version}")
     for t in found:
-        cfg = m["configs"][t["config"]]
+        cfg = m.configs[t["config"]]
         y = {"task": t["yaml"]["task"],
-             **_data_source(m, t["config"], [s for s in cfg["splits"] if s in t["splits"].values()], hub)}
+             **_data_source(m, t["config"], [s for s in cfg.splits if s in t["splits"].values()], hub)}
         y.update({k: v for k, v in t["yaml"].items() if k not in y})
         head = [f"# lm-eval task for config `{t['config']}` of {where} (generated by benchsmith; do not edit).",
                 f"# Prompt: {t['what']}."]
@@ -255,26 +256,26 @@ def lm_eval_files(release: Release, *, hub: dict[str, str] | None = None,
                 "# Once published on the Hub, replace dataset_path and dataset_kwargs with:",
                 "#   dataset_path: ORG/NAME",
                 f"#   dataset_name: {t['config']}",
-                f"#   dataset_kwargs: {{revision: '{m['version']}'}}",
+                f"#   dataset_kwargs: {{revision: '{m.version}'}}",
             ]
         files[f"{FOLDER}/{t['config']}.yaml"] = "\n".join(head) + "\n" + _dump(y)
     group = {
-        "group": task_name(m["name"]),
+        "group": task_name(m.name),
         "task": [t["name"] for t in found],
         "aggregate_metric_list": [{"metric": "acc", "aggregation": "mean", "weight_by_size": True}],
         "metadata": {"version": 1.0},
     }
-    files[f"{FOLDER}/_{task_name(m['name'])}.yaml"] = (
-        f"# Every lm-eval task of {m['name']} {m['version']}: accuracy averaged over examples.\n" + _dump(group))
+    files[f"{FOLDER}/_{task_name(m.name)}.yaml"] = (
+        f"# Every lm-eval task of {m.name} {m.version}: accuracy averaged over examples.\n" + _dump(group))
     files[f"{FOLDER}/README.md"] = _readme(m, found, hub)
     return files
 
 
-def _readme(m: dict[str, Any], found: list[dict[str, Any]], hub: dict[str, str] | None) -> str:
+def _readme(m: ReleaseInfo, found: list[dict[str, Any]], hub: dict[str, str] | None) -> str:
     first = found[0]["name"]
-    group = task_name(m["name"])
+    group = task_name(m.name)
     lines = [
-        f"# lm-evaluation-harness tasks for {m.get('pretty_name') or m['name']} {m['version']}",
+        f"# lm-evaluation-harness tasks for {m.pretty_name or m.name} {m.version}",
         "",
         "One task per multiple-choice config, generated from the release's manifest by benchsmith.",
         "",
@@ -283,7 +284,7 @@ def _readme(m: dict[str, Any], found: list[dict[str, Any]], hub: dict[str, str] 
     ]
     if hub:
         lines += [
-            (f"The tasks read the Hub dataset `{hub['repo']}` at revision `{hub.get('revision') or m['version']}`, "
+            (f"The tasks read the Hub dataset `{hub['repo']}` at revision `{hub.get('revision') or m.version}`, "
              "so they run from any folder:"),
             "",
             "```bash",
@@ -296,7 +297,7 @@ def _readme(m: dict[str, Any], found: list[dict[str, Any]], hub: dict[str, str] 
              "that holds `release.json` and this `lm_eval/`), so run lm-eval from there:"),
             "",
             "```bash",
-            f"cd {m['name']}/{m['version']}   # inside the registry (benchsmith build --registry DIR)",
+            f"cd {m.name}/{m.version}   # inside the registry (benchsmith build --registry DIR)",
             f"lm_eval --model hf --model_args pretrained=EleutherAI/pythia-160m --include_path lm_eval --tasks {first}",
             "```",
             "",
@@ -314,6 +315,6 @@ def _readme(m: dict[str, Any], found: list[dict[str, Any]], hub: dict[str, str] 
         "|---|---|---|---:|---|",
     ]
     for t in found:
-        n = m["configs"][t["config"]]["splits"][t["scored"]]["num_examples"]
+        n = m.configs[t["config"]].splits[t["scored"]].num_examples
         lines.append(f"| `{t['name']}` | `{t['config']}` | {t['scored']} | {n:,} | {t['what']} |")
     return "\n".join(lines) + "\n"

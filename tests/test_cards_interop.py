@@ -16,6 +16,7 @@ XCOPA and CoGnition built from ``$BENCHSMITH_RAW``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import io
 import json
@@ -39,6 +40,7 @@ from conftest import FIXTURES
 from xcopa_helpers import build_fixture
 
 from benchsmith.builder import Builder, Config, Policy, get_builder
+from benchsmith.manifest import ReleaseInfo
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import Sources, resolve_sources
 
@@ -295,12 +297,12 @@ def test_croissant_loads_nested_features_as_the_data_holds_them(cognition_fx, sh
 
 
 def test_date_published_is_deterministic(shapes, monkeypatch):
-    m = dict(shapes.info.to_dict())
+    m = shapes.info
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
     assert croissant_mod.date_published(m) == "2024"  # the citation's year: no clock involved
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
     assert croissant_mod.date_published(m) == "2023-11-14"
-    assert croissant_mod.date_published({**m, "release_date": "2025-01-31"}) == "2025-01-31"
+    assert croissant_mod.date_published(dataclasses.replace(m, release_date="2025-01-31")) == "2025-01-31"
 
 
 # --------------------------------------------------------------------------- the card
@@ -489,14 +491,15 @@ def test_copa_prompt_reads_question_as_lm_eval_does():
     """The COPA prompt looks ``question`` up as lm-eval does (``connector[doc["question"]]``): no
     integer workaround; a COPA-shaped config whose question is a ClassLabel (a release built before
     XCOPA stored the string) gets the lettered prompt, which shows the class name."""
-    def manifest(question: Any) -> dict:
+    def manifest(question: Any) -> ReleaseInfo:
         feats = datasets.Features({"premise": S, "choice1": S, "choice2": S, "question": question,
                                    "label": datasets.ClassLabel(names=["choice1", "choice2"])})
         policy = Policy(task="multiple_choice", choices=("choice1", "choice2"), context=("premise", "question"),
                         label="label")
-        return {"name": "x", "version": "1.0.0", "configs": {"et": {
+        return ReleaseInfo.from_dict({"name": "x", "version": "1.0.0", "configs": {"et": {
             "features": feats.to_dict(), "policy": policy.to_dict(), "languages": ["et"],
-            "splits": {"test": {}}, "description": "d"}}}
+            "splits": {"test": {"num_examples": 1, "fingerprint": "0" * 64,
+                                "files": ["data/et/test-00000-of-00001.parquet"]}}, "description": "d"}}})
 
     (task,) = lm_eval_mod.tasks(manifest(S), CONNECTORS)
     assert task["yaml"]["doc_to_text"] == "{{ premise.strip()[:-1] }} {{ {'cause': 'sest', 'effect': 'seetõttu'}[question] }}"
@@ -581,11 +584,12 @@ def test_croissant_rai_limitations_follow_the_manifest(tmp_path, xcopa_fx):
     from benchsmith.cards.croissant import responsible_ai
 
     m = json.loads((xcopa_fx.path / "release.json").read_text())
-    assert "rai:dataLimitations" not in responsible_ai(m) or m["errata_pending"] or m["skipped_configs"]
+    assert ("rai:dataLimitations" not in responsible_ai(ReleaseInfo.from_dict(m)) or m["errata_pending"]
+            or m["skipped_configs"])
     m["errata_pending"] = [{"id": "later-fix", "what": "three mislabelled items"}]
     m["reproducible"] = False
     m["rai"] = {"dataAnnotationProtocol": "translated by one professional translator per language"}
-    rai = responsible_ai(m)
+    rai = responsible_ai(ReleaseInfo.from_dict(m))
     assert any("later-fix" in x for x in rai["rai:dataLimitations"])
     assert any("not reproducible" in x for x in rai["rai:dataLimitations"])
     assert rai["rai:dataAnnotationProtocol"].startswith("translated")
