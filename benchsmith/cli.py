@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 try:  # typer >= 0.25 vendors click and raises its own exception classes
     from typer._click.exceptions import ClickException as _ClickException
 except ImportError:  # pragma: no cover - older typer raises click's
-    from click import ClickException as _ClickException
+    from click import ClickException as _ClickException  # type: ignore[assignment]
 
 from benchsmith import commands, progress
 from benchsmith.builder import discover, get_builder
@@ -159,7 +159,7 @@ def sources_cmd(
         for a in absent:
             err_console.print(f"[yellow]absent:[/] {literal(a)}")
         return
-    out = []
+    out: list[dict[str, Any]] = []
     for s in b.sources:
         files = []
         for rel in s.all_files:
@@ -237,13 +237,14 @@ def build_cmd(
         register_fingerprints=register_fingerprints,
     )
     release = writer.write()
+    outcome = writer.fingerprint_outcome
+    assert outcome is not None  # write() sets it
     summary = release.summary()
     summary["fingerprints"] = release.fingerprints()
-    summary["registered_fingerprints"] = writer.fingerprint_outcome.to_dict()
+    summary["registered_fingerprints"] = outcome.to_dict()
 
     def human() -> None:
         _print_summary(summary, f"built {name} {release.version} -> {release.path}")
-        outcome = writer.fingerprint_outcome
         style = {"match": "green", "registered": "green"}.get(outcome.status, "yellow")
         from rich.markup import escape
 
@@ -437,7 +438,7 @@ def _plugin_help_stubs() -> list[tuple[str, str]]:
             for deco in node.decorator_list:
                 if (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "root_command" and deco.args
                         and isinstance(deco.args[0], ast.Constant)):
-                    out.append((deco.args[0].value, ast.get_docstring(node) or ""))
+                    out.append((str(deco.args[0].value), ast.get_docstring(node) or ""))
     return out
 
 
@@ -451,8 +452,10 @@ def _root_group(argv: list[str]):
         if name is not None or _PLUGINS_LOADED:
             _load_plugins()
             return typer.main.get_command(app)
-        group = typer.main.get_command(app)
         from typer.core import TyperCommand, TyperGroup
+
+        group = typer.main.get_command(app)
+        assert isinstance(group, TyperGroup)  # the app has commands: typer makes it a group
 
         # as typer orders a mounted app: commands, then the plug-ins' root commands, then sub-apps
         commands = dict(group.commands)

@@ -101,7 +101,7 @@ def card_data(info: ReleaseInfo) -> DatasetCardData:
             entry["default"] = True
         configs.append(entry)
         features = Features.from_dict(dict(cfg.features_dict))
-        splits = [
+        splits: list[dict[str, Any]] = [
             {"name": s, "num_bytes": split.num_bytes, "num_examples": split.num_examples}
             for s, split in cfg.splits.items()
         ]

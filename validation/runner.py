@@ -97,14 +97,15 @@ def generic_checks(near_dup_threshold: float | None = None) -> list[Check]:
     """One instance of every registered generic check, in :data:`FAMILY_ORDER`;
     ``near_dup_threshold`` (``--near-dup-threshold``) overrides the configs' metadata."""
     import benchsmith.validation.checks  # noqa: F401  (registers the generic checks)
+    from benchsmith.validation.checks.leakage import NearDuplicateCheck
 
     classes = sorted(
         registered_checks().values(),
         key=lambda c: FAMILY_ORDER.index(c.family) if c.family in FAMILY_ORDER else len(FAMILY_ORDER),
     )
-    out = []
+    out: list[Check] = []
     for cls in classes:
-        if cls.name == "near_duplicates":
+        if issubclass(cls, NearDuplicateCheck):  # registered as "near_duplicates"
             out.append(cls(threshold=near_dup_threshold))
         else:
             out.append(cls())
@@ -250,7 +251,7 @@ def validate(
     for c in extra:
         if hasattr(c, "known_artifacts"):
             c.known_artifacts = known
-        if getattr(c, "builder", AUTO) is None and builder is not None:
+        if hasattr(c, "builder") and c.builder is None and builder is not None:  # GatedBaselines
             c.builder = builder
     checks += extra
     checks += list(extra_checks)

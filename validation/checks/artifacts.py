@@ -222,7 +222,7 @@ class CueCheck(Check):
         min_gain = float(view.setting("cue_min_gain", 0.15))
         per_split: dict[str, Any] = {}
         flagged: list[dict[str, Any]] = []
-        figures = []
+        figures: list[dict[str, Any]] = []
         for split in view.splits:
             table = cue_arrays(view.option_tokens(split), view.label_array(split, mc.label))
             n = table.n

@@ -114,7 +114,7 @@ class LabelBalanceCheck(Check):
         )
 
 
-def _histogram(series: dict[str, list[int]], title: str) -> dict[str, Any]:
+def _histogram(series: dict[str, np.ndarray], title: str) -> dict[str, Any]:
     """Pre-aggregated histograms on shared integer bins (up to the 99th percentile);
     ``{}`` (no figure) when every split is empty."""
     nonempty = [np.asarray(v) for v in series.values() if len(v)]
@@ -139,7 +139,7 @@ def _histogram(series: dict[str, list[int]], title: str) -> dict[str, Any]:
     }
 
 
-def _describe(lengths: list[int]) -> dict[str, float]:
+def _describe(lengths: np.ndarray) -> dict[str, float]:
     a = np.asarray(lengths)
     if a.size == 0:
         return {"n": 0}
@@ -206,7 +206,7 @@ class LengthCheck(Check):
     def _config(self, view: ConfigView) -> CheckResult:
         min_gain = float(view.setting("length_cue_min_gain", 0.05))
         min_effect = float(view.setting("length_cue_min_effect", 0.02))
-        lengths: dict[str, dict[str, list[int]]] = {}
+        lengths: dict[str, dict[str, np.ndarray]] = {}
         for field in view.text_fields:
             lengths[field] = {s: view.token_lengths(s, field) for s in view.splits}
         stats_ = {f: {s: _describe(v) for s, v in per.items()} for f, per in lengths.items()}
@@ -272,12 +272,13 @@ class LengthCheck(Check):
         return cues
 
     def _classification_cues(
-        self, view: ConfigView, lengths: dict[str, dict[str, list[int]]], min_effect: float
+        self, view: ConfigView, lengths: dict[str, dict[str, np.ndarray]], min_effect: float
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         lf = view.label_field
         assert lf is not None  # caller checked
         names = view.label_names(lf)
-        cues, per_label = [], {}
+        cues: list[dict[str, Any]] = []
+        per_label: dict[str, dict[str, Any]] = {}
         for split in view.splits:
             labels = view.label_array(split, lf)
             for field, per in lengths.items():

@@ -518,8 +518,8 @@ class NearDuplicateCheck(Check):
         shown = pool[:_SHOW]
         texts: dict[tuple[int, int], str] = {}
         for s in {p[1] for p in shown} | {p[3] for p in shown}:
-            rows = sorted({p[2] for p in shown if p[1] == s} | {p[4] for p in shown if p[3] == s})
-            texts.update(zip(((s, r) for r in rows), content_of(view, splits[s], np.asarray(rows))))
+            shown_rows = sorted({p[2] for p in shown if p[1] == s} | {p[4] for p in shown if p[3] == s})
+            texts.update(zip(((s, r) for r in shown_rows), content_of(view, splits[s], np.asarray(shown_rows))))
         return [
             {
                 "splits": [splits[oi], splits[si]],
