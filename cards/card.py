@@ -56,7 +56,7 @@ from huggingface_hub import DatasetCardData
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import CARD, write_text_atomic
-from benchsmith.release import Release
+from benchsmith.release.reader import Release  # not benchsmith.release: its writer renders cards
 
 if TYPE_CHECKING:
     from benchsmith.builder import Builder

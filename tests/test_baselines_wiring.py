@@ -33,6 +33,7 @@ from xcopa_helpers import FixtureXcopa, build_fixture
 
 from benchsmith.builder import get_builder
 from benchsmith.errors import ConfigError
+from benchsmith.manifest import ConfigInfo, ReleaseInfo
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 
@@ -198,7 +199,9 @@ def test_declared_averages(scored, averages, expected, missing):
 
     configs = {c: {"metadata": {"source_language": c.removeprefix("translation-")} if "-" in c else {}}
                for c in (*scored, "en")}
-    release = SimpleNamespace(configs=lambda: list(configs), manifest={"configs": configs})
+    info = ReleaseInfo(name="xcopa", version="1.0.0", configs={
+        c: ConfigInfo(name=c, features_dict={}, splits={}, metadata=v["metadata"]) for c, v in configs.items()})
+    release = SimpleNamespace(configs=lambda: list(configs), info=info, config_info=info.configs.__getitem__)
     from benchsmith.builders.xcopa.baseline import source_language
 
     spec = BaselineSpec("avg", "use_zero_shot", "en", averages=averages, language=source_language)
@@ -368,7 +371,8 @@ def test_xcopa_gates_pass_faithful_releases_and_fail_artifacts(baseline, accurac
 
     builder = get_builder("xcopa")
     spec = {s.name: s for s in builder.baselines()}[baseline]
-    release = SimpleNamespace(configs=lambda: ["en"], manifest={"configs": {"en": {"policy": {}}}})
+    info = ReleaseInfo(name="xcopa", version="1.0.0", configs={"en": ConfigInfo(name="en", features_dict={}, splits={})})
+    release = SimpleNamespace(configs=lambda: ["en"], info=info, config_info=info.configs.__getitem__)
     row = ScoreRow(config="en", split="test", metric="accuracy", value=accuracy, n=500, chance=0.5)
     verdict = gate_verdict(spec, release, [row], known=declared(builder))
     assert verdict["status"] == status, verdict

@@ -10,6 +10,7 @@ import pytest
 from validation_helpers import MC_META, make_builder, make_release, mc_features, mc_rows
 
 from benchsmith.errors import ConfigError, GateError
+from benchsmith.manifest import ConfigInfo, ReleaseInfo
 
 
 def _cued_splits() -> dict[str, list[dict]]:
@@ -199,7 +200,9 @@ def test_a_pass_on_a_subsample_is_a_warn_that_says_so():
     from benchsmith.validation.baselines.spec import BaselineSpec, ScoreRow, gate_verdict
 
     spec = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True)
-    release = SimpleNamespace(name="fx", configs=lambda: ["default"], manifest={"configs": {"default": {"policy": {}}}})
+    info = ReleaseInfo(name="fx", version="1.0.0", configs={"default": ConfigInfo(name="default", features_dict={},
+                                                                                  splits={})})
+    release = SimpleNamespace(name="fx", configs=lambda: ["default"], info=info, config_info=info.configs.__getitem__)
     row = ScoreRow(config="default", split="test", metric="accuracy", value=52.0, n=500, chance=0.5)
     assert gate_verdict(spec, release, [row])["status"] == "pass"
     cut = gate_verdict(spec, release, [row], subsampled=True)

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toy_builder import FIXTURES, ToyBuilder
 
-import benchsmith.release as release_module
+import benchsmith.release.reader as release_module  # the reader: what opens a release's files
 from benchsmith.errors import BenchsmithError
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import resolve_sources

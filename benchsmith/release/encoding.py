@@ -17,8 +17,7 @@ import pyarrow.parquet as pq
 from benchsmith.builder import Config
 from benchsmith.errors import SchemaError
 from benchsmith.features import ClassLabel
-from benchsmith.release import id_index
-from benchsmith.release.id_index import IdIndex
+from benchsmith.release.id_index import IdIndex, mixed, mixed_batch
 
 
 class Repeat(Exception):
@@ -87,8 +86,7 @@ class SplitEncoder:
 
     def check_ids(self, ids: list, rows: list[dict], start: int) -> None:
         """Record the batch's ids; a repeat raises SchemaError (see :class:`IdIndex`)."""
-        h = np.fromiter(map(id_index.id_hash, ids), dtype=np.int64, count=len(ids)).view(np.uint64)
-        ordered = np.sort(h * np.uint64(id_index.MIX))  # wraps modulo 2**64, as id_index.mixed() does
+        ordered = mixed_batch(ids)
         if len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any()):
             here: set = set()
             for i, v in enumerate(ids):  # equal hashes in the batch: compare the ids themselves
@@ -109,7 +107,7 @@ class SplitEncoder:
     def first_duplicate(self, shards: Sequence[Path], pending: Sequence[tuple[int, Any]] = ()) -> SchemaError | None:
         """The first repeated id among the written shards followed by ``pending`` (example number,
         id) pairs not yet written, reading back only the ids whose hash is a suspect."""
-        wanted = self.ids.repeated() | {id_index.mixed(v) for _, v in pending}
+        wanted = self.ids.repeated() | {mixed(v) for _, v in pending}
         if not wanted:
             return None
         first: dict[Any, int] = {}
@@ -123,7 +121,7 @@ class SplitEncoder:
                     n += batch.num_rows
 
         for index, v in itertools.chain(written(), pending):
-            if id_index.mixed(v) not in wanted:
+            if mixed(v) not in wanted:
                 continue
             if v in first:
                 return self.duplicate(index, v)

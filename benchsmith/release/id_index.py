@@ -23,8 +23,15 @@ _BUCKET_SHIFT = np.uint64(56)  # 256 buckets by the top 8 bits
 
 
 def mixed(value: Any) -> int:
-    """The mixed hash of one id, as :meth:`.encoding.SplitEncoder.check_ids` computes it for a batch."""
+    """The mixed hash of one id (:func:`mixed_batch` of a whole batch)."""
     return ((id_hash(value) & _MASK) * MIX) & _MASK
+
+
+def mixed_batch(ids: list[Any]) -> np.ndarray:
+    """The mixed hashes of a batch of ids, sorted (uint64; the product wraps modulo 2**64, as
+    :func:`mixed` computes it one id at a time)."""
+    h = np.fromiter(map(id_hash, ids), dtype=np.int64, count=len(ids)).view(np.uint64)
+    return np.sort(h * np.uint64(MIX))
 
 
 def bucket_bounds(ordered: np.ndarray) -> np.ndarray:
