@@ -40,7 +40,6 @@ the loss at each log point (``train_loss``) and the decoding time.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -242,7 +241,7 @@ def finetune_and_generate(
     See the module docstring for the procedure and the record.
     """
     import torch
-    from transformers import PrinterCallback, Trainer, TrainingArguments
+    from transformers import Trainer
 
     for name, value in (("epochs", epochs), ("batch_size", batch_size), ("beam", beam), ("log_every", log_every),
                         ("max_new_tokens", max_new_tokens), ("eval_batch_size", eval_batch_size)):
@@ -264,20 +263,14 @@ def finetune_and_generate(
     per_epoch = -(-len(pairs) // batch_size)
     total = min(epochs * per_epoch, max_steps) if max_steps is not None else epochs * per_epoch
     stopped_by = "epochs" if max_steps is None or epochs * per_epoch <= max_steps else "max_steps"
-    with tempfile.TemporaryDirectory(prefix="benchsmith-generation-") as tmp, \
-            progress.bar("fine-tune", total=total) as bar:
-        watch = _watch(total, max_time_s, bar)
-        args = TrainingArguments(
-            output_dir=tmp, per_device_train_batch_size=batch_size, num_train_epochs=epochs, max_steps=total,
+    with runtime.training_arguments(
+            dev, seed, per_device_train_batch_size=batch_size, num_train_epochs=epochs, max_steps=total,
             learning_rate=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, lr_scheduler_type="linear",
-            max_grad_norm=1.0, optim="adamw_torch", seed=seed, data_seed=seed, bf16=dtype == torch.bfloat16,
-            fp16=dtype == torch.float16, use_cpu=not dev.startswith("cuda"), logging_strategy="steps",
-            logging_steps=log_every, save_strategy="no", report_to="none", disable_tqdm=True,
-            remove_unused_columns=False, dataloader_num_workers=0, dataloader_pin_memory=False,
-        )
-        trainer = Trainer(model=model, args=args, train_dataset=_Rows(len(data.rows)), data_collator=data.collate,
-                          callbacks=[watch])
-        trainer.remove_callback(PrinterCallback)  # our progress bar, not Trainer's printed logs
+            max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps", logging_steps=log_every,
+    ) as args, progress.bar("fine-tune", total=total) as bar:
+        watch = _watch(total, max_time_s, bar)
+        trainer = runtime.quiet(Trainer(model=model, args=args, train_dataset=_Rows(len(data.rows)),
+                                        data_collator=data.collate, callbacks=[watch]))
         trainer.train()
     model = trainer.model
     step = trainer.state.global_step
