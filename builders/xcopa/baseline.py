@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation.baselines.multiple_choice import MCItem
-from benchsmith.validation.baselines.spec import BaselineSpec
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate
 from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
@@ -275,7 +275,7 @@ BASELINES = [
         # is not much better than chance", Section 4.3). Gated at the default 0.10; the paper's strongest model
         # gains +13, declared in known_artifacts.yaml (copa-no-premise, up to 0.20): a cue in the options takes
         # any model far past it.
-        "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=True,
+        "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=Gate(),
         setup="NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="premise hidden (NoP): gated at 0.10 over chance; known artifact copa-no-premise up to "
         "0.20 (the paper's strongest model: +13)",
@@ -285,7 +285,7 @@ BASELINES = [
         # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
         # within its 95% interval on 500 items). Gated at the default 0.10 with the known artifact
         # copa-no-question declared up to 0.35: choices unrelated to the premise give +40 even with MiniLM.
-        "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=True,
+        "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=Gate(),
         setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="question prompt hidden (NoQ): gated at 0.10 over chance; known artifact copa-no-question "
         "up to 0.35 (the paper's strongest model: +26.2)",
