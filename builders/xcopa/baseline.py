@@ -41,7 +41,7 @@ from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 
-from .use_transfer import use_zero_shot  # noqa: F401 - registers the use_zero_shot engine
+from .use_transfer import USEZeroShotOptions  # registers the use_zero_shot engine
 
 Example = Mapping[str, Any]
 QUESTION_NAMES = ("cause", "effect")
@@ -303,7 +303,7 @@ BASELINES = [
     ),
     BaselineSpec(
         "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
-        setup="CO-TLV", options={"selection": "target"}, paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
+        setup="CO-TLV", options=USEZeroShotOptions(selection="target"), paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
         averages=TABLE5_AVERAGES,
         paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN), "
         "near chance with the paper's input (README, Model baselines)",

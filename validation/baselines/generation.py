@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +194,7 @@ def _prompt_ids(tokenizer: Any, source: str, max_len: int) -> list[int]:
 
 @dataclass(frozen=True)
 class GenerationOptions:
-    """The ``generation`` engine's options: :func:`finetune_and_generate`'s keywords (same defaults)."""
+    """The ``generation`` engine's options (see the module docstring); bad values are ConfigErrors."""
 
     kind: str = "auto"
     epochs: int = 3
@@ -211,64 +211,57 @@ class GenerationOptions:
     eval_batch_size: int = 32
     log_every: int = 50
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"model kind {self.kind!r} is not supported", hint=did_you_mean(self.kind, KINDS))
+        positive = ["epochs", "batch_size", "beam", "log_every", "max_new_tokens", "eval_batch_size"]
+        for name in positive + (["max_steps"] if self.max_steps is not None else []):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name}={value!r}; expected a positive int")
+
 
 def finetune_and_generate(
     model_path: str | Path,
     train_pairs: Sequence[tuple[str, str]],
     eval_sources: Sequence[str],
+    options: GenerationOptions | None = None,
     *,
-    kind: str = "auto",
-    epochs: int = 3,
-    max_steps: int | None = None,
-    max_time_s: float | None = None,
-    batch_size: int = 16,
-    lr: float = 5e-5,
-    weight_decay: float = 0.0,
-    warmup_steps: int = 0,
-    max_source_len: int = 128,
-    max_target_len: int = 64,
-    beam: int = 4,
-    max_new_tokens: int = 48,
-    eval_batch_size: int = 32,
-    log_every: int = 50,
     seed: int = 42,
     device: str = "auto",
     output_dir: str | Path | None = None,
+    **overrides: Any,
 ) -> tuple[list[str], runtime.RunRecord]:
     """Fine-tune the model at ``model_path`` on ``train_pairs``; one generated output per eval source.
 
+    ``options`` (default :class:`GenerationOptions`), with ``overrides`` (its field names) on top;
     ``output_dir`` (optional) receives the fine-tuned model and tokenizer (``save_pretrained``).
     See the module docstring for the procedure and the record.
     """
     import torch
     from transformers import Trainer
 
-    for name, value in (("epochs", epochs), ("batch_size", batch_size), ("beam", beam), ("log_every", log_every),
-                        ("max_new_tokens", max_new_tokens), ("eval_batch_size", eval_batch_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"{name}={value!r}; expected a positive int")
-    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
-        raise ConfigError(f"max_steps={max_steps!r}; expected a positive int or None")
+    o = replace(options or GenerationOptions(), **overrides)
     pairs = [(s, t) for s, t in train_pairs]
     if not pairs or any(not (isinstance(s, str) and s.strip() and isinstance(t, str) and t.strip()) for s, t in pairs):
         raise ConfigError("training pairs must be a non-empty list of (source, target) non-empty strings")
     start = time.perf_counter()
     dev = runtime.pick_device(device)
     dtype = runtime.autocast_dtype(dev)
-    model, tokenizer, kind = load(model_path, kind, dev)
+    model, tokenizer, kind = load(model_path, o.kind, dev)
     sha = runtime.model_sha256(model_path)
     runtime.seed_everything(seed)
 
-    data = _Examples(tokenizer, kind, pairs, max_source_len, max_target_len)
-    per_epoch = -(-len(pairs) // batch_size)
-    total = min(epochs * per_epoch, max_steps) if max_steps is not None else epochs * per_epoch
-    stopped_by = "epochs" if max_steps is None or epochs * per_epoch <= max_steps else "max_steps"
+    data = _Examples(tokenizer, kind, pairs, o.max_source_len, o.max_target_len)
+    per_epoch = -(-len(pairs) // o.batch_size)
+    total = min(o.epochs * per_epoch, o.max_steps or o.epochs * per_epoch)
+    stopped_by = "epochs" if total == o.epochs * per_epoch else "max_steps"
     with runtime.training_arguments(
-            dev, seed, per_device_train_batch_size=batch_size, num_train_epochs=epochs, max_steps=total,
-            learning_rate=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, lr_scheduler_type="linear",
-            max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps", logging_steps=log_every,
+            dev, seed, per_device_train_batch_size=o.batch_size, num_train_epochs=o.epochs, max_steps=total,
+            learning_rate=o.lr, weight_decay=o.weight_decay, warmup_steps=o.warmup_steps, lr_scheduler_type="linear",
+            max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps", logging_steps=o.log_every,
     ) as args, progress.bar("fine-tune", total=total) as bar:
-        watch = _watch(total, max_time_s, bar)
+        watch = _watch(total, o.max_time_s, bar)
         trainer = runtime.quiet(Trainer(model=model, args=args, train_dataset=_Rows(len(data.rows)),
                                         data_collator=data.collate, callbacks=[watch]))
         trainer.train()
@@ -283,8 +276,8 @@ def finetune_and_generate(
     train_time = watch.train_time
 
     t1 = time.perf_counter()
-    outputs = generate(model, tokenizer, kind, eval_sources, beam=beam, max_new_tokens=max_new_tokens,
-                       max_source_len=max_source_len, batch_size=eval_batch_size, device=dev)
+    outputs = generate(model, tokenizer, kind, eval_sources, beam=o.beam, max_new_tokens=o.max_new_tokens,
+                       max_source_len=o.max_source_len, batch_size=o.eval_batch_size, device=dev)
     decode_time = time.perf_counter() - t1
     if output_dir is not None:
         model.save_pretrained(output_dir)
@@ -293,12 +286,8 @@ def finetune_and_generate(
         baseline=f"generation-{kind}", model=str(model_path), model_sha256=sha, seed=seed, device=dev,
         dtype=runtime.dtype_name(dtype), gpu=runtime.gpu_name(dev), steps=step,
         hyperparameters={
-            "kind": kind, "epochs": epochs, "max_steps": max_steps, "max_time_s": max_time_s, "batch_size": batch_size,
-            "lr": lr, "weight_decay": weight_decay, "warmup_steps": warmup_steps, "schedule": "linear",
-            "loop": "transformers.Trainer",
-            "clip_norm": 1.0, "max_source_len": max_source_len, "max_target_len": max_target_len, "beam": beam,
-            "max_new_tokens": max_new_tokens, "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal"
-            else None, "train_pairs": len(pairs), "eval_sources": len(eval_sources), "stopped_by": stopped_by,
+            **asdict(o), "kind": kind, "schedule": "linear", "loop": "transformers.Trainer", "clip_norm": 1.0,
+            "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal" else None, "train_pairs": len(pairs), "eval_sources": len(eval_sources), "stopped_by": stopped_by,
             "train_time_s": round(train_time, 3), "decode_time_s": round(decode_time, 3), "train_loss": history,
             "parameters": sum(p.numel() for p in model.parameters()),
         },

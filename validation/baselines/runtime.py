@@ -173,11 +173,12 @@ def training_arguments(device: str, seed: int, **overrides: Any) -> Iterator[Any
 
     dtype = autocast_dtype(device)
     with tempfile.TemporaryDirectory(prefix="benchsmith-trainer-") as tmp:
-        defaults: dict[str, Any] = dict(
-            output_dir=tmp, seed=seed, data_seed=seed, bf16=dtype == torch.bfloat16, fp16=dtype == torch.float16,
-            use_cpu=not device.startswith("cuda"), save_strategy="no", report_to="none", disable_tqdm=True,
-            remove_unused_columns=False, dataloader_num_workers=0, dataloader_pin_memory=False,
-        )
+        defaults: dict[str, Any] = {
+            "output_dir": tmp, "seed": seed, "data_seed": seed, "use_cpu": not device.startswith("cuda"),
+            "bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "save_strategy": "no",
+            "report_to": "none", "disable_tqdm": True, "remove_unused_columns": False,
+            "dataloader_num_workers": 0, "dataloader_pin_memory": False,
+        }
         yield TrainingArguments(**{**defaults, **overrides})
 
 
