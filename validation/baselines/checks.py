@@ -144,7 +144,7 @@ class GatedBaselines(Check):
         self.known_artifacts: list[Any] | None = None
 
     def run(self, release: Any) -> list[CheckResult]:
-        from benchsmith.validation.baselines.run import gate_verdict, run_spec
+        from benchsmith.validation.baselines.run import run_spec
 
         builder = self.builder if self.builder is not None else _builder(release)
         specs = self.specs if self.specs is not None else (builder.baselines() if builder is not None else ())
@@ -158,10 +158,7 @@ class GatedBaselines(Check):
             if not evaluations:
                 out.append(self.result(Status.SKIP, f"{spec.name}: nothing to score in this build ({'; '.join(notes)})"))
                 continue
-            result = run_spec(spec, release, builder=builder, **options)
-            if self.known_artifacts is not None and result.gate:  # the runner's builder's declarations
-                result.gate = gate_verdict(spec, release, result.scores, known=self.known_artifacts,
-                                           subsampled=bool(result.gate.get("subsampled")))
+            result = run_spec(spec, release, builder=builder, known=self.known_artifacts, **options)
             out.append(result_to_check(self, result.to_dict(relative_to=release.path)))  # the report is published
         return out
 

@@ -135,20 +135,8 @@ class _Examples:
                 "labels": torch.tensor(labels)}, tokens
 
 
-class _Rows:
-    """The training set as Trainer sees it: row indices (the collator tokenises nothing twice)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: int) -> int:
-        return i
-
-
 def _watch_class() -> Any:
+    """The callback class (made on first use: transformers is imported lazily)."""
     from transformers import TrainerCallback
 
     class Watch(TrainerCallback):
@@ -173,11 +161,6 @@ def _watch_class() -> Any:
             self.train_time = time.perf_counter() - self.t0
 
     return Watch
-
-
-def _watch(total: int, max_time_s: float | None, bar: Any) -> Any:
-    """The callback (its class is made on first use: transformers is imported lazily)."""
-    return _watch_class()(total, max_time_s, bar)
 
 
 def _right_pad(rows: Sequence[Sequence[int]], value: int) -> list[list[int]]:
@@ -261,8 +244,9 @@ def finetune_and_generate(
             learning_rate=o.lr, weight_decay=o.weight_decay, warmup_steps=o.warmup_steps, lr_scheduler_type="linear",
             max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps", logging_steps=o.log_every,
     ) as args, progress.bar("fine-tune", total=total) as bar:
-        watch = _watch(total, o.max_time_s, bar)
-        trainer = runtime.quiet(Trainer(model=model, args=args, train_dataset=_Rows(len(data.rows)),
+        watch = _watch_class()(total, o.max_time_s, bar)
+        # the training set is the rows' indices: the collator pads the tokenised rows (nothing tokenised twice)
+        trainer = runtime.quiet(Trainer(model=model, args=args, train_dataset=list(range(len(data.rows))),
                                         data_collator=data.collate, callbacks=[watch]))
         trainer.train()
     model = trainer.model

@@ -85,12 +85,6 @@ class BaselineResult:
         """``pass``/``warn``/``fail`` for a gated spec, ``stat`` otherwise."""
         return self.gate["status"] if self.gate else "stat"
 
-    def score(self, config: str, split: str, metric: str = "accuracy") -> float | None:
-        for row in self.scores:
-            if (row.config, row.split, row.metric) == (config, split, metric):
-                return row.value
-        return None
-
     def table_rows(self) -> list[dict[str, Any]]:
         """Rows of the card's and the report's baselines table."""
         model = short_model(self.model)
@@ -310,14 +304,14 @@ def gate_verdict(spec: BaselineSpec, release: Any, rows: Sequence[ScoreRow], *, 
 
 
 def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: Sequence[Any] | None = None,
-             **options: Any) -> BaselineResult:
+             known: Sequence[Any] | None = None, **options: Any) -> BaselineResult:
     """Run one declared baseline on ``release``.
 
     Args:
         spec: the declaration.
         release: a :class:`~benchsmith.release.Release`.
         builder: the dataset's builder, whose ``published.yaml`` holds the paper's figures
-            (or pass ``figures``).
+            (or pass ``figures``) and whose ``known_artifacts.yaml`` the gate reads (or pass ``known``).
         options: :class:`~.engine.RunOptions` fields: ``model_path``, ``device`` (auto|cpu|cuda),
             ``epochs``, ``max_examples`` (per split, seeded), ``max_steps``, ``seed``,
             ``preset`` (nmt), ``train_split`` (override), ``configs`` (evaluate only these),
@@ -365,7 +359,7 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
     if spec.gate is not None:
         from benchsmith.validation.known_artifacts import declared
 
-        result.gate = gate_verdict(spec, release, rows, known=declared(builder),
+        result.gate = gate_verdict(spec, release, rows, known=declared(builder) if known is None else known,
                                    subsampled=any(c.startswith("subsampled") for c in caveats))
     result.wall_time_s = round(time.perf_counter() - start, 3)
     return result
