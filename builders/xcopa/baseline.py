@@ -157,24 +157,6 @@ def evaluate(
 #: the paper's prompts (Section 2, Final Dataset: "a premise, a question ("What was the cause?" or "What
 #: happened as a result?"), and two alternatives"), in English for every language (models train on English COPA)
 COPA_PROMPTS = {"cause": "What was the cause?", "effect": "What happened as a result?"}
-#: Table 6 (top): full input, premise hidden (NoP), prompt hidden (NoQ)
-COPA_VARIANTS = ("full", "NoP", "NoQ")
-
-
-def copa_context(premise: str, question: str, variant: str = "full",
-                 prompts: Mapping[str, str] = COPA_PROMPTS) -> str:
-    """The context the encoder reads with each choice: premise + prompt (``full``), the
-    prompt alone (``NoP``) or the premise alone (``NoQ``)."""
-    if variant not in COPA_VARIANTS:
-        raise ConfigError(f"unknown COPA variant {variant!r}", hint=did_you_mean(variant, COPA_VARIANTS))
-    prompt = prompts[question]
-    if variant == "NoP":
-        return prompt
-    if variant == "NoQ":
-        return premise
-    return f"{premise} {prompt}"
-
-
 def _question_name(value: Any, idx: Any) -> str:
     if isinstance(value, str) and value in QUESTION_NAMES:
         return value
@@ -188,22 +170,22 @@ def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
                prompts: Mapping[str, str] = COPA_PROMPTS) -> list[MCItem]:
     """(X)COPA rows (``premise, choice1, choice2, question, label, idx``) as multiple-choice items
     of ``variant``, as the paper feeds them (Section 4.1: "we couple each of the answer choices with
-    the concatenation of the premise and the prompt").
+    the concatenation of the premise and the prompt"): the context is premise + prompt, the prompt
+    alone (``NoP``: :data:`VARIANTS` hides the premise) or the premise alone (``NoQ``: the question).
 
-    ``question`` is ``"cause"``/``"effect"`` or 0/1 (0 = cause, as the XCOPA ClassLabel);
-    ``label`` is 0-based; the id is ``str(idx)``. Prompts are English (the paper's
-    zero-shot setup) unless ``prompts`` says otherwise.
+    ``question`` is ``"cause"``/``"effect"`` or 0/1 (0 = cause, as the XCOPA ClassLabel), checked
+    even where hidden; ``label`` is 0-based; the id is ``str(idx)``. Prompts are English (the
+    paper's zero-shot setup) unless ``prompts`` says otherwise.
     """
-    if variant not in COPA_VARIANTS:
-        raise ConfigError(f"unknown COPA variant {variant!r}", hint=did_you_mean(variant, COPA_VARIANTS))
+    rows = list(rows)
     out = []
-    for n, row in enumerate(rows):
+    for n, (row, shown) in enumerate(zip(rows, apply_variant(rows, variant))):
         missing = [k for k in ("premise", "choice1", "choice2", "question", "label", "idx") if k not in row]
         if missing:
             raise SchemaError(f"COPA row {n} lacks {missing}; expected premise, choice1, choice2, question, "
                               "label, idx", hint="Pass rows as the XCOPA loader/builder yields them")
-        question = _question_name(row["question"], row["idx"])
-        out.append(MCItem(context=copa_context(row["premise"], question, variant, prompts),
+        prompt = prompts[_question_name(row["question"], row["idx"])] if shown["question"] is not None else ""
+        out.append(MCItem(context=" ".join(t for t in (shown["premise"], prompt) if t),
                           options=[row["choice1"], row["choice2"]], label=int(row["label"]), id=str(row["idx"])))
     return out
 
