@@ -110,12 +110,6 @@ class _Examples:
     def collate(self, idx: Sequence[int]) -> dict[str, Any]:
         """Trainer's data collator: a batch of row indices as padded tensors; counts what it saw
         (the record's tokens/s and examples/s)."""
-        out, n_tok = self.batch(idx)
-        self.tokens += n_tok
-        self.examples += len(idx)
-        return out
-
-    def batch(self, idx: Sequence[int]) -> tuple[dict[str, Any], int]:
         import torch
 
         pad = self.tok.pad_token_id
@@ -131,8 +125,9 @@ class _Examples:
             ids, mask = _right_pad(seqs, pad), _right_pad([[1] * len(s) for s in seqs], 0)
             labels = _right_pad([[-100] * len(p) + t for p, t in rows], -100)
             tokens = sum(map(len, seqs))
-        return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask),
-                "labels": torch.tensor(labels)}, tokens
+        self.tokens += tokens
+        self.examples += len(idx)
+        return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
 
 
 def _watch_class() -> Any:
