@@ -422,7 +422,6 @@ def use_zero_shot(call: EngineCall) -> EngineOutput:
         out.notes.append("--epochs does not apply to use_zero_shot (updates with early stopping; --max-steps "
                          "caps them): ignored")
     en_train = subsample(mc_items(spec, release, spec.config, train), n, seed)
-    name = None if opts.encoder is None else getattr(opts.encoder, "__qualname__", "custom encoder")
     heads: list[dict[str, Any]] = []
 
     def head(select_config: str) -> USEHeadResult:
@@ -433,8 +432,7 @@ def use_zero_shot(call: EngineCall) -> EngineOutput:
             raise ConfigError(f"use_zero_shot selects on {select_config}/{spec.selection_split}, which this release "
                               "lacks", hint="Build that split, or run the CO-ZS setup")
         val = subsample(mc_items(spec, release, select_config, split), n, seed)
-        res = train_use_head(en_train, val, options=head_options, seed=seed, device=opts.device, encoder=opts.encoder,
-                             encoder_name=name)
+        res = train_use_head(en_train, val, options=head_options, seed=seed, device=opts.device)
         res.record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train}",
                                           selection=f"{select_config}/{split}")
         out.records.append(res.record)

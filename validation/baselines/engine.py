@@ -48,8 +48,6 @@ class RunOptions:
     #: also write trained weights into ``out_dir`` (nmt: ``model/``); off by default, as a release's
     #: reports folder is published with it
     save_model: bool = False
-    #: texts -> vectors, replacing USE in ``use_zero_shot`` (tests, other encoders)
-    encoder: Any = None
 
     def __post_init__(self) -> None:
         for name in ("epochs", "max_examples", "max_steps"):
@@ -60,7 +58,7 @@ class RunOptions:
         self.overrides = dict(self.overrides)
 
     def recorded(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k != "encoder"}
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
 
 
 @dataclass

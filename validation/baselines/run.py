@@ -316,7 +316,7 @@ def run_spec(spec: BaselineSpec, release: Any, *, builder: Any = None, figures: 
             ``epochs``, ``max_examples`` (per split, seeded), ``max_steps``, ``seed``,
             ``preset`` (nmt), ``train_split`` (override), ``configs`` (evaluate only these),
             ``overrides`` (engine options), ``out_dir`` (predictions and score files),
-            ``save_model`` (trained weights into ``out_dir``), ``encoder``.
+            ``save_model`` (trained weights into ``out_dir``).
 
     Returns:
         :class:`BaselineResult`: scores per config/split (the paper's figures beside them),
