@@ -35,11 +35,13 @@ from pathlib import Path
 from typing import Any, get_args, get_origin
 
 _INSTALLED = False
+#: typer's own ``build_runtime_param``, once :func:`install` has put the front on it
+TYPERS_OWN: Any = None
 
 
 def install() -> bool:
     """Put the front on typer's runtime coercion; False where typer has no such hook."""
-    global _INSTALLED
+    global _INSTALLED, TYPERS_OWN
     if _INSTALLED:
         return True
     try:
@@ -50,7 +52,7 @@ def install() -> bool:
         return False
     if not hasattr(core, "build_runtime_param"):  # pragma: no cover - likewise
         return False
-    typers_own = core.build_runtime_param
+    typers_own = TYPERS_OWN = core.build_runtime_param
 
     @dataclass(frozen=True)
     class PlainRuntimeParam(RuntimeParam):
