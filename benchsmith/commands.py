@@ -119,8 +119,7 @@ REGISTRY_OPTION = typer.Option(
 
 
 def default_registry() -> Path:
-    # imported here, not at import: the download stack is not needed for --help
-    from benchsmith.source import benchsmith_home
+    from benchsmith.cache import benchsmith_home
 
     return benchsmith_home() / "registry"
 
