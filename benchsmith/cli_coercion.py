@@ -45,7 +45,7 @@ def install() -> bool:
     if _INSTALLED:
         return True
     try:
-        import typer.core as core
+        from typer import core
         from typer._coercion import RuntimeParam
         from typer._param_types import coerce_cli_path
     except ImportError:  # pragma: no cover - typer without the pydantic coercion layer

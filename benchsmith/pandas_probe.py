@@ -34,12 +34,12 @@ _PROBED = False
 
 
 class _RefusePandas:
-    """A meta path finder that makes ``import pandas`` fail while it is installed."""
+    """A meta path finder that makes ``import pandas`` fail while it is installed (and finds
+    nothing else: other names fall through to the next finder)."""
 
-    def find_spec(self, name: str, path=None, target=None):  # noqa: ANN001 - the finder protocol
+    def find_spec(self, name: str, path=None, target=None):
         if name.partition(".")[0] == "pandas":
             raise ModuleNotFoundError("pandas is refused during pyarrow's probe", name=name)
-        return None
 
 
 def skip_pandas_probe() -> bool:

@@ -51,7 +51,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from benchsmith.cache import benchsmith_home  # noqa: F401 - re-exported: defined beside the cache
+from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ChecksumError, ConfigError, MissingSourceError, SourceError, did_you_mean
 
 log = logging.getLogger(__name__)

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 import typer
@@ -30,7 +31,7 @@ def _imported_by(args: list[str], tmp_path: Path) -> tuple[int, list[str], str]:
     proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=str(tmp_path),
                           env={**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home")}, check=False)
     line = [x for x in proc.stderr.splitlines() if x.startswith("MODULES ")][-1]
-    return proc.returncode, eval(line.removeprefix("MODULES ")), proc.stdout  # noqa: S307 - our own list literal
+    return proc.returncode, eval(line.removeprefix("MODULES ")), proc.stdout
 
 
 @pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["list", "--json"]])
@@ -79,7 +80,7 @@ print(repr(out))
 def test_pandas_probe_changes_nothing_but_the_import():
     def run(mode: str) -> dict:
         proc = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, check=True)
-        return eval(proc.stdout.strip())  # noqa: S307 - our own dict literal
+        return eval(proc.stdout.strip())
 
     probed, plain = run("probe"), run("plain")
     assert probed["pandas_after_conversion"] is False  # the conversion did not import pandas
@@ -105,12 +106,12 @@ app = typer.Typer()
 @app.command()
 def _probe_cmd(
     name: str,
-    out: Path | None = typer.Option(None, "--out"),
-    src: Path | None = typer.Option(None, "--src", exists=True, dir_okay=False),
-    tags: list[str] | None = typer.Option(None, "--tag"),
-    paths: list[Path] | None = typer.Option(None, "--path"),
-    n: int = typer.Option(1, "--n", min=0),
-    flag: bool = typer.Option(False, "--flag"),
+    out: Annotated[Path | None, typer.Option("--out")] = None,
+    src: Annotated[Path | None, typer.Option("--src", exists=True, dir_okay=False)] = None,
+    tags: Annotated[list[str] | None, typer.Option("--tag")] = None,
+    paths: Annotated[list[Path] | None, typer.Option("--path")] = None,
+    n: Annotated[int, typer.Option("--n", min=0)] = 1,
+    flag: Annotated[bool, typer.Option("--flag")] = False,
 ) -> None:
     print(repr((name, out, src, tags, paths, n, flag)))
 
