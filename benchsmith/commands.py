@@ -66,8 +66,8 @@ def root_commands() -> dict[str, Callable[..., Any]]:
 # :func:`table`, or is printed with ``markup=False``, so ``[bold]`` in a value stays literal.
 class _LazyConsole:
     """A rich ``Console`` made on first use: rich (~0.1 s CPU with its tables) is imported
-    only by a command that prints through it, not by ``--help``, ``--json`` or a build
-    whose errors go out as one plain line. Attribute reads and writes go to the console."""
+    only by a command that prints through it (a table, a message, an error line), not by
+    ``--help`` or ``--json`` output. Attribute reads and writes go to the console."""
 
     def __init__(self, **options: Any) -> None:
         object.__setattr__(self, "_options", options)
