@@ -123,7 +123,7 @@ def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Ch
 
     ``cheap`` and ``model`` also report the results ``benchsmith baseline`` saved for the
     release (``RecordedBaselines``: stat results, never a verdict); ``model`` adds the MiniLM
-    baselines and runs the builder's declared baselines marked ``gate=True``
+    baselines and runs the builder's declared baselines with a ``gate``
     (``GatedBaselines``, CPU-friendly defaults: ``benchsmith.validation.baselines.checks``),
     whose thresholds can fail the gate. ``model_path`` is the encoder of both.
     """
