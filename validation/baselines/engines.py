@@ -73,7 +73,7 @@ def cross_encoder(call: EngineCall) -> EngineOutput:
     options = replace(call.options, model_path=None if opts.model_path is None else str(opts.model_path),
                       device=opts.device, seed=seed, max_examples=n, epochs=opts.epochs or call.options.epochs)
     result = train_multiple_choice(train_items, validation, evaluate, options)
-    if validation is not None:
+    if validation is not None and select is not None:
         out.rows.append(accuracy_row(spec.config, select, result.accuracy["validation"],
                                      subsample(validation, n, seed)))
     for key, items in evaluate.items():
@@ -142,6 +142,7 @@ def generation(call: EngineCall) -> EngineOutput:
     spec, release, opts = call.spec, call.release, call.run
     out = EngineOutput()
     path = model_path(opts, spec)
+    assert path is not None  # registered with needs_model_path: model_path() raised the user's error already
     train, out.caveats = train_split(spec, release, opts)
     train_pairs = pairs(subsample(seq_items(spec, release, spec.config, train), opts.max_examples, opts.seed))
     batches = eval_items(call, out)

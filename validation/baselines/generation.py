@@ -87,7 +87,8 @@ def load(model_path: str | Path, kind: str = "auto", device: str = "cpu") -> tup
         if tokenizer.eos_token_id is None:
             raise ConfigError("the tokenizer has neither a padding nor an end-of-sequence token", path=path)
         tokenizer.pad_token = tokenizer.eos_token
-    return model.to(device), tokenizer, kind
+    # transformers types PreTrainedModel.to through a decorator that mypy reads as unbound
+    return model.to(device), tokenizer, kind  # type: ignore[arg-type]
 
 
 class _Examples:

@@ -284,7 +284,7 @@ def collate(enc: Encoded, batch: Sequence[int], pad_id: int) -> dict[str, Any]:
     seqs = [(b, k, enc.ids[i][k], enc.types[i][k] if enc.types is not None else None)
             for b, i in enumerate(batch) for k in range(len(enc.ids[i]))]
     width = max(len(s[2]) for s in seqs)
-    out = {
+    out: dict[str, Any] = {
         "input_ids": torch.tensor([s[2] + [pad_id] * (width - len(s[2])) for s in seqs]),
         "attention_mask": torch.tensor([[1] * len(s[2]) + [0] * (width - len(s[2])) for s in seqs]),
         "rows": torch.tensor([s[0] for s in seqs]),
@@ -292,7 +292,7 @@ def collate(enc: Encoded, batch: Sequence[int], pad_id: int) -> dict[str, Any]:
         "labels": torch.tensor([enc.labels[i] for i in batch]),
     }
     if enc.types is not None:
-        out["token_type_ids"] = torch.tensor([s[3] + [0] * (width - len(s[3])) for s in seqs])
+        out["token_type_ids"] = torch.tensor([(s[3] or []) + [0] * (width - len(s[3] or [])) for s in seqs])
     out["shape"] = (len(batch), max(len(enc.ids[i]) for i in batch))
     return out
 

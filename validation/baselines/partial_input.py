@@ -415,7 +415,10 @@ def partial_input_examples(view: ConfigView) -> tuple[list[str], list[str], np.n
     (fields joined by a space) and its label, all splits pooled."""
     fields = [f for f in view.policy.partial_input if f in view.features]
     lf = view.label_field
-    texts, labels = [], []
+    texts: list[str] = []
+    labels: list[int] = []
+    if lf is None:  # no label: no labeled example
+        return fields, texts, np.asarray(labels, dtype=int)
     for split in view.splits:
         cols = [view.column(split, f) for f in fields]
         for y, *vals in zip(view.labeled(split, lf), *cols):
