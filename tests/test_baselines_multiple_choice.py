@@ -128,7 +128,7 @@ def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, tmp_path, monkeypatc
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     inverted = [replace(it, label=(it.label + 1) % len(it.options)) for it in make_items(12, 100)]
-    result = train_multiple_choice(make_items(40), inverted, options=tiny, epochs=4)
+    result = train_multiple_choice(make_items(40), inverted, options=tiny, epochs=3, lr=1e-4)
     accs = result.validation_accuracy
     assert result.best_epoch == accs.index(max(accs)) + 1 < len(accs) and accs[-1] < max(accs)
     assert result.accuracy["validation"] == max(accs)  # the selected model is the best epoch's, not the last
@@ -152,6 +152,19 @@ def test_cuda_settings_on_cpu(tiny, tmp_path):
     # every key is a TrainingArguments field (the CUDA dict with its precision moved to CPU here)
     args = TrainingArguments(**{**cuda, "bf16": False, "use_cpu": True})
     assert args.load_best_model_at_end and args.metric_for_best_model == "accuracy"
+
+
+def test_bf16_training_path_on_cpu(tiny, monkeypatch):
+    """The CUDA run's precision path (bf16 autocast through Trainer, the option mask on bf16 scores,
+    mean pooling under autocast), run on CPU autocast: the dtype ``--device cuda`` picks on an H100."""
+    import torch
+    from benchsmith.validation.baselines import multiple_choice as mc
+
+    monkeypatch.setattr(mc, "autocast_dtype", lambda device: torch.bfloat16)
+    result = train_multiple_choice(make_items(16), make_items(6, 100), options=tiny, epochs=1, pooling="mean")
+    assert result.record.dtype == "bfloat16" and result.record.hyperparameters["grad_scaler"] is False
+    for pred in result.predictions["validation"].values():
+        assert math.isclose(sum(pred.probabilities), 1.0, abs_tol=1e-4)
 
 
 def test_model_is_auto_multiple_choice_with_mean_pooling(tiny_model):

@@ -33,8 +33,9 @@ Decisions:
   value is recorded.
 * **Options per item.** A batch is ``(items, widest item's options, longest sequence)``;
   an item with fewer options gets one-token filler options whose scores are set to -inf
-  before the softmax (probability 0, no gradient): :class:`MultipleChoiceTrainer` overrides
-  ``compute_loss`` for that, the only change to ``transformers.Trainer``'s loop.
+  before the softmax (probability 0, no gradient). The Trainer subclass of
+  :func:`trainer_classes` overrides ``compute_loss`` for that and ``_get_train_sampler`` for
+  ``bucket_batches`` (below); nothing else of ``transformers.Trainer``'s loop changes.
 * **Training** is ``transformers.Trainer``: AdamW (``adamw_torch``; no decay on biases and
   LayerNorm), linear warm-up (``int(warmup_ratio * steps)``, as before) then linear decay,
   gradient norm clipped at ``max_grad_norm`` (the paper clips to 1), bf16 autocast on CUDA
