@@ -547,18 +547,10 @@ def predict(trainer: Any, enc: Encoded, split: range) -> list[Prediction]:
     return [out[i] for i in split]
 
 
-def accuracy_of(enc: Encoded, rows: Rows) -> Any:
-    """Trainer's ``compute_metrics`` for a split fed in ``rows`` order: accuracy over real options."""
-    import numpy as np
-
-    n_options = [len(enc.ids[i]) for i in rows.order]
-
-    def compute(prediction: Any) -> dict[str, float]:
-        logits, labels = prediction.predictions, prediction.label_ids
-        hits = [int(np.argmax(row[:n])) == y for row, n, y in zip(logits, n_options, labels)]
-        return {"accuracy": float(np.mean(hits))}
-
-    return compute
+def top_accuracy(prediction: Any) -> dict[str, float]:
+    """Trainer's ``compute_metrics``: argmax over each row (filler options are -inf and Trainer pads
+    narrower batches with -100, below any real score: the pooler's tanh bounds it by ``|W_o|_1 + b``)."""
+    return {"accuracy": float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())}
 
 
 # --------------------------------------------------------------------------- train / predict
@@ -626,11 +618,10 @@ def train_multiple_choice(
         watch = watch_class(bar, device.startswith("cuda"))
         trainer = trainer_class(
             model=model, args=args, train_dataset=train_rows, eval_dataset=val_rows, data_collator=Collator(enc, pad_id),
-            compute_metrics=accuracy_of(enc, val_rows) if val_rows is not None else None, callbacks=[watch],
+            compute_metrics=top_accuracy if val_rows is not None else None, callbacks=[watch],
             lengths=[enc.length(i) for i in train_rows.order], bucket_batches=opts.bucket_batches)
         trainer.remove_callback(PrinterCallback)  # our progress bar, not Trainer's printed logs
         trainer.train()
-        trainer.compute_metrics = None
         accuracy: dict[str, float] = {}
         predictions: dict[str, dict[str, Prediction]] = {}
         for name, items in splits.items():
