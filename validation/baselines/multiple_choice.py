@@ -62,7 +62,9 @@ Decisions:
   smoke runs.
 
 Trainer against the hand-written loop it replaced (same process, alternating;
-``benchmarks/baseline_throughput.py --against REF``): MEASURED_THROUGHPUT.
+``OMP_NUM_THREADS=1 python benchmarks/baseline_throughput.py --examples 400 --device cpu
+--against eddf48a``): not yet measured to the end (the 2-core machine ran at load 20 while
+this landed; the rule: ``old_cpu_ratio`` >= 0.9, else the hand-written loop comes back).
 Accuracy is unchanged within noise (``benchsmith baseline comve --baseline subtask-a
 --max-examples 3000 --epochs 1 --seed 0 --device cpu``, 2026-11-26, the same loaded 2-core
 machine, one run each): the hand-written loop 80.3% on test / 81.3% on validation, Trainer
