@@ -506,7 +506,8 @@ def trainer_classes() -> tuple[type, type]:
         """Seconds of every training epoch (validation excluded) and the progress bar."""
 
         def __init__(self, bar: Any, cuda: bool) -> None:
-            self.bar, self.cuda, self.seconds, self.t0 = bar, cuda, [], 0.0
+            self.bar, self.cuda, self.t0 = bar, cuda, 0.0
+            self.seconds: list[float] = []
 
         def on_epoch_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.t0 = time.perf_counter()
