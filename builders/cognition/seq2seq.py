@@ -310,7 +310,7 @@ def marian_config(hp: Hyperparameters, src_vocab: int, tgt_vocab: int) -> Any:
         decoder_layers=hp.decoder_layers, encoder_attention_heads=hp.heads, decoder_attention_heads=hp.heads,
         encoder_ffn_dim=hp.ffn, decoder_ffn_dim=hp.ffn, activation_function="relu", dropout=hp.dropout,
         attention_dropout=hp.dropout, activation_dropout=hp.dropout, scale_embedding=True,
-        max_position_embeddings=max(1024, 2 * hp.max_len + 16), pad_token_id=PAD_ID, bos_token_id=BOS_ID,
+        max_position_embeddings=2 * hp.max_len + 16, pad_token_id=PAD_ID, bos_token_id=BOS_ID,
         eos_token_id=EOS_ID, decoder_start_token_id=BOS_ID, forced_eos_token_id=EOS_ID)
 
 
@@ -511,7 +511,7 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
         model_sha256=weights_sha256(net), seed=seed, device=dev,
         dtype=runtime.dtype_name(dtype), gpu=runtime.gpu_name(dev), steps=state.global_step)
     record.hyperparameters = {
-        "preset": preset, **asdict(hp), "parameters": net.num_parameters(), "model_class": "MarianMTModel",
+        "preset": preset, **asdict(hp), "parameters": net.num_parameters(only_trainable=True), "model_class": "MarianMTModel",
         "loop": "transformers.Seq2SeqTrainer", "src_vocab": len(src_vocab), "tgt_vocab": bpe.vocab_size,
         "bpe_merges_learned": bpe.num_merges, "train_pairs": len(train_pairs), "valid_pairs": len(valid_pairs),
         "batches_per_epoch": len(batches), "epochs": round(state.global_step / len(batches), 2),
