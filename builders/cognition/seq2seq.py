@@ -323,15 +323,6 @@ def new_model(hp: Hyperparameters, src_vocab: int, tgt_vocab: int) -> Any:
     return MarianMTModel(marian_config(hp, src_vocab, tgt_vocab))
 
 
-def precision(device: str) -> dict[str, Any]:
-    """Trainer's precision flags for ``device`` (:func:`runtime.autocast_dtype`: bf16, or fp16 with a grad
-    scaler, on CUDA; fp32 on CPU) and its device/pinning flags."""
-    dtype = runtime.autocast_dtype(device)
-    cuda = device.startswith("cuda")
-    return {"bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "use_cpu": not cuda,
-            "dataloader_pin_memory": cuda}
-
-
 def autocast(device: str) -> Any:
     """The autocast context of decoding on ``device`` (disabled on CPU)."""
     dtype = runtime.autocast_dtype(device)
@@ -439,19 +430,20 @@ def trainer_arguments(hp: Hyperparameters, device: str, output_dir: str, seed: i
     """``Seq2SeqTrainingArguments`` of a run on ``device`` (a plain dict: a test can check the CUDA flags on
     a machine where transformers refuses to build them). See the module docstring for each choice."""
     by_bleu = hp.select_by == "bleu"
+    # the shared precision, seeding and quiet defaults of every Trainer engine, then the NMT run's own
     return dict(
+        runtime.trainer_defaults(device, seed, runtime.autocast_dtype(device)),
         output_dir=output_dir, max_steps=hp.max_steps, per_device_train_batch_size=1, per_device_eval_batch_size=1,
         learning_rate=hp.lr, lr_scheduler_type="inverse_sqrt", warmup_steps=hp.warmup, optim="adamw_torch",
         adam_beta1=hp.betas[0], adam_beta2=hp.betas[1], adam_epsilon=hp.adam_eps, weight_decay=hp.weight_decay,
-        max_grad_norm=hp.clip_norm, label_smoothing_factor=hp.label_smoothing, seed=seed, data_seed=seed,
+        max_grad_norm=hp.clip_norm, label_smoothing_factor=hp.label_smoothing,
         logging_strategy="steps", logging_steps=hp.log_every,
         logging_nan_inf_filter=False,  # its isnan check would make every step wait for the GPU
         eval_strategy="steps" if evaluates else "no", eval_steps=hp.eval_every,
         save_strategy="steps" if evaluates else "no", save_steps=hp.eval_every, save_only_model=True,
         save_total_limit=1, load_best_model_at_end=evaluates, metric_for_best_model="bleu" if by_bleu else "nll",
         greater_is_better=by_bleu, predict_with_generate=by_bleu, generation_num_beams=1,
-        generation_max_length=generation_max_length, report_to="none", disable_tqdm=True,
-        remove_unused_columns=False, dataloader_num_workers=0, **precision(device))
+        generation_max_length=generation_max_length, dataloader_pin_memory=device.startswith("cuda"))
 
 
 def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[str]] = (), preset: str = "small", *,
