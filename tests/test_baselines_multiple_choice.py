@@ -25,7 +25,7 @@ from benchsmith.validation.baselines.multiple_choice import (
     load_model,
     options_only,
     train_multiple_choice,
-    training_arguments,
+    trainer_overrides,
 )
 from benchsmith.validation.baselines.runtime import model_sha256
 from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
@@ -140,17 +140,22 @@ def test_cuda_settings_on_cpu(tiny, tmp_path):
     import torch
     from transformers import TrainingArguments
 
-    cuda = training_arguments(tiny, "cuda", torch.bfloat16, str(tmp_path), steps=30, select=True)
+    from benchsmith.validation.baselines.runtime import trainer_defaults
+
+    def arguments(opts, device, dtype, select):
+        return {**trainer_defaults(device, opts.seed, dtype), **trainer_overrides(opts, device, steps=30, select=select)}
+
+    cuda = arguments(tiny, "cuda", torch.bfloat16, True)
     assert (cuda["bf16"], cuda["fp16"], cuda["use_cpu"], cuda["dataloader_pin_memory"]) == (True, False, False, True)
-    assert training_arguments(tiny, "cuda", torch.float16, str(tmp_path), steps=30, select=True)["fp16"] is True
+    assert arguments(tiny, "cuda", torch.float16, True)["fp16"] is True
     assert (cuda["load_best_model_at_end"], cuda["metric_for_best_model"], cuda["save_strategy"]) == \
         (True, "accuracy", "epoch")
     assert (cuda["max_grad_norm"], cuda["seed"], cuda["report_to"], cuda["save_only_model"]) == (1.0, 0, "none", True)
-    cpu = training_arguments(replace(tiny, warmup_ratio=0.1), "cpu", None, str(tmp_path), steps=30, select=False)
+    cpu = arguments(replace(tiny, warmup_ratio=0.1), "cpu", None, False)
     assert (cpu["bf16"], cpu["fp16"], cpu["use_cpu"], cpu["warmup_steps"]) == (False, False, True, 3)
     assert (cpu["load_best_model_at_end"], cpu["eval_strategy"], cpu["save_strategy"]) == (False, "no", "no")
     # every key is a TrainingArguments field (the CUDA dict with its precision moved to CPU here)
-    args = TrainingArguments(**{**cuda, "bf16": False, "use_cpu": True})
+    args = TrainingArguments(**{**cuda, "output_dir": str(tmp_path), "bf16": False, "use_cpu": True})
     assert args.load_best_model_at_end and args.metric_for_best_model == "accuracy"
 
 

@@ -97,6 +97,7 @@ from benchsmith.validation.baselines.runtime import (
     model_sha256,
     pick_device,
     seed_everything,
+    training_arguments,
 )
 
 from benchsmith import progress
@@ -440,27 +441,21 @@ class MCResult:
 # --------------------------------------------------------------------------- Trainer
 
 
-def training_arguments(opts: MCOptions, device: str, dtype: Any, output_dir: str, *, steps: int,
-                       select: bool) -> dict[str, Any]:
-    """The ``TrainingArguments`` keywords of a run of ``steps`` optimiser steps on ``device`` with
-    autocast ``dtype`` (``runtime.autocast_dtype``: bf16/fp16 on CUDA, None on CPU); ``select``: a
-    validation split is scored each epoch and the best epoch's checkpoint loaded at the end."""
-    import torch
-
-    cuda = device.startswith("cuda")
+def trainer_overrides(opts: MCOptions, device: str, *, steps: int, select: bool) -> dict[str, Any]:
+    """The cross-encoder's ``TrainingArguments`` keywords on top of ``runtime.trainer_defaults``, for a
+    run of ``steps`` optimiser steps on ``device``; ``select``: a validation split is scored each epoch
+    and the best epoch's checkpoint (weights only, in the run's temporary folder) loaded at the end."""
     each_epoch = "epoch" if select else "no"
     return {
-        "output_dir": output_dir, "seed": opts.seed, "data_seed": opts.seed, "use_cpu": not cuda,
-        "bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "num_train_epochs": opts.epochs,
+        "num_train_epochs": opts.epochs,
         "per_device_train_batch_size": opts.batch_size, "per_device_eval_batch_size": opts.eval_batch_size,
         "learning_rate": opts.lr, "weight_decay": opts.weight_decay, "optim": "adamw_torch",
         "warmup_steps": int(opts.warmup_ratio * steps), "lr_scheduler_type": "linear",
         "max_grad_norm": opts.max_grad_norm, "torch_compile": opts.compile,
         "eval_strategy": each_epoch, "save_strategy": each_epoch, "load_best_model_at_end": select,
         "metric_for_best_model": "accuracy" if select else None, "greater_is_better": True if select else None,
-        "save_only_model": True, "save_total_limit": 1, "logging_strategy": "epoch", "report_to": "none",
-        "disable_tqdm": True, "remove_unused_columns": False, "dataloader_num_workers": 0,
-        "dataloader_pin_memory": cuda,
+        "save_only_model": True, "save_total_limit": 1, "logging_strategy": "epoch",
+        "dataloader_pin_memory": device.startswith("cuda"),
     }
 
 
@@ -602,9 +597,7 @@ def train_multiple_choice(
                               hint="Pass items, or leave the split out")
     splits = {name: subsample(items, opts.max_examples, opts.seed) for name, items in splits.items()}
 
-    import tempfile
-
-    from transformers import PrinterCallback, TrainingArguments
+    from transformers import PrinterCallback
 
     start = time.perf_counter()
     path = resolve_model_path(opts.model_path)
@@ -620,9 +613,9 @@ def train_multiple_choice(
     val_rows = by_length(enc, where["validation"]) if "validation" in where else None
     steps = -(-len(train_rows) // opts.batch_size) * opts.epochs
     trainer_class, watch_class = trainer_classes()
-    with tempfile.TemporaryDirectory(prefix="benchsmith-mc-") as tmp, progress.bar("train", total=steps) as bar:
-        args = TrainingArguments(**training_arguments(opts, device, dtype, tmp, steps=steps,
-                                                      select=val_rows is not None))
+    overrides = trainer_overrides(opts, device, steps=steps, select=val_rows is not None)
+    with training_arguments(device, opts.seed, **overrides) as args, \
+            progress.bar("train", total=steps) as bar:
         watch = watch_class(bar, device.startswith("cuda"))
         trainer = trainer_class(
             model=model, args=args, train_dataset=train_rows, eval_dataset=val_rows, data_collator=Collator(enc, pad_id),
@@ -673,5 +666,5 @@ def train_multiple_choice(
 __all__ = [
     "Collator", "EpochStats", "MCItem", "MCOptions", "MCResult", "Prediction", "Rows",
     "check_items", "encode_items", "load_model", "options_only", "pool", "resolve_model_path",
-    "score_head", "subsample", "train_multiple_choice", "trainer_classes", "training_arguments",
+    "score_head", "subsample", "train_multiple_choice", "trainer_classes", "trainer_overrides",
 ]

@@ -164,21 +164,28 @@ def gpu_name(device: str) -> str | None:
     return torch.cuda.get_device_name(torch.device(device))
 
 
+def trainer_defaults(device: str, seed: int, dtype: Any) -> dict[str, Any]:
+    """The shared ``TrainingArguments`` keywords (module docstring) for a picked ``device`` with
+    autocast ``dtype`` (:func:`autocast_dtype`: bf16/fp16 on CUDA, None on CPU), no ``output_dir``.
+    A plain dict, so what ``--device cuda`` gets can be checked on a machine without a GPU."""
+    import torch
+
+    return {
+        "seed": seed, "data_seed": seed, "use_cpu": not device.startswith("cuda"),
+        "bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "save_strategy": "no",
+        "report_to": "none", "disable_tqdm": True, "remove_unused_columns": False,
+        "dataloader_num_workers": 0, "dataloader_pin_memory": False,
+    }
+
+
 @contextmanager
 def training_arguments(device: str, seed: int, **overrides: Any) -> Iterator[Any]:
-    """``transformers.TrainingArguments`` with the shared defaults (module docstring) for a
-    picked ``device`` (``cpu``/``cuda``), in a temporary output folder removed on exit."""
-    import torch
+    """``transformers.TrainingArguments`` with :func:`trainer_defaults` for a picked ``device``
+    (``cpu``/``cuda``), in a temporary output folder removed on exit; ``overrides`` win."""
     from transformers import TrainingArguments
 
-    dtype = autocast_dtype(device)
     with tempfile.TemporaryDirectory(prefix="benchsmith-trainer-") as tmp:
-        defaults: dict[str, Any] = {
-            "output_dir": tmp, "seed": seed, "data_seed": seed, "use_cpu": not device.startswith("cuda"),
-            "bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "save_strategy": "no",
-            "report_to": "none", "disable_tqdm": True, "remove_unused_columns": False,
-            "dataloader_num_workers": 0, "dataloader_pin_memory": False,
-        }
+        defaults = {"output_dir": tmp, **trainer_defaults(device, seed, autocast_dtype(device))}
         yield TrainingArguments(**{**defaults, **overrides})
 
 
