@@ -128,3 +128,28 @@ def test_no_public_release_parameter_is_any():
                         if a.arg == "release" and a.annotation is not None and ast.unparse(a.annotation) == "Any":
                             found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
     assert found == []
+
+
+def public_any_parameters(root: Path = ROOT) -> tuple[int, int]:
+    """(public parameters annotated ``Any``, those named ``release``) under benchsmith, loaders,
+    validation, cards and builders of ``root``: issue 24's measure (a public function or method
+    is one not starting with ``_``, or ``__init__``, in a class not starting with ``_``)."""
+    total = release = 0
+
+    def visit(node: ast.AST, public: bool) -> None:
+        nonlocal total, release
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, public and not child.name.startswith("_"))
+            elif (isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and public
+                  and (not child.name.startswith("_") or child.name == "__init__")):
+                a = child.args
+                for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    if p.annotation is not None and ast.unparse(p.annotation) == "Any":
+                        total += 1
+                        release += p.arg == "release"
+
+    for folder in (*CHECKED, "builders"):
+        for path in sorted((root / folder).rglob("*.py")):
+            visit(ast.parse(path.read_text(encoding="utf-8")), True)
+    return total, release
