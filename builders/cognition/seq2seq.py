@@ -825,7 +825,7 @@ class _Loop:
 
     def _valid_bleu(self) -> float:
         """Character BLEU (sacrebleu ``zh``) of greedy translations of the validation sources."""
-        import sacrebleu
+        from benchsmith.validation.metrics.bleu import SacreBLEU
 
         from benchsmith.nlp.segment import unsegment
 
@@ -833,7 +833,7 @@ class _Loop:
                           64, 2.0, 10, True)
         hyps = [unsegment(self.bpe.decode(r)) for r in ids]
         refs = [unsegment(zh) for _, zh in self.valid_pairs]
-        return sacrebleu.BLEU(tokenize="zh").corpus_score(hyps, [refs]).score
+        return SacreBLEU(tokenize="zh").score(hyps, [[r] for r in refs]).value or 0.0
 
 # --------------------------------------------------------------------------- the nmt engine
 
