@@ -143,10 +143,15 @@ def _print(out: dict[str, Any]) -> None:
 
 
 def _scalar(v: Any) -> bool:
+    """A value a table cell shows: a number, text, or a short list of them (languages averaged)."""
+    if isinstance(v, list):
+        return len(v) <= 20 and all(isinstance(x, (str, int)) for x in v)
     return v is None or isinstance(v, (str, int, float, bool))
 
 
 def _fmt(v: Any) -> str:
+    if isinstance(v, list):
+        return ", ".join(map(str, v)) or "-"
     return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
