@@ -237,7 +237,7 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
     metric = MucowScoringAccuracy()
     values = read_scores(out, metric.expected_lines(rows))  # the reader of --scores
     assert len(values) == 6 and all(v > 0 for v in values)  # negative log-probabilities
-    assert metric.score(rows, values)["total"] == 3
+    assert metric.score(values, rows).details["total"] == 3
     assert rec.hyperparameters["sentences"] == 6 and rec.tokens_per_s > 0 and len(rec.model_sha256) == 64
     # loader records give the same file; log_probs=True flips the sign
     score_suite(marian, items, tmp_path / "same.txt", batch_size=4, device="cpu")
@@ -256,7 +256,7 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
     code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores", str(out),
                  "--json"])
     res = json.loads(capsys.readouterr().out)
-    assert code == 0 and res["total"] == 3
+    assert code == 0 and res["scores"]["mucow-scoring-accuracy"]["total"] == 3
 
 
 def test_sum_of_log_probs_matches_the_model_loss(marian):

@@ -12,8 +12,8 @@ from benchsmith.builders.cognition.atoms import lexicon_roles, parse_compound
 from benchsmith.builders.cognition.evaluate import reference_agreement
 from benchsmith.builders.cognition.metric import (
     CTER,
-    CognitionBLEU,
     ORDER_WINDOW,
+    CognitionBLEU,
     CompoundJudge,
     Lexicon,
     Verdict,

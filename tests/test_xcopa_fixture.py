@@ -256,7 +256,7 @@ def _write_jsonl(path, rows):
     return path
 
 
-def score(release, path: Path, split: str | None = None) -> dict:
+def score(release, path, split: str | None = None) -> dict:
     """What ``benchsmith evaluate xcopa PATH [--split S] --json`` prints for its one metric."""
     from benchsmith.builder import get_builder
     from benchsmith.scoring import evaluate
