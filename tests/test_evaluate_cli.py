@@ -158,3 +158,21 @@ def test_mistakes_are_one_line_exit_2(reg, capsys, argv, fragment):
     code, out, err = run_cli(capsys, "evaluate", *argv)
     lines = [line for line in err.splitlines() if not line.startswith("WARNING ")]
     assert code == 2 and out == "" and len(lines) == 1 and fragment in lines[0], err
+
+
+def test_every_metric_scores_with_the_one_signature():
+    """One scoring method for every metric, generic or a dataset's: ``score(predictions, references)``."""
+    import inspect
+
+    from benchsmith.builder import builders
+    from benchsmith.validation.metric import Metric
+    from benchsmith.validation.metrics.accuracy import Accuracy
+    from benchsmith.validation.metrics.bleu import CorpusBLEU, SacreBLEU
+
+    declared = [m for name in ("comve", "xcopa", "cognition", "mucow") for m in get_builder(name).metrics().values()]
+    assert len(declared) == 7 and set(builders()) >= {"comve", "xcopa", "cognition", "mucow"}
+    for cls in [*declared, Accuracy, CorpusBLEU, SacreBLEU]:
+        assert issubclass(cls, Metric)
+        params = list(inspect.signature(cls.score).parameters)
+        assert params == ["self", "predictions", "references"], (cls, params)
+        assert "Score" in str(inspect.signature(cls.score).return_annotation), cls
