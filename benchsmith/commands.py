@@ -30,7 +30,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from benchsmith import evaluate_cli
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.jsonable import to_jsonable
 
@@ -38,8 +37,6 @@ if TYPE_CHECKING:
     from benchsmith.release import Release
 
 
-#: ``benchsmith evaluate NAME ...``: one generic command, generated per dataset from its metrics
-evaluate_app = evaluate_cli.evaluate_app
 harvest_app = typer.Typer(help="Run a dataset's construction pipeline end to end into a release.", no_args_is_help=True, rich_markup_mode=None)
 stage_app = typer.Typer(help="Run one construction stage of a dataset.", no_args_is_help=True, rich_markup_mode=None)
 

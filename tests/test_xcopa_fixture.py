@@ -39,9 +39,9 @@ from typer.testing import CliRunner
 from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
 
 import benchsmith
-from benchsmith.commands import evaluate_app
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ConfigError, ParseError, PredictionError
+from benchsmith.evaluate_cli import evaluate_app
 from benchsmith.expectation import read_published_yaml
 
 

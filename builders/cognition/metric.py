@@ -1,7 +1,9 @@
 """CoGnition's metrics: BLEU (:class:`CognitionBLEU`) on both test sets and compound translation
 error rate (:class:`CTER`) on the CG-test, declared in :data:`METRICS` for ``benchsmith evaluate
-cognition`` (predictions: one translation per test sentence, in the released order, read by
-:func:`.evaluate.read_predictions`).
+cognition``. Predictions: a UTF-8 text file with one translation per test sentence, in the order of
+the released files (``cg-test.en`` for ``--split cg_test``, ``test.en`` for ``--split test``),
+read by :func:`read_predictions`; Chinese may be word-segmented with spaces or not, and
+subword-nmt joiners (``@@ ``) are undone (:func:`normalise`).
 
 A compound translation is judged from the hypothesis alone, with the released
 atom lexicon (``eval/lexicon``: each atom's accepted Chinese renderings), as the
@@ -73,10 +75,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric, Option, Score
 from benchsmith.validation.metrics.bleu import SacreBLEU
 
-from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 from benchsmith.nlp.segment import unsegment
 
 from .atoms import CATEGORIES, MODIFIERS, lexicon_roles
@@ -355,8 +358,6 @@ class CTER(Metric[Sequence[str], Sequence[Mapping[str, Any]]]):
         return list(release.examples(str(config), split))
 
     def read_predictions(self, path: Path, references: Sequence[Mapping[str, Any]]) -> list[str]:
-        from .evaluate import read_predictions
-
         return read_predictions(path, len(references), [r["id"] for r in references])
 
     @staticmethod
@@ -378,6 +379,35 @@ class CTER(Metric[Sequence[str], Sequence[Mapping[str, Any]]]):
 def _category(row: Mapping[str, Any]) -> str | None:
     cat = row.get("category")
     return CATEGORIES[cat] if isinstance(cat, int) else cat
+
+
+def read_predictions(path: Path, expected: int, ids: Sequence[str]) -> list[str]:
+    """One translation per line; the count must match the references.
+
+    Read as every scorer reads predictions (:mod:`benchsmith.validation.predictions`): streamed,
+    each line checked as it is read, and a file longer than expected stops at its first extra line.
+
+    Raises:
+        PredictionError: an unreadable file, invalid UTF-8 or a NUL byte, the wrong number of lines
+            or an empty translation (naming the line and id).
+    """
+    hint = "Translate every line of the source file and keep the order"
+    out: list[str] = []
+    for lineno, text in pred_files.lines(path, "Pass the file with one translation per test sentence"):
+        if lineno > expected:
+            raise PredictionError(f"more than {expected} translations, expected {expected} (one per test sentence, "
+                                  "in the order of the released files)", path=path, line=lineno, hint=hint)
+        if not normalise(text):
+            raise PredictionError(f"empty translation for id {ids[lineno - 1]!r}", path=path, line=lineno,
+                                  hint="Every test sentence needs a non-empty translation")
+        out.append(text)
+    if len(out) != expected:
+        raise PredictionError(
+            f"{len(out)} translations, expected {expected} (one per test sentence, in the order of the "
+            "released files)",
+            path=path, line=len(out) + 1, hint=hint,
+        )
+    return out
 
 
 #: ``--split`` of the command before the generic ``evaluate``: the test set, not the release split
@@ -464,8 +494,6 @@ class CognitionBLEU(Metric[Sequence[str], Sequence[Mapping[str, Any]]]):
         return list(release.examples(str(config), split))
 
     def read_predictions(self, path: Path, references: Sequence[Mapping[str, Any]]) -> list[str]:
-        from .evaluate import read_predictions
-
         return read_predictions(path, len(references), [r["id"] for r in references])
 
 
