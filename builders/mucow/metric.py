@@ -151,6 +151,10 @@ class MucowScoringAccuracy(Metric):
     def target(self, release: Any, config: str | None, split: str | None) -> tuple[str | None, str] | None:
         return suite_target(self, "scoring", release, config, split)
 
+    def for_release(self, release: Any, config: str | None) -> MucowScoringAccuracy:
+        """The suite's pair (for the result signature) when ``--config`` named the suite."""
+        return self if self.pair is not None else replace(self, pair=suite_pair(release, config))
+
     def references(self, release: Any, config: str | None, split: str) -> list[dict]:
         return list(release.examples(str(config), split))
 
@@ -266,10 +270,9 @@ class MucowTranslationPRF(Metric):
         return suite_target(self, "translation", release, config, split)
 
     def for_release(self, release: Any, config: str | None) -> MucowTranslationPRF:
-        """The target language of the suite's config (its last language) when none was given."""
-        if self.lang is not None:
-            return self
-        return replace(self, lang=release.manifest["configs"][config]["languages"][-1])
+        """The target language of the suite's config (its last language) and its pair, when not given."""
+        return replace(self, lang=self.lang or release.manifest["configs"][config]["languages"][-1],
+                       pair=self.pair or suite_pair(release, config))
 
     def references(self, release: Any, config: str | None, split: str) -> list[dict]:
         return list(release.examples(str(config), split))
@@ -341,6 +344,12 @@ def find_config(release: Any, variant: str, pair: str) -> str:
                           path=release.path, hint="Rebuild from sources that include it")
     raise ConfigError(f"release {release.name} {release.version} has no {variant} suite for pair {pair!r}",
                       path=release.path, hint=did_you_mean(f"{variant}-{pair}", have))
+
+
+def suite_pair(release: Any, config: str | None) -> str | None:
+    """The pair a suite's config records (``metadata.pair``), so a score found by ``--config`` reads
+    the same as one found by ``--pair``."""
+    return (release.manifest["configs"][config].get("metadata") or {}).get("pair") if config else None
 
 
 def suite_target(metric: Metric, variant: str, release: Any, config: str | None, split: str | None
