@@ -89,6 +89,19 @@ def test_best_checkpoint_is_restored(trained):
     assert nll.item() == pytest.approx(best["valid_nll"], abs=1e-4)
 
 
+def test_generate_sees_the_target_vocabulary(trained, monkeypatch):
+    """Beam scores are sized by ``config.vocab_size`` in transformers 5.17 (the H100 run's): during
+    ``generate`` it is the target vocabulary's size, and the source one again afterwards."""
+    net = trained.model
+    src_size, tgt_size = net.config.vocab_size, net.config.decoder_vocab_size
+    assert src_size != tgt_size  # separate vocabularies: the case that failed
+    seen = []
+    real = net.generate
+    monkeypatch.setattr(net, "generate", lambda **kw: seen.append(net.config.vocab_size) or real(**kw))
+    assert len(seq2seq.translate(trained, [PAIRS[0][0]], beam=2)) == 1
+    assert seen == [tgt_size] and net.config.vocab_size == src_size
+
+
 def test_beam_and_greedy_give_one_output_per_input(trained):
     sources = [en for en, _ in PAIRS]
     for beam in (1, 3):
