@@ -234,7 +234,12 @@ def cross_fit(
     so a fold's training rows are two contiguous ranges: each epoch visits their blocks of
     :data:`BATCH_ROWS` rows in a fresh seeded order and ``partial_fit`` shuffles within a
     block (the learning-rate schedule runs on across blocks as in one ``fit``); no
-    matrix of more than one block is ever built. A fold whose training rows hold one
+    matrix of more than one block is ever built. A fold whose training rows fit in one
+    block (every real dataset today) is fitted by one ``fit`` of :data:`EPOCHS` epochs,
+    shuffled every epoch by the seed: the same model as ten ``partial_fit`` calls on that
+    block, but sklearn checks its input once instead of ten times (about 2.5 ms a call:
+    XCOPA's 22 configs made 1,690 calls, 3.6 of its 12.3 CPU seconds of validation; one
+    ``fit`` a fold: 0.5 s). A fold whose training rows hold one
     class only leaves its rows at 0 (``predict``: at that class). ``score_folds``: hold out only
     these folds (a train/test split is fold 1 and fold 0: one fit, test scored).
     """
@@ -253,11 +258,17 @@ def cross_fit(
             if predict and len(classes):
                 out[order[lo:hi]] = classes[0]
             continue
-        model = streamed_logistic_regression(seed)
-        for _ in range(EPOCHS):
-            for k in rng.permutation(len(blocks)).tolist():
-                a, b = blocks[k]
-                model.partial_fit(stored.block(a, b), y[a:b], classes=classes)
+        if len(y) - (hi - lo) <= BATCH_ROWS:
+            # one block: one ``fit`` of EPOCHS epochs (see the docstring)
+            model = logistic_regression(seed).fit(
+                sparse.vstack([stored.block(0, lo), stored.block(hi, len(y))], format="csr"),
+                np.concatenate([y[:lo], y[hi:]]))
+        else:
+            model = streamed_logistic_regression(seed)
+            for _ in range(EPOCHS):
+                for k in rng.permutation(len(blocks)).tolist():
+                    a, b = blocks[k]
+                    model.partial_fit(stored.block(a, b), y[a:b], classes=classes)
         for a in range(lo, hi, BATCH_ROWS):
             b = min(a + BATCH_ROWS, hi)
             m = stored.block(a, b)
