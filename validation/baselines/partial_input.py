@@ -72,9 +72,7 @@ from benchsmith.validation.dataview import (
     sorted_unique,
     take_ranges,
 )
-from scipy import sparse, stats
-from sklearn.linear_model import SGDClassifier
-from sklearn.model_selection import KFold, StratifiedKFold
+from scipy import sparse
 
 DEFAULT_MAX_GAIN = 0.1
 FOLDS = 5
@@ -112,9 +110,11 @@ def max_gain(view: ConfigView) -> float | None:
     return DEFAULT_MAX_GAIN if view.policy.partial_input else None
 
 
-def logistic_regression(seed: int = SEED) -> SGDClassifier:
+def logistic_regression(seed: int = SEED) -> Any:
     """L2-regularised logistic regression fitted by SGD (see module docstring)."""
     # tol=None: always EPOCHS epochs, so the work per example is the same at any size
+    from sklearn.linear_model import SGDClassifier  # imported when used: ~1.8 CPU s
+
     return SGDClassifier(loss="log_loss", alpha=1e-4, max_iter=EPOCHS, tol=None, random_state=seed)
 
 
@@ -216,9 +216,11 @@ def hashed_features(token_runs: Sequence[tuple[np.ndarray, np.ndarray]], *, min_
     return SparseRows(indices, indptr, max(len(ranked), 1))
 
 
-def streamed_logistic_regression(seed: int = SEED) -> SGDClassifier:
+def streamed_logistic_regression(seed: int = SEED) -> Any:
     """:func:`logistic_regression` for :func:`cross_fit`'s ``partial_fit`` calls: it shuffles each
     mini-batch with a generator that runs on across calls (an int seed would repeat one order)."""
+    from sklearn.linear_model import SGDClassifier
+
     return SGDClassifier(loss="log_loss", alpha=1e-4, tol=None, shuffle=True,
                          random_state=np.random.RandomState(seed))
 
@@ -293,6 +295,8 @@ def streamed_option_level_cv(
         scores += cross_fit(features, is_correct, fold_of_example[owners], seed=seed, score_folds=(0,))
         return best_option(scores, offsets)
     fold_of_example = np.zeros(len(labels), dtype=np.int64)
+    from sklearn.model_selection import KFold
+
     kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
     for f, (_train, held) in enumerate(kf.split(np.arange(len(labels)))):
         fold_of_example[held] = f
@@ -306,6 +310,8 @@ def streamed_classification_cv(features: SparseRows, labels: np.ndarray, *, fold
     counts = np.bincount(labels)
     n_splits = max(2, min(folds, int(counts[counts > 0].min())))
     fold_of_row = np.zeros(len(labels), dtype=np.int64)
+    from sklearn.model_selection import StratifiedKFold
+
     skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     for f, (_train, test) in enumerate(skf.split(np.zeros(len(labels)), labels)):
         fold_of_row[test] = f
@@ -467,6 +473,8 @@ def option_level_cv(
     is_correct = (position == labels[owners]).astype(int)
     rng = np.random.default_rng(seed)
     scores = rng.random(len(owners)) * 1e-9  # seeded tie-break between equal scores
+    from sklearn.model_selection import KFold
+
     kf = KFold(n_splits=min(folds, len(labels)), shuffle=True, random_state=seed)
     in_train = np.zeros(len(labels), dtype=bool)
     folds_ = [(np.flatnonzero(~test), None)] if test is not None else kf.split(np.arange(len(labels)))
@@ -499,6 +507,8 @@ def classification_cv(
     make_model = make_model or (lambda: logistic_regression(seed))
     counts = np.bincount(labels)
     n_splits = max(2, min(folds, int(counts[counts > 0].min())))
+    from sklearn.model_selection import StratifiedKFold
+
     skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     pred = np.empty_like(labels)
     for tr, te in skf.split(np.zeros(len(labels)), labels):
@@ -519,6 +529,8 @@ def artifact_verdict(
     from benchsmith.validation.known_artifacts import find
 
     gain = accuracy - chance
+    from scipy import stats
+
     p = float(stats.binomtest(round(accuracy * n), n, chance, alternative="greater").pvalue) if n else 1.0
     significant = p < SIGNIFICANCE
     large = threshold is not None and gain >= threshold - 1e-9
@@ -616,6 +628,7 @@ class PartialInputCheck(PerConfigBaseline):
     failing probe into a warning up to their ``max_gain``."""
 
     name = "partial_input"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "artifacts"
 
     def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:
