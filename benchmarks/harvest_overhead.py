@@ -28,6 +28,15 @@ process tree (sampled every 0.1 s with psutil). The figures of merit:
 Nothing here is a test: timings never go into tests. Prints one JSON object (and a table on stderr).
 
     python benchmarks/harvest_overhead.py [--raw DIR] [--scales 1,10] [--no-scheduler] [--repeat 1]
+        [--workers 1,4,16] [--out FILE]
+
+``--workers 1,4,16`` sweeps the worker count (issue 26, on a many-core machine): for each N, the
+local harvest runs with ``--workers N`` and the ``--scheduler`` harvest against a cluster of N
+single-threaded workers started for it; rows are ``harvest_local_wN`` / ``harvest_scheduler_wN``
+with the same figures, plus ``busy_wN`` (CPU seconds of the harvest over N x wall: how busy the N
+workers were on average). Without it, the local harvest uses its default (one worker per core) and
+the cluster two workers, as before. ``--out`` rewrites FILE with the JSON after every measurement,
+so a run stopped at a time limit keeps what it measured.
 """
 
 from __future__ import annotations
@@ -174,9 +183,10 @@ def free_port() -> int:
 
 
 class Cluster:
-    """``dask scheduler`` + two single-threaded ``dask worker`` processes on 127.0.0.1."""
+    """``dask scheduler`` + ``workers`` single-threaded ``dask worker`` processes on 127.0.0.1."""
 
     def __init__(self, workdir: Path, workers: int = 2) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.address = f"tcp://127.0.0.1:{self.port}"
         dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
@@ -221,11 +231,13 @@ class Cluster:
                 p.kill()
 
 
-def harvest_argv(folder: Path, raw: Path, registry: Path, scheduler: str | None) -> list[str]:
+def harvest_argv(folder: Path, raw: Path, registry: Path, scheduler: str | None,
+                 workers: int | None = None) -> list[str]:
     exe = shutil.which("benchsmith", path=str(Path(sys.executable).parent)) or "benchsmith"
     argv = [exe, "-q", "harvest", "mucow", "--parallel", str(folder), "--inventory",
             str(raw / "sense-inventory" / "omw-wikt"), "--src", PAIR[0], "--tgt", PAIR[1],
             "--registry", str(registry), "--overwrite", "--json"]
+    argv += ["--workers", str(workers)] if workers and not scheduler else []
     return argv + (["--scheduler", scheduler] if scheduler else [])
 
 
@@ -246,14 +258,23 @@ def main() -> None:
     ap.add_argument("--scales", default="1,10")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement (the fastest is kept)")
     ap.add_argument("--no-scheduler", action="store_true", help="skip the --scheduler runs")
+    ap.add_argument("--workers", default="", help="worker counts to sweep, e.g. 1,4,16 (default: no sweep)")
+    ap.add_argument("--out", type=Path, help="rewrite this file with the JSON after every measurement")
     args = ap.parse_args()
+    sweep = [int(w) for w in args.workers.split(",") if w.strip()]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `kill` stops the cluster this started, too
     raw = args.raw.resolve()
     env = {**os.environ, "BENCHSMITH_HOME": tempfile.mkdtemp(prefix="bs-home-")}
     out: dict = {"machine": {"cpus": os.cpu_count(), "load_avg_start": os.getloadavg()}, "scales": {}}
+    def save() -> None:
+        if args.out:
+            args.out.write_text(json.dumps(out, indent=1))
+
     with tempfile.TemporaryDirectory(prefix="harvest-overhead-") as tmp:
         root = Path(tmp)
-        cluster = None if args.no_scheduler else Cluster(root)
+        # (label, local --workers, cluster size): no sweep keeps the original two rows
+        runs = [(f"_w{w}", w, w) for w in sweep] or [("", None, 2)]
+        cluster: Cluster | None = None
         warm = False
         try:
             for scale in [int(s) for s in args.scales.split(",")]:
@@ -261,8 +282,10 @@ def main() -> None:
                 src, tgt = tokenised(folder, root / f"tokenised-x{scale}")
                 meter = Meter()
                 row: dict = {"pairs": 17565 * scale}
+                out["scales"][f"x{scale}"] = row
                 row["eflomal"] = best([meter.run([sys.executable, "-c", EFLOMAL_ONLY, str(src), str(tgt),
                                                   str(root / f"links-x{scale}")], env) for _ in range(args.repeat)])
+                row["eflomal"].pop("stdout")
                 if has_seeded_aligner():
                     row["eflomal_seeded"] = best([meter.run([sys.executable, "-c", EFLOMAL_SEEDED, str(src), str(tgt)],
                                                             env) for _ in range(args.repeat)])
@@ -270,37 +293,45 @@ def main() -> None:
                 if not warm:  # untimed: fills the OS file cache and the harvest's own caches (POS probe, tools)
                     meter.run(harvest_argv(folder, raw, root / "reg-warm", None), env)
                     warm = True
-                row["harvest_local"] = best([meter.run(harvest_argv(folder, raw, root / "reg", None), env)
-                                             for _ in range(args.repeat)])
-                if cluster is not None:
-                    row["harvest_scheduler"] = best([
-                        Meter(cluster.processes).run(harvest_argv(folder, raw, root / "reg-sched", cluster.address), env)
-                        for _ in range(args.repeat)])
                 e = row["eflomal"]
-                for name in ("harvest_local", "harvest_scheduler"):
-                    if name not in row:
-                        continue
-                    h = row[name]
-                    stats = json.loads(h.pop("stdout"))["statistics"]
-                    h["ambiguous_words"] = stats["ambiguous_words"]
-                    h["items"] = [stats["scoring"]["items"], stats["translation"]["items"]]
-                    h["overhead_wall"] = round((h["wall_s"] - e["wall_s"]) / e["wall_s"], 2)
-                    h["overhead_cpu"] = round((h["cpu_s"] - e["cpu_s"]) / e["cpu_s"], 2)
-                e.pop("stdout")
-                if "harvest_scheduler" in row:
-                    row["scheduler_over_local_wall"] = round(row["harvest_scheduler"]["wall_s"]
-                                                             / row["harvest_local"]["wall_s"], 2)
-                out["scales"][f"x{scale}"] = row
-                print(f"x{scale}: {json.dumps(row)}", file=sys.stderr)
+                for label, local_workers, size in runs:
+                    names = [f"harvest_local{label}"]
+                    row[names[0]] = best([meter.run(harvest_argv(folder, raw, root / "reg", None, local_workers), env)
+                                          for _ in range(args.repeat)])
+                    if not args.no_scheduler:
+                        # started for this measurement and stopped after it: idle workers of another size
+                        # must not share the cores with the local runs
+                        cluster = Cluster(root / f"cluster-x{scale}-{size}", size)
+                        names.append(f"harvest_scheduler{label}")
+                        row[names[1]] = best([
+                            Meter(cluster.processes).run(harvest_argv(folder, raw, root / "reg-sched", cluster.address),
+                                                         env) for _ in range(args.repeat)])
+                        cluster.stop()
+                        cluster = None
+                    for name in names:
+                        h = row[name]
+                        stats = json.loads(h.pop("stdout"))["statistics"]
+                        h["ambiguous_words"] = stats["ambiguous_words"]
+                        h["items"] = [stats["scoring"]["items"], stats["translation"]["items"]]
+                        h["overhead_wall"] = round((h["wall_s"] - e["wall_s"]) / e["wall_s"], 2)
+                        h["overhead_cpu"] = round((h["cpu_s"] - e["cpu_s"]) / e["cpu_s"], 2)
+                        if local_workers:
+                            h["busy"] = round(h["cpu_s"] / (local_workers * h["wall_s"]), 2)
+                    if len(names) == 2:
+                        row[f"scheduler_over_local_wall{label}"] = round(row[names[1]]["wall_s"]
+                                                                         / row[names[0]]["wall_s"], 2)
+                    print(f"x{scale}{label}: {json.dumps({n: row[n] for n in names})}", file=sys.stderr)
+                    save()
         finally:
             if cluster is not None:
                 cluster.stop()
     scales = out["scales"]
-    if "x1" in scales and "x10" in scales:
-        out["peak_rss_x10_over_x1"] = round(scales["x10"]["harvest_local"]["peak_rss_mb"]
-                                            / scales["x1"]["harvest_local"]["peak_rss_mb"], 2)
+    first = f"harvest_local{runs[0][0]}"
+    if first in scales.get("x1", {}) and first in scales.get("x10", {}):
+        out["peak_rss_x10_over_x1"] = round(scales["x10"][first]["peak_rss_mb"] / scales["x1"][first]["peak_rss_mb"], 2)
     out["machine"]["load_avg_end"] = os.getloadavg()
     shutil.rmtree(env["BENCHSMITH_HOME"], ignore_errors=True)
+    save()
     print(json.dumps(out, indent=1))
 
 
