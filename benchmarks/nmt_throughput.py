@@ -1,31 +1,25 @@
-"""Training throughput of the seq2seq baseline's loop vs a plain PyTorch loop.
+"""Training throughput of CoGnition's NMT baseline: the library version against the hand-written one.
 
-Both sides train the same model (:class:`~benchsmith.builders.cognition.seq2seq.Seq2SeqTransformer`,
-same preset and seed, so the same initial weights) on the same pairs, prepared once by
-:func:`~benchsmith.builders.cognition.seq2seq.prepare` (same source vocabulary, same BPE),
-with the same optimiser (Adam, inverse-sqrt schedule), label smoothing and number of
-steps, in the same process: fp32 on CPU, and on CUDA both sides under the same autocast
-(``runtime.autocast_dtype``: bf16, or fp16 with a grad scaler where bf16 is missing), so the
-ratio compares the loops, not the precisions:
+* ``new``: :func:`benchsmith.builders.cognition.seq2seq.train` as it is in this checkout
+  (``MarianMTModel`` from scratch, ``Seq2SeqTrainer``);
+* ``old``: the same function at git revision ``--old-rev`` (default ``eddf48a``, the last commit with
+  the hand-written Transformer, KV cache and training loop): its ``seq2seq.py`` and ``subword.py``
+  are read with ``git show`` into a temporary package and imported from there.
 
-* ``ours``: :func:`benchsmith.builders.cognition.seq2seq.train` (batches of at most
-  ``max_tokens`` padded tokens over length-sorted pairs, loss accumulated on the device);
-  its record's ``tokens_per_s`` (target tokens per second of training steps);
-* ``plain``: what a hand-written loop does: a seeded random order, batches of a fixed
-  number of pairs (ours' mean pairs per batch, so the same batch size), padded to the
-  longest in the batch (no bucketing), ``loss.item()`` every step.
-
-Throughput counts real target tokens (with ``</s>``) per second of training steps on both
-sides: data preparation and model construction are excluded from both. ``ratio`` = ours
-/ plain (target >= 0.9); ``padding`` = padded / real target tokens. Sides alternate
-``--repeats`` times; the median of each is reported. Data: synthetic English-Chinese pairs
-(fixed word lists, 4-20 words) unless ``--cognition DIR`` names CoGnition's ``data/``
-folder (its ``valid.{en,zh}`` are used). Prints one JSON object.
+Each side runs in its own fresh process (each registers an engine named ``nmt``), the sides
+alternating ``--repeats`` times, on the same pairs with the same preset, seed, token batches
+(``max_tokens``), optimiser settings and number of steps, no validation (no evaluation), fp32
+on CPU and bf16 autocast on CUDA on both sides. Throughput is each record's ``tokens_per_s``:
+target tokens (with ``</s>``) per second of training steps (data preparation, model
+construction and imports excluded on both sides). ``ratio`` = new / old, medians of the
+repeats; the issue's rule is ratio >= 0.9, else the hand-written part stays. Data: synthetic
+English-Chinese pairs (fixed word lists, 4-20 words) unless ``--cognition DIR`` names
+CoGnition's ``data/`` folder (its ``valid.{en,zh}``). Prints one JSON object.
 
 On a shared CPU machine set ``OMP_WAIT_POLICY=PASSIVE``: spinning OpenMP threads on
 oversubscribed cores slow both sides several-fold.
 
-    python benchmarks/nmt_throughput.py [--pairs 4000] [--steps 40] [--repeats 2] [--preset small]
+    python benchmarks/nmt_throughput.py [--pairs 4000] [--steps 40] [--repeats 2] [--preset small] [--device cpu]
 """
 
 from __future__ import annotations
@@ -34,14 +28,13 @@ import argparse
 import json
 import random
 import statistics
-import time
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-from benchsmith.builders.cognition import seq2seq
-from benchsmith.validation.baselines.runtime import autocast_dtype, pick_device, seed_everything
-
+ROOT = Path(__file__).resolve().parents[1]
+OLD_REV = "eddf48a"
 EN = [
     "the", "a", "dog", "cat", "girl", "boy", "doctor", "farmer", "saw", "liked", "found", "took", "gave", "small",
     "red", "quiet", "house", "car", "park", "under", "near", "with", "to", "from", "and", "then", "he", "she",
@@ -68,62 +61,39 @@ def cognition_pairs(folder: Path, n: int) -> list[tuple[str, str]]:
     return list(zip(en, zh))[:n]
 
 
-def ours(pairs, preset: str, steps: int, device: str, seed: int, overrides: dict) -> dict:
-    m = seq2seq.train(pairs, [], preset, seed=seed, device=device, max_steps=steps, eval_every=steps + 1,
-                      log_every=steps + 1, **overrides)
+def old_package(rev: str, into: Path) -> Path:
+    """``seq2seq.py`` and ``subword.py`` at ``rev`` as package ``nmt_old`` under ``into``."""
+    pkg = into / "nmt_old"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name in ("seq2seq.py", "subword.py"):
+        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:builders/cognition/{name}"], check=True,
+                              capture_output=True, text=True).stdout
+        (pkg / name).write_text(text, encoding="utf-8")
+    return into
+
+
+def side(args: argparse.Namespace) -> None:
+    """One run in this process: train, print the record's figures."""
+    import resource
+
+    import torch
+
+    if args.side == "old":
+        sys.path.insert(0, args.old_dir)
+        from nmt_old import seq2seq  # type: ignore[import-not-found]
+    else:
+        from benchsmith.builders.cognition import seq2seq
+    pairs = cognition_pairs(args.cognition, args.pairs) if args.cognition else synthetic_pairs(args.pairs, args.seed)
+    overrides = {k: v for k, v in (("max_tokens", args.max_tokens), ("d_model", args.d_model)) if v is not None}
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    m = seq2seq.train(pairs, [], args.preset, seed=args.seed, device=args.device, max_steps=args.steps,
+                      eval_every=args.steps + 1, log_every=args.steps + 1, **overrides)
     hp = m.record.hyperparameters
-    return {"tokens_per_s": m.record.tokens_per_s, "train_time_s": hp["train_time_s"],
-            "pairs_per_batch": hp["train_pairs"] / hp["batches_per_epoch"]}
-
-
-def plain(pairs, preset: str, steps: int, device: str, seed: int, overrides: dict, batch_size: int) -> dict:
-    hp = seq2seq.Hyperparameters.from_preset(preset, **overrides)
-    seed_everything(seed)
-    src, tgt, src_vocab, bpe = seq2seq.prepare(pairs, hp)
-    net = seq2seq.Seq2SeqTransformer(hp, len(src_vocab), bpe.vocab_size).to(device)
-    opt = torch.optim.Adam(net.parameters(), lr=hp.lr, betas=hp.betas, eps=hp.adam_eps)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: seq2seq.inverse_sqrt(s + 1, hp.warmup))
-    rng = random.Random(seed)
-    order: list[int] = []
-    real = padded = 0
-    dtype = autocast_dtype(device)  # the same precision as ours
-    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
-    net.train()
-    start = time.perf_counter()
-    for _ in range(steps):
-        if len(order) < batch_size:
-            order = list(range(len(src)))
-            rng.shuffle(order)
-        idx, order = order[:batch_size], order[batch_size:]
-        b = seq2seq.make_batch([src[i] for i in idx], [tgt[i] for i in idx]).to(device)
-        with torch.autocast(device.split(":")[0], dtype=dtype, enabled=dtype is not None):
-            logits = net(b.src, b.tgt_in)
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), b.tgt_out.flatten(), ignore_index=seq2seq.PAD_ID,
-                                   label_smoothing=hp.label_smoothing, reduction="sum") / b.tgt_tokens
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
-        opt.zero_grad()
-        sched.step()
-        loss.item()  # the usual per-step logging
-        real += b.tgt_tokens
-        padded += b.tgt_out.numel()
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    elapsed = time.perf_counter() - start
-    return {"tokens_per_s": round(real / elapsed, 2), "train_time_s": round(elapsed, 3),
-            "padding": round(padded / real, 3)}
-
-
-def ours_padding(pairs, preset: str, overrides: dict, seed: int) -> float:
-    hp = seq2seq.Hyperparameters.from_preset(preset, **overrides)
-    src, tgt, _, _ = seq2seq.prepare(pairs, hp)
-    batches = seq2seq.batches_of(src, tgt, hp.max_tokens, seed)
-    return round(sum(b.tgt_out.numel() for b in batches) / sum(b.tgt_tokens for b in batches), 3)
+    print(json.dumps({"tokens_per_s": m.record.tokens_per_s, "train_time_s": hp["train_time_s"],
+                      "steps": m.record.steps, "parameters": hp["parameters"], "threads": torch.get_num_threads(),
+                      "cpu_s": round(resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0, 2),
+                      "last_loss": m.history[-1]["train_loss"] if m.history else None}))
 
 
 def main() -> None:
@@ -135,27 +105,30 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=None, help="override the preset's tokens per batch")
     ap.add_argument("--d-model", type=int, default=None, help="override the preset's model width")
     ap.add_argument("--cognition", type=Path, default=None, help="CoGnition data/ folder: use valid.{en,zh}")
-    ap.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--old-rev", default=OLD_REV, help=f"git revision of the hand-written version (default {OLD_REV})")
+    ap.add_argument("--side", choices=("old", "new"), help=argparse.SUPPRESS)
+    ap.add_argument("--old-dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.side:
+        return side(args)
 
-    device = pick_device(args.device)
-    overrides = {k: v for k, v in (("max_tokens", args.max_tokens), ("d_model", args.d_model)) if v is not None}
-    pairs = cognition_pairs(args.cognition, args.pairs) if args.cognition else synthetic_pairs(args.pairs, args.seed)
-    runs: dict[str, list[dict]] = {"ours": [], "plain": []}
-    for _ in range(args.repeats):
-        runs["ours"].append(ours(pairs, args.preset, args.steps, device, args.seed, overrides))
-        batch_size = max(1, round(runs["ours"][0]["pairs_per_batch"]))
-        runs["plain"].append(plain(pairs, args.preset, args.steps, device, args.seed, overrides, batch_size))
+    runs: dict[str, list[dict]] = {"old": [], "new": []}
+    with tempfile.TemporaryDirectory(prefix="nmt-old-") as tmp:
+        old_dir = old_package(args.old_rev, Path(tmp))
+        passed = [a for a in sys.argv[1:]]
+        for _ in range(args.repeats):
+            for name in ("old", "new"):
+                out = subprocess.run([sys.executable, __file__, *passed, "--side", name, "--old-dir", str(old_dir)],
+                                     check=True, capture_output=True, text=True).stdout
+                runs[name].append(json.loads(out.strip().splitlines()[-1]))
     med = {k: statistics.median(r["tokens_per_s"] for r in v) for k, v in runs.items()}
     print(json.dumps({
-        "device": device, "threads": torch.get_num_threads(), "preset": args.preset, "overrides": overrides,
-        "pairs": len(pairs), "steps": args.steps, "repeats": args.repeats,
+        "device": args.device, "preset": args.preset, "pairs": args.pairs, "steps": args.steps,
+        "repeats": args.repeats, "old_rev": args.old_rev,
         "data": str(args.cognition) if args.cognition else "synthetic",
-        "batch_pairs": batch_size, "tokens_per_s": med, "ratio": round(med["ours"] / med["plain"], 3),
-        "padding": {"ours": ours_padding(pairs, args.preset, overrides, args.seed),
-                    "plain": statistics.median(r["padding"] for r in runs["plain"])},
-        "runs": runs,
+        "tokens_per_s": med, "ratio": round(med["new"] / med["old"], 3), "runs": runs,
     }, indent=2))
 
 

@@ -96,7 +96,7 @@ def main() -> None:
     a = ap.parse_args()
     torch.set_num_threads(1)  # as the engine trains the head on CPU
     train, validation = data(a.items, 1), data(a.items, 2)
-    opts = USEOptions(max_updates=a.updates, patience=10**9, device="cpu")
+    opts = USEOptions(max_updates=a.updates, patience=10**9)
     times: dict[str, list[float]] = {"ours": [], "trainer": []}
     acc: dict[str, float] = {}
     for _ in range(a.repeats):

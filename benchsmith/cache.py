@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 
+def benchsmith_home() -> Path:
+    """``$BENCHSMITH_HOME``, default ``~/.cache/benchsmith`` (download cache and default registry).
+
+    Defined here, not in benchsmith.source (which re-exports it): ``benchsmith list`` reads the
+    builder index under it without importing the download stack (http, tar, zip, lzma)."""
+    return Path(os.environ.get("BENCHSMITH_HOME", Path.home() / ".cache" / "benchsmith"))
+
+
 def cache_path(*parts: str) -> Path:
     """``$BENCHSMITH_HOME/cache/<parts...>``."""
-    from benchsmith.source import benchsmith_home
-
     return benchsmith_home().joinpath("cache", *parts)
 
 

@@ -20,7 +20,7 @@ try:  # typer >= 0.25 vendors click and raises its own exception classes
 except ImportError:  # pragma: no cover - older typer raises click's
     from click import ClickException as _ClickException
 
-from benchsmith import commands, progress
+from benchsmith import cli_coercion, commands, progress
 from benchsmith.builder import discover, get_builder
 from benchsmith.commands import (
     JSON_OPTION,
@@ -38,6 +38,8 @@ from benchsmith.commands import (
 )
 from benchsmith.errors import BenchsmithError, EnvironmentFault
 from benchsmith.evaluate_cli import evaluate_app
+
+cli_coercion.install()  # plain strings and paths without pydantic (see benchsmith/cli_coercion.py)
 
 app = typer.Typer(
     help="Build, audit and release NLP challenge sets.",
@@ -225,9 +227,11 @@ def build_cmd(
 
     A build of a version registered in fingerprints.tsv must reproduce it split for split, or
     it fails before anything is committed (see benchsmith/fingerprint_registry.py)."""
+    from benchsmith.pandas_probe import skip_pandas_probe
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import resolve_sources
 
+    skip_pandas_probe()  # this process converts plain Python values only: pyarrow need not import pandas
     b = get_builder(name, version)
     for c in config or []:
         b.config(c)  # fail on a typo before hashing sources

@@ -25,15 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.jsonable import to_jsonable
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
     from benchsmith.release import Release
 
 
@@ -66,12 +65,40 @@ def root_commands() -> dict[str, Callable[..., Any]]:
 # (``file.deu:100:`` lost its line number as ``file.deu💯``). Markup stays on for the few styles we
 # write ourselves; data (paths, ids, values, messages) goes in through :func:`literal` or
 # :func:`table`, or is printed with ``markup=False``, so ``[bold]`` in a value stays literal.
-console = Console(soft_wrap=True, emoji=False)
-err_console = Console(stderr=True, soft_wrap=True, emoji=False)
+class _LazyConsole:
+    """A rich ``Console`` made on first use: rich (~0.1 s CPU with its tables) is imported
+    only by a command that prints through it (a table, a message, an error line), not by
+    ``--help`` or ``--json`` output. Attribute reads and writes go to the console."""
+
+    def __init__(self, **options: Any) -> None:
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
+
+    def _get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            object.__setattr__(self, "_console", Console(**self._options))
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._get(), name, value)
+
+    # a data descriptor, as on Console: monkeypatch.setattr(console, "width", n) restores it on undo
+    width = property(lambda self: self._get().width, lambda self, n: setattr(self._get(), "width", n))
+
+
+console = _LazyConsole(soft_wrap=True, emoji=False)
+err_console = _LazyConsole(stderr=True, soft_wrap=True, emoji=False)
 
 
 def literal(value: Any) -> str:
     """``value`` as text to put inside a markup string: its ``[...]`` are printed, not applied."""
+    from rich.markup import escape
+
     return escape(str(value))
 
 _VERBOSE = False
@@ -93,8 +120,7 @@ REGISTRY_OPTION = typer.Option(
 
 
 def default_registry() -> Path:
-    # imported here, not at import: the download stack is not needed for --help
-    from benchsmith.source import benchsmith_home
+    from benchsmith.cache import benchsmith_home
 
     return benchsmith_home() / "registry"
 
@@ -117,6 +143,9 @@ def emit(obj: Any, as_json: bool, human: Callable[[], None] | None = None) -> No
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
     """A table whose title, headers and cells are literal text (never markup: they hold data)."""
+    from rich.table import Table
+    from rich.text import Text
+
     t = Table(title=Text(title), show_lines=False)
     for c in columns:
         t.add_column(Text(c))

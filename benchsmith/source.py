@@ -51,6 +51,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ChecksumError, ConfigError, MissingSourceError, SourceError, did_you_mean
 
 log = logging.getLogger(__name__)
@@ -227,11 +228,6 @@ def checksum_lines(resolved: Iterable[ResolvedSource]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- resolution
-
-
-def benchsmith_home() -> Path:
-    """``$BENCHSMITH_HOME``, default ``~/.cache/benchsmith`` (download cache and default registry)."""
-    return Path(os.environ.get("BENCHSMITH_HOME", Path.home() / ".cache" / "benchsmith"))
 
 
 #: dataset name per declared source, filled by ``builder.register`` (kept here, not read from

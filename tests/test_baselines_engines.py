@@ -21,7 +21,8 @@ from benchsmith.validation.baselines.engine import (
 )
 from benchsmith.validation.baselines.engines import LabelIssuesOptions
 from benchsmith.validation.baselines.multiple_choice import MCOptions
-from benchsmith.validation.baselines.spec import BaselineSpec, run_spec
+from benchsmith.validation.baselines.run import run_spec
+from benchsmith.validation.baselines.spec import BaselineSpec
 from conftest import one_json, run_cli
 from validation_helpers import make_release, mc_features, mc_rows
 

@@ -10,18 +10,22 @@ from __future__ import annotations
 import json
 import math
 import zlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from benchsmith.builders.xcopa import use_transfer as ut
 from benchsmith.builders.xcopa.baseline import COPA_PROMPTS, TABLE5_AVERAGES, copa_items
 from benchsmith.validation.baselines import label_issues as li
-from benchsmith.builders.xcopa import use_transfer as ut
 from benchsmith.validation.baselines.multiple_choice import (
+    Collator,
     MCItem,
     MCOptions,
     encode_items,
+    load_model,
     options_only,
     train_multiple_choice,
+    trainer_overrides,
 )
 from benchsmith.validation.baselines.runtime import model_sha256
 from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
@@ -112,7 +116,83 @@ def test_training_learns_and_records_everything(tiny, tiny_model):
                  "optimizer", "schedule", "selection", "best_epoch", "split_sizes"):
         assert name in hp, name
     assert hp["pooling"] == "cls"  # no sentence-transformers pooling config in the folder: the paper's CLS
+    assert (hp["loop"], hp["model_class"]) == ("transformers.Trainer", "BertForMultipleChoice")
     json.dumps(result.to_dict())
+
+
+def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, tmp_path, monkeypatch):
+    """A validation split whose gold option is the 'bad' one: the better the model learns the cue,
+    the worse it scores there, so the best epoch is an early one and Trainer's load_best_model_at_end
+    must bring it back; the temporary checkpoints must be gone afterwards."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    inverted = [replace(it, label=(it.label + 1) % len(it.options)) for it in make_items(12, 100)]
+    result = train_multiple_choice(make_items(40), inverted, options=tiny, epochs=3, lr=1e-4)
+    accs = result.validation_accuracy
+    assert result.best_epoch == accs.index(max(accs)) + 1 < len(accs) and accs[-1] < max(accs)
+    assert result.accuracy["validation"] == max(accs)  # the selected model is the best epoch's, not the last
+    assert list(tmp_path.iterdir()) == []  # nothing left on disk
+
+
+def test_cuda_settings_on_cpu(tiny, tmp_path):
+    """What ``--device cuda`` gives Trainer (bf16, or fp16 and its grad scaler) and what CPU gets."""
+    import torch
+    from transformers import TrainingArguments
+
+    from benchsmith.validation.baselines.runtime import trainer_defaults
+
+    def arguments(opts, device, dtype, select):
+        return {**trainer_defaults(device, opts.seed, dtype), **trainer_overrides(opts, device, steps=30, select=select)}
+
+    cuda = arguments(tiny, "cuda", torch.bfloat16, True)
+    assert (cuda["bf16"], cuda["fp16"], cuda["use_cpu"], cuda["dataloader_pin_memory"]) == (True, False, False, True)
+    assert arguments(tiny, "cuda", torch.float16, True)["fp16"] is True
+    assert (cuda["load_best_model_at_end"], cuda["metric_for_best_model"], cuda["save_strategy"]) == \
+        (True, "accuracy", "epoch")
+    assert (cuda["max_grad_norm"], cuda["seed"], cuda["report_to"], cuda["save_only_model"]) == (1.0, 0, "none", True)
+    cpu = arguments(replace(tiny, warmup_ratio=0.1), "cpu", None, False)
+    assert (cpu["bf16"], cpu["fp16"], cpu["use_cpu"], cpu["warmup_steps"]) == (False, False, True, 3)
+    assert (cpu["load_best_model_at_end"], cpu["eval_strategy"], cpu["save_strategy"]) == (False, "no", "no")
+    # every key is a TrainingArguments field (the CUDA dict with its precision moved to CPU here)
+    args = TrainingArguments(**{**cuda, "output_dir": str(tmp_path), "bf16": False, "use_cpu": True})
+    assert args.load_best_model_at_end and args.metric_for_best_model == "accuracy"
+
+
+def test_bf16_training_path_on_cpu(tiny, monkeypatch):
+    """The CUDA run's precision path (bf16 autocast through Trainer, the option mask on bf16 scores,
+    mean pooling under autocast), run on CPU autocast: the dtype ``--device cuda`` picks on an H100."""
+    import torch
+    from benchsmith.validation.baselines import multiple_choice as mc
+
+    monkeypatch.setattr(mc, "autocast_dtype", lambda device: torch.bfloat16)
+    result = train_multiple_choice(make_items(16), make_items(6, 100), options=tiny, epochs=1, pooling="mean")
+    assert result.record.dtype == "bfloat16" and result.record.hyperparameters["grad_scaler"] is False
+    for pred in result.predictions["validation"].values():
+        assert math.isclose(sum(pred.probabilities), 1.0, abs_tol=1e-4)
+
+
+def test_model_is_auto_multiple_choice_with_mean_pooling(tiny_model):
+    """``AutoModelForMultipleChoice``'s head; mean pooling feeds its pooler the masked token mean."""
+    import torch
+
+    items = make_items(3)
+    tok, cls_model, pooling = load_model(tiny_model, "cls", 0.0)
+    _, mean_model, _ = load_model(tiny_model, "mean", 0.0)
+    assert (type(cls_model).__name__, pooling) == ("BertForMultipleChoice", "cls")
+    batch = Collator(encode_items(tok, items, 32), 0)(range(3))
+    assert batch["input_ids"].shape[:2] == (3, 3) and batch["option_mask"].tolist()[1] == [True, True, False]
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+    mean_model.load_state_dict(cls_model.state_dict())
+    cls_model.eval(), mean_model.eval()
+    with torch.no_grad():
+        flat = {k: v.view(-1, v.shape[-1]) for k, v in inputs.items()}
+        hidden = cls_model.bert(**flat).last_hidden_state
+        mask = flat["attention_mask"].unsqueeze(-1).float()
+        expected = cls_model.classifier(cls_model.bert.pooler.activation(
+            cls_model.bert.pooler.dense((hidden * mask).sum(1) / mask.sum(1)))).view(3, 3)
+        assert torch.allclose(mean_model(**inputs).logits, expected, atol=1e-5)
+        assert not torch.allclose(cls_model(**inputs).logits, expected, atol=1e-3)
 
 
 def test_seeded_rerun_is_identical(tiny):

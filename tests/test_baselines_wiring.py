@@ -25,7 +25,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from benchsmith.validation.baselines.checks import GatedBaselines
-from benchsmith.validation.baselines.spec import BaselineSpec, RunOptions, run_spec, select_specs
+from benchsmith.validation.baselines.run import run_spec
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, select_specs
 from conftest import FIXTURES, one_json, run_cli
 from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 from validation_helpers import make_release, mc_features, mc_rows
@@ -119,8 +120,8 @@ def cue_release(tmp_path: Path, cue: str | None):
     return release, tiny_bert_over(tmp_path / "bert", texts)
 
 
-OPTIONS_ONLY = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True,
-                            max_gain=0.2, options={"lr": 3e-3, "batch_size": 8, "dropout": 0.0, "warmup_ratio": 0.0,
+OPTIONS_ONLY = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only",
+                            gate=Gate(max_gain=0.2), options={"lr": 3e-3, "batch_size": 8, "dropout": 0.0, "warmup_ratio": 0.0,
                                                    "max_length": 32})
 
 
@@ -135,7 +136,7 @@ def test_every_builder_declares_its_baselines():
     assert set(found["xcopa"]) == {"copa-en", "translate-test", "copa-en-nop", "copa-en-noq", "use-co-zs",
                                    "use-co-tlv", "label-issues"}
     assert set(found["cognition"]) == {"nmt"} and set(found["mucow"]) == {"lm-scoring"}
-    gated = {n for specs in found.values() for n, s in specs.items() if s.gate}
+    gated = {n for specs in found.values() for n, s in specs.items() if s.gate is not None}
     assert gated == {"subtask-b-options-only", "copa-en-nop", "copa-en-noq"}
     assert found["comve"]["subtask-c-generation"].requires_model_path
     assert found["xcopa"]["use-co-zs"].paper == ("table5/CO-ZS/USE", "table8/CO-ZS/USE")
@@ -153,9 +154,11 @@ def test_bad_declarations_and_selections_are_config_errors(xcopa):
     with pytest.raises(ConfigError, match="variant 'NoP' needs an items adapter"):
         BaselineSpec("x", "cross_encoder", "en", variant="NoP")
     with pytest.raises(ConfigError, match="only accuracy engines can gate"):
-        BaselineSpec("x", "nmt", "parallel", gate=True, min_accuracy=0.1)
-    with pytest.raises(ConfigError, match="unknown baseline run option 'epoch'.*Did you mean 'epochs'"):
-        RunOptions.make(epoch=1)
+        BaselineSpec("x", "nmt", "parallel", gate=Gate(min_accuracy=0.1))
+    with pytest.raises(ConfigError, match="needs Gate\\(min_accuracy=...\\) or Gate\\(max_gain=...\\)"):
+        BaselineSpec("x", "cross_encoder", "en", gate=Gate())
+    with pytest.raises(ConfigError, match="gate max_gain=2; expected a fraction"):
+        Gate(max_gain=2)
     specs = get_builder("xcopa").baselines()
     with pytest.raises(ConfigError, match="no baseline with model 'usee'.*Did you mean 'use'"):
         select_specs(specs, model="usee", dataset="xcopa")
@@ -194,7 +197,7 @@ def test_cli_unknown_names_get_suggestions(capsys, xcopa):
 def test_declared_averages(scored, averages, expected, missing):
     from types import SimpleNamespace
 
-    from benchsmith.validation.baselines.spec import ScoreRow, average_rows
+    from benchsmith.validation.baselines.run import ScoreRow, average_rows
 
     configs = {c: {"metadata": {"source_language": c.removeprefix("translation-")} if "-" in c else {}}
                for c in (*scored, "en")}
@@ -363,7 +366,7 @@ def test_validate_model_level_gates_and_the_card_shows_the_table(tmp_path, capsy
 def test_xcopa_gates_pass_faithful_releases_and_fail_artifacts(baseline, accuracy, status):
     from types import SimpleNamespace
 
-    from benchsmith.validation.baselines.spec import ScoreRow, gate_verdict
+    from benchsmith.validation.baselines.run import ScoreRow, gate_verdict
     from benchsmith.validation.known_artifacts import declared
 
     builder = get_builder("xcopa")

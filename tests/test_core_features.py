@@ -107,7 +107,7 @@ def test_a_type_benchsmith_lacks_is_a_config_error():
 @pytest.mark.realdata
 def test_build_does_not_import_datasets(tmp_path, raw):
     probe = ("import sys; from benchsmith.cli import main; code = main(sys.argv[1:]); "
-             "print([m for m in ('datasets', 'sklearn', 'torch') if m in sys.modules]); sys.exit(code)")
+             "print([m for m in ('datasets', 'sklearn', 'torch', 'pandas', 'pydantic') if m in sys.modules]); sys.exit(code)")
     proc = subprocess.run(
         [sys.executable, "-c", probe, "--quiet", "build", "comve", "--sources", str(raw),
          "--registry", str(tmp_path / "reg")],

@@ -157,10 +157,10 @@ def _saved_gated_result(release, accuracy: float, gate_status: str) -> None:
 def test_a_recorded_gated_run_that_fails_fails_the_gate(tmp_path, declaration, status):
     """One verdict: a saved full run's gate is recomputed with today's rule and declarations; its
     status is the check's, so the gate, the report and the card agree."""
-    from benchsmith.validation.baselines.spec import BaselineSpec
+    from benchsmith.validation.baselines.spec import BaselineSpec, Gate
     from benchsmith.validation.runner import validate
 
-    spec = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True)
+    spec = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=Gate())
     splits = {"train": mc_rows(40, "tr", seed=3), "test": mc_rows(40, "te", seed=4)}  # no cue here
     release = make_release(tmp_path / "r", splits, mc_features(), MC_META)
     b = _builder_with(tmp_path, splits, declaration, baselines=[spec])
@@ -196,9 +196,10 @@ def test_the_model_probe_follows_the_same_split_and_declarations(tmp_path):
 def test_a_pass_on_a_subsample_is_a_warn_that_says_so():
     from types import SimpleNamespace
 
-    from benchsmith.validation.baselines.spec import BaselineSpec, ScoreRow, gate_verdict
+    from benchsmith.validation.baselines.run import ScoreRow, gate_verdict
+    from benchsmith.validation.baselines.spec import BaselineSpec, Gate
 
-    spec = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=True)
+    spec = BaselineSpec("options-only", "cross_encoder", "default", variant="options_only", gate=Gate())
     release = SimpleNamespace(name="fx", configs=lambda: ["default"], manifest={"configs": {"default": {"policy": {}}}})
     row = ScoreRow(config="default", split="test", metric="accuracy", value=52.0, n=500, chance=0.5)
     assert gate_verdict(spec, release, [row])["status"] == "pass"

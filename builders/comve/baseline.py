@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchsmith.builders.comve.metric import comve_metric
-from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Seq2SeqItem
 
 NEGATION = frozenset(
     [
@@ -118,7 +118,7 @@ BASELINES = [
         description="subtask B cross-encoder: false_sent as the context, the three reasons as the options",
     ),
     BaselineSpec(
-        "subtask-b-options-only", "cross_encoder", "subtask_b", variant="options_only", gate=True,
+        "subtask-b-options-only", "cross_encoder", "subtask_b", variant="options_only", gate=Gate(),
         description="subtask B with the statement hidden (options only): gated at 0.10 over chance; the "
         "negation cue is the known artifact options-negation-cue, declared up to 0.45 (known_artifacts.yaml)",
     ),

@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation.baselines.multiple_choice import MCItem
-from benchsmith.validation.baselines.spec import BaselineSpec
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate
 from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 
-from .use_transfer import use_zero_shot  # noqa: F401 - registers the use_zero_shot engine
+from .use_transfer import USEZeroShotOptions  # registers the use_zero_shot engine
 
 Example = Mapping[str, Any]
 QUESTION_NAMES = ("cause", "effect")
@@ -157,24 +157,6 @@ def evaluate(
 #: the paper's prompts (Section 2, Final Dataset: "a premise, a question ("What was the cause?" or "What
 #: happened as a result?"), and two alternatives"), in English for every language (models train on English COPA)
 COPA_PROMPTS = {"cause": "What was the cause?", "effect": "What happened as a result?"}
-#: Table 6 (top): full input, premise hidden (NoP), prompt hidden (NoQ)
-COPA_VARIANTS = ("full", "NoP", "NoQ")
-
-
-def copa_context(premise: str, question: str, variant: str = "full",
-                 prompts: Mapping[str, str] = COPA_PROMPTS) -> str:
-    """The context the encoder reads with each choice: premise + prompt (``full``), the
-    prompt alone (``NoP``) or the premise alone (``NoQ``)."""
-    if variant not in COPA_VARIANTS:
-        raise ConfigError(f"unknown COPA variant {variant!r}", hint=did_you_mean(variant, COPA_VARIANTS))
-    prompt = prompts[question]
-    if variant == "NoP":
-        return prompt
-    if variant == "NoQ":
-        return premise
-    return f"{premise} {prompt}"
-
-
 def _question_name(value: Any, idx: Any) -> str:
     if isinstance(value, str) and value in QUESTION_NAMES:
         return value
@@ -188,22 +170,22 @@ def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
                prompts: Mapping[str, str] = COPA_PROMPTS) -> list[MCItem]:
     """(X)COPA rows (``premise, choice1, choice2, question, label, idx``) as multiple-choice items
     of ``variant``, as the paper feeds them (Section 4.1: "we couple each of the answer choices with
-    the concatenation of the premise and the prompt").
+    the concatenation of the premise and the prompt"): the context is premise + prompt, the prompt
+    alone (``NoP``: :data:`VARIANTS` hides the premise) or the premise alone (``NoQ``: the question).
 
-    ``question`` is ``"cause"``/``"effect"`` or 0/1 (0 = cause, as the XCOPA ClassLabel);
-    ``label`` is 0-based; the id is ``str(idx)``. Prompts are English (the paper's
-    zero-shot setup) unless ``prompts`` says otherwise.
+    ``question`` is ``"cause"``/``"effect"`` or 0/1 (0 = cause, as the XCOPA ClassLabel), checked
+    even where hidden; ``label`` is 0-based; the id is ``str(idx)``. Prompts are English (the
+    paper's zero-shot setup) unless ``prompts`` says otherwise.
     """
-    if variant not in COPA_VARIANTS:
-        raise ConfigError(f"unknown COPA variant {variant!r}", hint=did_you_mean(variant, COPA_VARIANTS))
+    rows = list(rows)
     out = []
-    for n, row in enumerate(rows):
+    for n, (row, shown) in enumerate(zip(rows, apply_variant(rows, variant))):
         missing = [k for k in ("premise", "choice1", "choice2", "question", "label", "idx") if k not in row]
         if missing:
             raise SchemaError(f"COPA row {n} lacks {missing}; expected premise, choice1, choice2, question, "
                               "label, idx", hint="Pass rows as the XCOPA loader/builder yields them")
-        question = _question_name(row["question"], row["idx"])
-        out.append(MCItem(context=copa_context(row["premise"], question, variant, prompts),
+        prompt = prompts[_question_name(row["question"], row["idx"])] if shown["question"] is not None else ""
+        out.append(MCItem(context=" ".join(t for t in (shown["premise"], prompt) if t),
                           options=[row["choice1"], row["choice2"]], label=int(row["label"]), id=str(row["idx"])))
     return out
 
@@ -275,7 +257,7 @@ BASELINES = [
         # is not much better than chance", Section 4.3). Gated at the default 0.10; the paper's strongest model
         # gains +13, declared in known_artifacts.yaml (copa-no-premise, up to 0.20): a cue in the options takes
         # any model far past it.
-        "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=True,
+        "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=Gate(),
         setup="NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="premise hidden (NoP): gated at 0.10 over chance; known artifact copa-no-premise up to "
         "0.20 (the paper's strongest model: +13)",
@@ -285,7 +267,7 @@ BASELINES = [
         # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
         # within its 95% interval on 500 items). Gated at the default 0.10 with the known artifact
         # copa-no-question declared up to 0.35: choices unrelated to the premise give +40 even with MiniLM.
-        "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=True,
+        "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=Gate(),
         setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
         description="question prompt hidden (NoQ): gated at 0.10 over chance; known artifact copa-no-question "
         "up to 0.35 (the paper's strongest model: +26.2)",
@@ -303,7 +285,7 @@ BASELINES = [
     ),
     BaselineSpec(
         "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
-        setup="CO-TLV", options={"selection": "target"}, paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
+        setup="CO-TLV", options=USEZeroShotOptions(selection="target"), paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
         averages=TABLE5_AVERAGES,
         paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN), "
         "near chance with the paper's input (README, Model baselines)",

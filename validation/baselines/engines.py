@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from benchsmith.validation.baselines.engine import (
@@ -116,9 +116,8 @@ def label_issues(call: EngineCall) -> EngineOutput:
         splits.append(split)
         items += [replace(it, id=f"{split}/{it.id}") for it in mc_items(spec, release, config, split)]
     items = subsample(items, opts.max_examples, opts.seed)
-    mc = MCOptions(**{f.name: getattr(o, f.name) for f in fields(MCOptions)})
-    mc = replace(mc, model_path=None if opts.model_path is None else str(opts.model_path), device=opts.device,
-                 epochs=opts.epochs or mc.epochs)
+    mc = replace(o, model_path=None if opts.model_path is None else str(opts.model_path), device=opts.device,
+                 epochs=opts.epochs or o.epochs)  # a LabelIssuesOptions is the cross-encoder's MCOptions
     report = detect_label_issues(items, folds=o.folds, seed=opts.seed, options=mc, top=o.top, filter_by=o.filter_by)
     where = "+".join(splits)
     config = call.evaluations[0][0]
@@ -149,8 +148,7 @@ def generation(call: EngineCall) -> EngineOutput:
     sources = [it.source for _, _, items in batches for it in items]
     options = replace(call.options, epochs=opts.epochs or call.options.epochs,
                       max_steps=opts.max_steps or call.options.max_steps)
-    outputs, record = finetune_and_generate(path, train_pairs, sources, seed=opts.seed, device=opts.device,
-                                            **asdict(options))
+    outputs, record = finetune_and_generate(path, train_pairs, sources, options, seed=opts.seed, device=opts.device)
     record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train}")
     decoded, k = [], 0
     for config, split, items in batches:

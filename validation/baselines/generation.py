@@ -40,10 +40,9 @@ the loss at each log point (``train_loss``) and the decoding time.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -111,12 +110,6 @@ class _Examples:
     def collate(self, idx: Sequence[int]) -> dict[str, Any]:
         """Trainer's data collator: a batch of row indices as padded tensors; counts what it saw
         (the record's tokens/s and examples/s)."""
-        out, n_tok = self.batch(idx)
-        self.tokens += n_tok
-        self.examples += len(idx)
-        return out
-
-    def batch(self, idx: Sequence[int]) -> tuple[dict[str, Any], int]:
         import torch
 
         pad = self.tok.pad_token_id
@@ -132,24 +125,13 @@ class _Examples:
             ids, mask = _right_pad(seqs, pad), _right_pad([[1] * len(s) for s in seqs], 0)
             labels = _right_pad([[-100] * len(p) + t for p, t in rows], -100)
             tokens = sum(map(len, seqs))
-        return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask),
-                "labels": torch.tensor(labels)}, tokens
-
-
-class _Rows:
-    """The training set as Trainer sees it: row indices (the collator tokenises nothing twice)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: int) -> int:
-        return i
+        self.tokens += tokens
+        self.examples += len(idx)
+        return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
 
 
 def _watch_class() -> Any:
+    """The callback class (made on first use: transformers is imported lazily)."""
     from transformers import TrainerCallback
 
     class Watch(TrainerCallback):
@@ -176,11 +158,6 @@ def _watch_class() -> Any:
     return Watch
 
 
-def _watch(total: int, max_time_s: float | None, bar: Any) -> Any:
-    """The callback (its class is made on first use: transformers is imported lazily)."""
-    return _watch_class()(total, max_time_s, bar)
-
-
 def _right_pad(rows: Sequence[Sequence[int]], value: int) -> list[list[int]]:
     width = max(map(len, rows))
     return [list(r) + [value] * (width - len(r)) for r in rows]
@@ -195,7 +172,7 @@ def _prompt_ids(tokenizer: Any, source: str, max_len: int) -> list[int]:
 
 @dataclass(frozen=True)
 class GenerationOptions:
-    """The ``generation`` engine's options: :func:`finetune_and_generate`'s keywords (same defaults)."""
+    """The ``generation`` engine's options (see the module docstring); bad values are ConfigErrors."""
 
     kind: str = "auto"
     epochs: int = 3
@@ -212,72 +189,60 @@ class GenerationOptions:
     eval_batch_size: int = 32
     log_every: int = 50
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"model kind {self.kind!r} is not supported", hint=did_you_mean(self.kind, KINDS))
+        positive = ["epochs", "batch_size", "beam", "log_every", "max_new_tokens", "eval_batch_size"]
+        for name in positive + (["max_steps"] if self.max_steps is not None else []):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name}={value!r}; expected a positive int")
+
 
 def finetune_and_generate(
     model_path: str | Path,
     train_pairs: Sequence[tuple[str, str]],
     eval_sources: Sequence[str],
+    options: GenerationOptions | None = None,
     *,
-    kind: str = "auto",
-    epochs: int = 3,
-    max_steps: int | None = None,
-    max_time_s: float | None = None,
-    batch_size: int = 16,
-    lr: float = 5e-5,
-    weight_decay: float = 0.0,
-    warmup_steps: int = 0,
-    max_source_len: int = 128,
-    max_target_len: int = 64,
-    beam: int = 4,
-    max_new_tokens: int = 48,
-    eval_batch_size: int = 32,
-    log_every: int = 50,
     seed: int = 42,
     device: str = "auto",
     output_dir: str | Path | None = None,
+    **overrides: Any,
 ) -> tuple[list[str], runtime.RunRecord]:
     """Fine-tune the model at ``model_path`` on ``train_pairs``; one generated output per eval source.
 
+    ``options`` (default :class:`GenerationOptions`), with ``overrides`` (its field names) on top;
     ``output_dir`` (optional) receives the fine-tuned model and tokenizer (``save_pretrained``).
     See the module docstring for the procedure and the record.
     """
     import torch
-    from transformers import PrinterCallback, Trainer, TrainingArguments
+    from transformers import Trainer
 
-    for name, value in (("epochs", epochs), ("batch_size", batch_size), ("beam", beam), ("log_every", log_every),
-                        ("max_new_tokens", max_new_tokens), ("eval_batch_size", eval_batch_size)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"{name}={value!r}; expected a positive int")
-    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
-        raise ConfigError(f"max_steps={max_steps!r}; expected a positive int or None")
+    o = replace(options or GenerationOptions(), **overrides)
     pairs = [(s, t) for s, t in train_pairs]
     if not pairs or any(not (isinstance(s, str) and s.strip() and isinstance(t, str) and t.strip()) for s, t in pairs):
         raise ConfigError("training pairs must be a non-empty list of (source, target) non-empty strings")
     start = time.perf_counter()
     dev = runtime.pick_device(device)
     dtype = runtime.autocast_dtype(dev)
-    model, tokenizer, kind = load(model_path, kind, dev)
+    model, tokenizer, kind = load(model_path, o.kind, dev)
     sha = runtime.model_sha256(model_path)
     runtime.seed_everything(seed)
 
-    data = _Examples(tokenizer, kind, pairs, max_source_len, max_target_len)
-    per_epoch = -(-len(pairs) // batch_size)
-    total = min(epochs * per_epoch, max_steps) if max_steps is not None else epochs * per_epoch
-    stopped_by = "epochs" if max_steps is None or epochs * per_epoch <= max_steps else "max_steps"
-    with tempfile.TemporaryDirectory(prefix="benchsmith-generation-") as tmp, \
-            progress.bar("fine-tune", total=total) as bar:
-        watch = _watch(total, max_time_s, bar)
-        args = TrainingArguments(
-            output_dir=tmp, per_device_train_batch_size=batch_size, num_train_epochs=epochs, max_steps=total,
-            learning_rate=lr, weight_decay=weight_decay, warmup_steps=warmup_steps, lr_scheduler_type="linear",
-            max_grad_norm=1.0, optim="adamw_torch", seed=seed, data_seed=seed, bf16=dtype == torch.bfloat16,
-            fp16=dtype == torch.float16, use_cpu=not dev.startswith("cuda"), logging_strategy="steps",
-            logging_steps=log_every, save_strategy="no", report_to="none", disable_tqdm=True,
-            remove_unused_columns=False, dataloader_num_workers=0, dataloader_pin_memory=False,
-        )
-        trainer = Trainer(model=model, args=args, train_dataset=_Rows(len(data.rows)), data_collator=data.collate,
-                          callbacks=[watch])
-        trainer.remove_callback(PrinterCallback)  # our progress bar, not Trainer's printed logs
+    data = _Examples(tokenizer, kind, pairs, o.max_source_len, o.max_target_len)
+    per_epoch = -(-len(pairs) // o.batch_size)
+    total = min(o.epochs * per_epoch, o.max_steps or o.epochs * per_epoch)
+    stopped_by = "epochs" if total == o.epochs * per_epoch else "max_steps"
+    with runtime.training_arguments(
+            dev, seed, per_device_train_batch_size=o.batch_size, num_train_epochs=o.epochs, max_steps=total,
+            learning_rate=o.lr, weight_decay=o.weight_decay, warmup_steps=o.warmup_steps, lr_scheduler_type="linear",
+            max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps", logging_steps=o.log_every,
+    ) as args, progress.bar("fine-tune", total=total) as bar:
+        watch = _watch_class()(total, o.max_time_s, bar)
+        # the training set is the rows' indices: the collator pads the tokenised rows (nothing tokenised twice)
+        trainer = runtime.quiet(Trainer(model=model, args=args, train_dataset=list(range(len(data.rows))),
+                                        data_collator=data.collate, callbacks=[watch]))
         trainer.train()
     model = trainer.model
     step = trainer.state.global_step
@@ -290,8 +255,8 @@ def finetune_and_generate(
     train_time = watch.train_time
 
     t1 = time.perf_counter()
-    outputs = generate(model, tokenizer, kind, eval_sources, beam=beam, max_new_tokens=max_new_tokens,
-                       max_source_len=max_source_len, batch_size=eval_batch_size, device=dev)
+    outputs = generate(model, tokenizer, kind, eval_sources, beam=o.beam, max_new_tokens=o.max_new_tokens,
+                       max_source_len=o.max_source_len, batch_size=o.eval_batch_size, device=dev)
     decode_time = time.perf_counter() - t1
     if output_dir is not None:
         model.save_pretrained(output_dir)
@@ -300,12 +265,8 @@ def finetune_and_generate(
         baseline=f"generation-{kind}", model=str(model_path), model_sha256=sha, seed=seed, device=dev,
         dtype=runtime.dtype_name(dtype), gpu=runtime.gpu_name(dev), steps=step,
         hyperparameters={
-            "kind": kind, "epochs": epochs, "max_steps": max_steps, "max_time_s": max_time_s, "batch_size": batch_size,
-            "lr": lr, "weight_decay": weight_decay, "warmup_steps": warmup_steps, "schedule": "linear",
-            "loop": "transformers.Trainer",
-            "clip_norm": 1.0, "max_source_len": max_source_len, "max_target_len": max_target_len, "beam": beam,
-            "max_new_tokens": max_new_tokens, "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal"
-            else None, "train_pairs": len(pairs), "eval_sources": len(eval_sources), "stopped_by": stopped_by,
+            **asdict(o), "kind": kind, "schedule": "linear", "loop": "transformers.Trainer", "clip_norm": 1.0,
+            "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal" else None, "train_pairs": len(pairs), "eval_sources": len(eval_sources), "stopped_by": stopped_by,
             "train_time_s": round(train_time, 3), "decode_time_s": round(decode_time, 3), "train_loss": history,
             "parameters": sum(p.numel() for p in model.parameters()),
         },

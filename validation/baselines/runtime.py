@@ -1,4 +1,10 @@
-"""What every model baseline shares: device choice, precision, seeding, and the run record.
+"""What every model baseline shares: device choice, precision, seeding, Trainer set-up, the run record.
+
+Shared ``transformers.Trainer`` plumbing, for every engine that trains on Trainer::
+
+    with runtime.training_arguments(device: str, seed: int, **overrides) as args:  # -> TrainingArguments
+        trainer = runtime.quiet(Trainer(model=..., args=args, ...))
+        trainer.train()
 
 A model baseline's figure is only worth something if it can be reproduced, so each
 result carries a :class:`RunRecord`: the model folder and a sha256 over its files,
@@ -17,6 +23,12 @@ Decisions:
 * ``seed_everything`` seeds ``random``, numpy and torch (all devices) and asks torch for
   deterministic algorithms where they exist (``warn_only``), so a seeded CPU rerun gives
   identical numbers.
+* :func:`training_arguments` holds the defaults every Trainer run here shares: the precision
+  rule above (bf16, else fp16 with Trainer's grad scaler, on CUDA; fp32 and ``use_cpu`` on
+  CPU), ``seed`` and ``data_seed``, no ``report_to``, no checkpoint on disk (``save_strategy="no"``
+  and a temporary ``output_dir`` removed on exit: an engine saves its final model itself), no
+  tqdm, columns kept (our collators build batches), data loaded in the main process.
+  Keyword ``overrides`` win (the schedule, batch size, logging interval...).
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ import json
 import os
 import platform
 import random
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -149,3 +162,36 @@ def gpu_name(device: str) -> str | None:
     import torch
 
     return torch.cuda.get_device_name(torch.device(device))
+
+
+def trainer_defaults(device: str, seed: int, dtype: Any) -> dict[str, Any]:
+    """The shared ``TrainingArguments`` keywords (module docstring) for a picked ``device`` with
+    autocast ``dtype`` (:func:`autocast_dtype`: bf16/fp16 on CUDA, None on CPU), no ``output_dir``.
+    A plain dict, so what ``--device cuda`` gets can be checked on a machine without a GPU."""
+    import torch
+
+    return {
+        "seed": seed, "data_seed": seed, "use_cpu": not device.startswith("cuda"),
+        "bf16": dtype == torch.bfloat16, "fp16": dtype == torch.float16, "save_strategy": "no",
+        "report_to": "none", "disable_tqdm": True, "remove_unused_columns": False,
+        "dataloader_num_workers": 0, "dataloader_pin_memory": False,
+    }
+
+
+@contextmanager
+def training_arguments(device: str, seed: int, **overrides: Any) -> Iterator[Any]:
+    """``transformers.TrainingArguments`` with :func:`trainer_defaults` for a picked ``device``
+    (``cpu``/``cuda``), in a temporary output folder removed on exit; ``overrides`` win."""
+    from transformers import TrainingArguments
+
+    with tempfile.TemporaryDirectory(prefix="benchsmith-trainer-") as tmp:
+        defaults = {"output_dir": tmp, **trainer_defaults(device, seed, autocast_dtype(device))}
+        yield TrainingArguments(**{**defaults, **overrides})
+
+
+def quiet(trainer: Any) -> Any:
+    """``trainer`` without its printed log lines (our progress bar and run record report instead)."""
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    return trainer

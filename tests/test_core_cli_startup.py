@@ -1,0 +1,157 @@
+"""What the command line imports before it does any work (issue 26: `benchsmith build --help`
+and `list` start in a fraction of a second; a build does not import pandas or pydantic).
+
+Behaviour tests, not timings: each runs a fresh interpreter and reads ``sys.modules``.
+The figures are in README "Benchmarks" and in the docstrings of benchsmith/pandas_probe.py
+and benchsmith/cli_coercion.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+import typer.core
+from typer.testing import CliRunner
+
+from benchsmith import cli_coercion
+
+HEAVY = ("pandas", "pydantic", "rich", "jinja2", "pyarrow", "numpy", "datasets")
+
+
+def _imported_by(args: list[str], tmp_path: Path) -> tuple[int, list[str], str]:
+    probe = ("import sys; from benchsmith.cli import main; code = main(sys.argv[1:]); "
+             f"print('MODULES', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr); sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=str(tmp_path),
+                          env={**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home")}, check=False)
+    line = [x for x in proc.stderr.splitlines() if x.startswith("MODULES ")][-1]
+    return proc.returncode, eval(line.removeprefix("MODULES ")), proc.stdout
+
+
+@pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["list", "--json"]])
+def test_help_and_json_listing_import_none_of_the_heavy_libraries(args, tmp_path):
+    code, modules, out = _imported_by(args, tmp_path)
+    assert code == 0
+    assert modules == [], modules
+    if args == ["list", "--json"]:
+        assert {"comve", "xcopa", "mucow", "cognition"} <= set(json.loads(out)["builders"])
+
+
+def test_list_for_people_imports_rich_only(tmp_path):
+    code, modules, out = _imported_by(["list"], tmp_path)
+    assert code == 0 and "xcopa" in out
+    assert modules == ["rich"], modules
+
+
+def test_a_user_mistake_still_prints_one_line_and_exits_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "benchsmith.cli", "build", "nosuchdataset"], capture_output=True,
+                          text=True, cwd=str(tmp_path), env={**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home")},
+                          check=False)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("error: "), proc.stderr
+
+
+# ----------------------------------------------------------------------------- pandas probe
+
+_PROBE = """
+import sys, pyarrow as pa
+from benchsmith.pandas_probe import skip_pandas_probe
+schema = pa.schema([("a", pa.string()), ("b", pa.list_(pa.int64())), ("c", pa.float64())])
+rows = [{"a": "x", "b": [1, 2], "c": float("nan")}, {"a": None, "b": [], "c": 1.5}]
+if sys.argv[1] == "probe":
+    assert skip_pandas_probe() and not skip_pandas_probe()
+batch = pa.RecordBatch.from_pylist(rows, schema=schema)
+out = {"pandas_after_conversion": "pandas" in sys.modules, "batch": batch.to_pydict().__repr__()}
+frame = pa.table(batch).to_pandas()  # needs pandas: imported now, and pyarrow knows it again
+import pandas as pd
+out["frame"] = frame.shape
+out["series_nan_is_null"] = pa.array(pd.Series([1.0, float("nan")])).null_count == 1
+out["categorical"] = str(pa.array(pd.Categorical(["a", "b"])).type)
+print(repr(out))
+"""
+
+
+def test_pandas_probe_changes_nothing_but_the_import():
+    def run(mode: str) -> dict:
+        proc = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, check=True)
+        return eval(proc.stdout.strip())
+
+    probed, plain = run("probe"), run("plain")
+    assert probed["pandas_after_conversion"] is False  # the conversion did not import pandas
+    assert plain["pandas_after_conversion"] is True  # ... which pyarrow does on its own (the reason for the probe)
+    assert probed["batch"] == plain["batch"]  # the same values (NaN stays a NaN, None a null)
+    assert probed["frame"] == plain["frame"] == (2, 3)
+    assert probed["series_nan_is_null"] and plain["series_nan_is_null"]  # pandas semantics back after to_pandas
+    assert probed["categorical"] == plain["categorical"] == "dictionary<values=large_string, indices=int8, ordered=0>"
+
+
+def test_pandas_probe_leaves_a_process_with_pandas_alone():
+    code = ("import pandas, sys; from benchsmith.pandas_probe import skip_pandas_probe; "
+            "print(skip_pandas_probe())")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------------------- typer's coercion
+
+app = typer.Typer()
+
+
+@app.command()
+def _probe_cmd(
+    name: str,
+    out: Annotated[Path | None, typer.Option("--out")] = None,
+    src: Annotated[Path | None, typer.Option("--src", exists=True, dir_okay=False)] = None,
+    tags: Annotated[list[str] | None, typer.Option("--tag")] = None,
+    paths: Annotated[list[Path] | None, typer.Option("--path")] = None,
+    n: Annotated[int, typer.Option("--n", min=0)] = 1,
+    flag: Annotated[bool, typer.Option("--flag")] = False,
+) -> None:
+    print(repr((name, out, src, tags, paths, n, flag)))
+
+
+def _both(args: list[str], monkeypatch) -> tuple[tuple, tuple]:
+    assert cli_coercion.install() and cli_coercion.TYPERS_OWN is not None
+    fast = CliRunner().invoke(app, args)
+    with monkeypatch.context() as m:
+        m.setattr(typer.core, "build_runtime_param", cli_coercion.TYPERS_OWN)
+        own = CliRunner().invoke(app, args)
+    return (fast.exit_code, fast.output), (own.exit_code, own.output)
+
+
+def test_plain_values_coerce_as_typer_does(tmp_path, monkeypatch):
+    f = tmp_path / "f.txt"
+    f.write_text("x")
+    cases = [
+        ["a"],
+        ["a b", "--out", "rel/x", "--src", str(f), "--tag", "t1", "--tag", "", "--path", ".", "--path", str(f),
+         "--n", "3", "--flag"],
+        ["a", "--out", ""],
+        ["a", "--src", str(tmp_path / "missing")],  # exists=True: typer's message
+        ["a", "--src", str(tmp_path)],  # dir_okay=False
+        ["a", "--n", "x"],  # handed to typer's own coercion (pydantic)
+        ["a", "--n", "-1"],
+        ["ü\u00e9", "--out", "ü/é"],
+    ]
+    for args in cases:
+        fast, own = _both(args, monkeypatch)
+        assert fast == own, args
+    assert _both(cases[1], monkeypatch)[0][0] == 0 and _both(cases[3], monkeypatch)[0][0] == 2
+
+
+def test_only_plain_parameters_take_the_front():
+    from typer._coercion import resolve_type_descriptor
+    from typer.models import OptionInfo
+
+    def plain(annotation, **info) -> bool:
+        return cli_coercion._plain(resolve_type_descriptor(annotation, OptionInfo(**info)))
+
+    assert plain(str) and plain(bool) and plain(Path) and plain(list[str]) and plain(list[Path])
+    assert not plain(int) and not plain(float) and not plain(list[int]) and not plain(tuple[str, str])
+    assert not plain(str, parser=str.upper) and not plain(Path, path_type=str)
