@@ -209,6 +209,36 @@ class Builder:
                 return tuple(specs)
         return ()
 
+    def metrics(self, config: str | None = None) -> dict[str, type[Any]]:
+        """The metrics ``benchsmith evaluate NAME`` scores with (``Metric`` subclasses of
+        ``benchsmith.validation.metric``), by name, in declaration order.
+
+        Declared as the module-level ``METRICS`` tuple of ``metric.py`` beside the builder (read
+        like ``BASELINES`` of ``baseline.py``: the first class in the MRO whose package has one),
+        so importing a builder never imports its scorers. With ``config``, only the metrics that
+        score it (each metric's ``CONFIGS`` patterns): per config where they differ (ComVE's
+        subtask C is BLEU, A and B accuracy).
+        """
+        import importlib
+
+        for klass in type(self).__mro__:
+            if klass in (Builder, object) or not isinstance(getattr(klass, "name", None), str):
+                continue
+            module = importlib.import_module(klass.__module__)
+            package = klass.__module__ if hasattr(module, "__path__") else klass.__module__.rpartition(".")[0]
+            if not package:
+                continue
+            try:
+                declared = importlib.import_module(f"{package}.metric")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{package}.metric":
+                    raise  # metric.py exists but imports something missing: say so
+                continue
+            metrics = getattr(declared, "METRICS", None)
+            if metrics is not None:
+                return {m.name: m for m in metrics if config is None or m.scores_config(config)}
+        return {}
+
     @classmethod
     def for_validation(cls, release: Release) -> Builder:
         """The builder whose checks and figures validate ``release`` (a release of this class).

@@ -28,7 +28,6 @@ from benchsmith.commands import (
     console,
     emit,
     err_console,
-    evaluate_app,
     harvest_app,
     literal,
     registry_path,
@@ -38,6 +37,7 @@ from benchsmith.commands import (
     table,
 )
 from benchsmith.errors import BenchsmithError, EnvironmentFault
+from benchsmith.evaluate_cli import evaluate_app
 
 cli_coercion.install()  # plain strings and paths without pydantic (see benchsmith/cli_coercion.py)
 

@@ -3,16 +3,17 @@
 A dataset package adds its own commands in ``builders/<name>/cli.py`` (imported
 by builder discovery) without touching the core CLI::
 
-    from benchsmith.commands import evaluate_app, emit
+    from benchsmith.commands import stage_app, emit
 
-    @evaluate_app.command("comve")
-    def evaluate_comve(predictions: Path, json_out: bool = JSON_OPTION) -> None:
+    @stage_app.command("errata")
+    def stage_errata(sources: Path, json_out: bool = JSON_OPTION) -> None:
         ...
         emit(figures, json_out, human=lambda: print_table(...))
 
-Sub-apps: ``benchsmith evaluate <dataset>``, ``benchsmith harvest <dataset>``
-(construction pipelines that write a release) and ``benchsmith stage <dataset>
-<stage>`` (single construction stages).
+Sub-apps: ``benchsmith harvest <dataset>`` (construction pipelines that write a
+release) and ``benchsmith stage <dataset> <stage>`` (single construction stages).
+``benchsmith evaluate <dataset>`` is generic: it is generated from the metrics a
+dataset declares (:mod:`benchsmith.evaluate_cli`), with no per-dataset CLI code.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
     from benchsmith.release import Release
 
-evaluate_app = typer.Typer(help="Score system outputs with a dataset's official-compatible scorer.", no_args_is_help=True, rich_markup_mode=None)
+
 harvest_app = typer.Typer(help="Run a dataset's construction pipeline end to end into a release.", no_args_is_help=True, rich_markup_mode=None)
 stage_app = typer.Typer(help="Run one construction stage of a dataset.", no_args_is_help=True, rich_markup_mode=None)
 

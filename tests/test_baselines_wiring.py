@@ -451,4 +451,5 @@ def test_mucow_scores_file_is_what_evaluate_accepts(capsys, mucow, tmp_path):
     code, out, err = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
                          "--scores", str(scores_file), "--json")
     assert code == 0, err
-    assert round(100 * json.loads(out)["accuracy"], 2) == row["value"] and row["n"] == json.loads(out)["total"]
+    scored = json.loads(out)["scores"]["mucow-scoring-accuracy"]
+    assert round(100 * scored["score"], 2) == row["value"] and row["n"] == scored["total"]

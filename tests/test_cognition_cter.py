@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import benchsmith.builders.cognition.cli  # registers the commands
 import pytest
 import typer
 from benchsmith.builders.cognition.atoms import lexicon_roles, parse_compound
-from benchsmith.builders.cognition.evaluate import evaluate, reference_agreement
+from benchsmith.builders.cognition.evaluate import reference_agreement
 from benchsmith.builders.cognition.metric import (
     CTER,
     ORDER_WINDOW,
+    CognitionBLEU,
     CompoundJudge,
     Lexicon,
     Verdict,
@@ -26,10 +26,18 @@ from typer.testing import CliRunner
 
 import benchsmith
 from benchsmith.builder import get_builder
-from benchsmith.commands import evaluate_app
 from benchsmith.errors import ConfigError, PredictionError
+from benchsmith.evaluate_cli import evaluate_app
 from benchsmith.release import Release, ReleaseWriter
+from benchsmith.scoring import evaluate as score_file
 from benchsmith.source import resolve_sources
+
+
+def evaluate(release: Release, pred, split: str | None = None, rule: str | None = None,
+             bleu_tokenisation: str | None = None) -> dict:
+    """The scores ``benchsmith evaluate cognition PRED [--split S] [--rule R] [--bleu T] --json`` prints."""
+    options = {k: v for k, v in (("rule", rule), ("tokenisation", bleu_tokenisation)) if v is not None}
+    return score_file(get_builder("cognition"), release, pred, split=split, options=options)["scores"]
 
 
 def _lexicon(path) -> Lexicon:
@@ -213,12 +221,13 @@ def test_evaluate_references_score_perfectly(fixture_release, tmp_path):
     pred.write_text("\n".join(_refs(fixture_release)) + "\n", encoding="utf-8")
     res = evaluate(fixture_release, pred)
     assert res["bleu"]["score"] == 100.0 and "tok:zh" in res["bleu"]["signature"]
-    assert res["cter"]["all"]["instance_errors"] == 0 and res["cter"]["all"]["compounds"] == 3
+    assert res["cter"]["groups"]["all"]["instance_errors"] == 0 and res["cter"]["groups"]["all"]["compounds"] == 3
+    assert res["cter"]["score"] == 0.0
     lex = Lexicon.from_release(fixture_release)
     # every option, then this call's facts: 15 lines, 3 compounds; the default rule is the paper's
-    assert res["cter_signature"] == _sig("rule:paper|mask:no|window:none", lex) + "|n:15|compounds:3"
+    assert res["cter"]["signature"] == _sig("rule:paper|mask:no|window:none", lex) + "|n:15|compounds:3"
     v2 = evaluate(fixture_release, pred, rule="cter-v2")
-    assert v2["cter_signature"] == _sig("rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10", lex) + "|n:15|compounds:3"
+    assert v2["cter"]["signature"] == _sig("rule:cter-v2|mask:yes|window:DET=14,ADJ=4,MOD=10", lex) + "|n:15|compounds:3"
 
 
 def test_signature_depends_on_options_not_on_the_last_call(fixture_release):
@@ -226,11 +235,21 @@ def test_signature_depends_on_options_not_on_the_last_call(fixture_release):
     cter = CTER(Lexicon.from_release(fixture_release))
     before = cter.signature()
     first = rows[:5]  # one compound's five contexts
-    score = cter.score([r["zh"] for r in first], [r["atoms"] for r in first], [r["compound"] for r in first])
+    score = cter.score([r["zh"] for r in first], first)
     assert cter.signature() == before
     assert score.signature == before + "|n:5|compounds:1"
-    assert score.to_dict() == {"cter": {"all": score.groups["all"].to_dict()}, "signature": score.signature}
-    assert len(score.verdicts) == 5 and all(v.correct for v in score.verdicts)
+    groups = score.details["groups"]
+    assert score.to_dict() == {"score": 0.0, "signature": score.signature, "groups": groups}
+    assert set(groups) == {"all", "NP"} and groups["all"]["instances"] == 5
+    assert len(score.items) == 5 and all(item["correct"] for item in score.items)
+    # rows without a category: overall only
+    plain = cter.score([r["zh"] for r in first], [{"atoms": r["atoms"], "compound": r["compound"]} for r in first])
+    assert set(plain.details["groups"]) == {"all"} and plain.value == 0.0
+    # the CTER needs its lexicon (benchsmith evaluate takes it from the release)
+    with pytest.raises(ConfigError, match="needs the atom lexicon"):
+        CTER().score([r["zh"] for r in first], first)
+    assert CTER(rule="cter-v2").for_release(fixture_release, "cg_test").signature() == CTER(
+        Lexicon.from_release(fixture_release), "cter-v2").signature()
 
 
 def test_evaluate_cli_json_and_details(fixture_release, tmp_path):
@@ -246,8 +265,10 @@ def test_evaluate_cli_json_and_details(fixture_release, tmp_path):
                                    "--details", str(details), "--json"])
     assert out.exit_code == 0, out.output
     res = json.loads(out.stdout)
-    assert res["cter"]["all"]["instance_errors"] == 2 and res["cter"]["all"]["aggregate_cter"] == round(200 / 3, 2)
-    assert res["cter"]["VP"]["instance_cter"] == 0.0 and res["cter"]["NP"]["instance_cter"] == 20.0
+    assert (res["config"], res["split"], res["details"]) == ("cg_test", "test", str(details))
+    cter = res["scores"]["cter"]["groups"]
+    assert cter["all"]["instance_errors"] == 2 and cter["all"]["aggregate_cter"] == round(200 / 3, 2)
+    assert cter["VP"]["instance_cter"] == 0.0 and cter["NP"]["instance_cter"] == 20.0
     lines = [json.loads(x) for x in details.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 15
     assert lines[0] == {"id": "cg-test-00001", "compound": "the small dog he liked", "correct": False,
@@ -261,13 +282,16 @@ def test_evaluate_cli_rule_and_bleu_options(fixture_release, tmp_path):
     app = typer.Typer()
     app.add_typer(evaluate_app, name="evaluate")
     base = ["evaluate", "cognition", str(pred), "--release", str(fixture_release.path), "--json"]
-    default = json.loads(CliRunner().invoke(app, base).stdout)
-    assert "rule:paper" in default["cter_signature"] and default["bleu"]["tokenisation"] == "char"
+    default = json.loads(CliRunner().invoke(app, base).stdout)["scores"]
+    assert "rule:paper" in default["cter"]["signature"] and default["bleu"]["tokenisation"] == "char"
     out = CliRunner().invoke(app, [*base, "--rule", "cter-v2", "--bleu", "jieba"])
-    res = json.loads(out.stdout)
-    assert "rule:cter-v2" in res["cter_signature"] and "|seg:jieba-" in res["bleu"]["signature"]
+    res = json.loads(out.stdout)["scores"]
+    assert "rule:cter-v2" in res["cter"]["signature"] and "|seg:jieba-" in res["bleu"]["signature"]
     bad = CliRunner().invoke(app, [*base, "--bleu", "chars"])
-    assert bad.exit_code != 0 and "unknown BLEU tokenisation 'chars'" in str(bad.exception or bad.output)
+    assert bad.exit_code != 0 and "--bleu 'chars' is not one of char, jieba" in str(bad.exception or bad.output)
+    # one metric of the two: --metric
+    only = json.loads(CliRunner().invoke(app, [*base, "--metric", "cter"]).stdout)["scores"]
+    assert list(only) == ["cter"]
 
 
 def test_evaluate_test_split_bleu_only(fixture_release, tmp_path):
@@ -275,6 +299,12 @@ def test_evaluate_test_split_bleu_only(fixture_release, tmp_path):
     pred.write_text("\n".join(_refs(fixture_release, "test")) + "\n", encoding="utf-8")
     res = evaluate(fixture_release, pred, split="test")
     assert res["bleu"]["score"] == 100.0 and "cter" not in res
+    # the generic spelling: --config parallel (--split test is the default split)
+    assert score_file(get_builder("cognition"), fixture_release, pred, config="parallel")["scores"] == res
+    with pytest.raises(ConfigError, match="no metric of cognition \\(cter\\) scores config 'parallel'"):
+        score_file(get_builder("cognition"), fixture_release, pred, config="parallel", metrics=["cter"])
+    with pytest.raises(ConfigError, match="cannot evaluate split 'dev'"):
+        evaluate(fixture_release, pred, split="dev")
 
 
 def test_evaluate_bleu_tokenisations(fixture_release, tmp_path):
@@ -294,8 +324,10 @@ def test_evaluate_bleu_tokenisations(fixture_release, tmp_path):
     c2 = evaluate(fixture_release, pred, split="test")["bleu"]["score"]
     j2 = evaluate(fixture_release, pred, split="test", bleu_tokenisation="jieba")["bleu"]["score"]
     assert j2 < c2 < 100.0
-    with pytest.raises(ConfigError, match="unknown BLEU tokenisation 'words'"):
+    with pytest.raises(ConfigError, match="--bleu 'words' is not one of char, jieba"):
         evaluate(fixture_release, pred, split="test", bleu_tokenisation="words")
+    with pytest.raises(ConfigError, match="unknown BLEU tokenisation 'words'"):
+        CognitionBLEU("words")
 
 
 def test_evaluate_wrong_line_count(fixture_release, tmp_path):

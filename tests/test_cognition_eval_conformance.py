@@ -177,18 +177,18 @@ def test_every_cg_test_line_matches_eval_py(upstream, lex, cg, tmp_path, variant
     hyps = {"references": lambda: zh, "swapped": lambda: _swapped(en, comp, zh),
             "perturbed-0": lambda: _perturbed(zh, 0), "perturbed-1": lambda: _perturbed(zh, 1)}[variant]()
     flags, inst, agg = run_eval_py(upstream, tmp_path, list(zip(en, comp, hyps)))
-    score = CTER(lex).score(hyps, [_atoms(c) for c in comp], comp)
-    mismatched = [(i, f, v.flag) for i, (f, v) in enumerate(zip(flags, score.verdicts)) if f != v.flag]
+    score = CTER(lex).score(hyps, [{"atoms": _atoms(c), "compound": c} for c in comp])
+    mismatched = [(i, f, v["flag"]) for i, (f, v) in enumerate(zip(flags, score.items)) if f != v["flag"]]
     assert not mismatched, mismatched[:5]
-    res = score.groups["all"]
-    assert (res.instances, res.compounds) == (10800, 2160)
+    res = score.details["groups"]["all"]
+    assert (res["instances"], res["compounds"]) == (10800, 2160)
     # eval.py prints "{0:.3%}".format(rate)
-    assert f"{res.instance_errors / res.instances:.3%}" == inst
-    assert f"{res.compound_errors / res.compounds:.3%}" == agg
+    assert f"{res['instance_errors'] / res['instances']:.3%}" == inst
+    assert f"{res['compound_errors'] / res['compounds']:.3%}" == agg
 
 
 def test_reference_figures(upstream, lex, cg, tmp_path):
     """eval.py on the human references (README): 283 of 10,800 lines flagged, 212 of 2,160 compounds."""
     _en, comp, zh = cg
-    res = CTER(lex).score(zh, [_atoms(c) for c in comp], comp).groups["all"]
-    assert (res.instance_errors, res.compound_errors) == (283, 212)
+    res = CTER(lex).score(zh, [{"atoms": _atoms(c), "compound": c} for c in comp]).details["groups"]["all"]
+    assert (res["instance_errors"], res["compound_errors"]) == (283, 212)

@@ -42,7 +42,7 @@ TABLE = [
 
 @pytest.mark.parametrize("hyps,refs,options,expected,why", TABLE, ids=[row[-1] for row in TABLE])
 def test_bleu_table(hyps, refs, options, expected, why):
-    assert CorpusBLEU(**options).corpus_score(hyps, refs).score == pytest.approx(expected, abs=1e-9)
+    assert CorpusBLEU(**options).score(hyps, refs).value == pytest.approx(expected, abs=1e-9)
 
 
 def test_closest_mode_is_sacrebleu_exactly():
@@ -50,15 +50,38 @@ def test_closest_mode_is_sacrebleu_exactly():
     refs = [["the cat sat on the mat", "there is a cat on the mat today"],
             ["the dog barks at night", "a dog is barking loudly"],
             ["it is raining now", "rain falls"]]
-    ours = CorpusBLEU(ref_length="closest").corpus_score(hyps, refs)
+    ours = CorpusBLEU(ref_length="closest").score(hyps, refs)
     theirs = sacrebleu.corpus_bleu(hyps, [list(r) for r in zip(*refs)], tokenize="none", smooth_method="none")
-    assert ours.score == pytest.approx(theirs.score, abs=1e-12)
-    assert ours.ref_len == theirs.ref_len and ours.sys_len == theirs.sys_len
+    assert ours.value == pytest.approx(theirs.score, abs=1e-12)
+    assert ours.details["ref_len"] == theirs.ref_len and ours.details["sys_len"] == theirs.sys_len
+
+
+def test_sacrebleu_metric_is_sacrebleu_exactly():
+    """SacreBLEU (what the generation baselines and CoGnition report) is sacrebleu's number and signature;
+    a hypothesis with fewer references repeats its first one, which moves neither counts nor lengths."""
+    from benchsmith.validation.metrics.bleu import SacreBLEU
+
+    hyps = ["the cat is on the mat today", "a dog barks loudly at night", "it rains"]
+    refs = [["the cat sat on the mat", "there is a cat on the mat today"], ["the dog barks at night"],
+            ["it is raining now", "rain falls"]]
+    bleu = sacrebleu.BLEU()
+    theirs = bleu.corpus_score(hyps, [[r[0] for r in refs], [r[1] if len(r) > 1 else r[0] for r in refs]])
+    ours = SacreBLEU().score(hyps, refs)
+    assert ours.value == theirs.score and ours.signature == str(bleu.get_signature())
+    assert ours.signature.startswith("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|")
+    assert SacreBLEU(tokenize="zh").signature() == f"case:mixed|eff:no|tok:zh|smooth:exp|version:{sacrebleu.__version__}"
+    zh = SacreBLEU(tokenize="zh").score(["我喜欢猫", "他走了"], [["我喜欢狗"], ["他走了"]])
+    assert zh.value == sacrebleu.BLEU(tokenize="zh").corpus_score(["我喜欢猫", "他走了"], [["我喜欢狗", "他走了"]]).score
+    for bad in ({"tokenize": "words"}, {"smooth": "add1"}):
+        with pytest.raises(ConfigError):
+            SacreBLEU(**bad)
+    with pytest.raises(ConfigError, match="no reference"):
+        SacreBLEU().score(["a"], [[]])
 
 
 def test_signature_records_every_option():
     bleu = CorpusBLEU()
-    res = bleu.corpus_score(["a b c d"], [["a b c d", "a b", "a b c"]])
+    res = bleu.score(["a b c d"], [["a b c d", "a b", "a b c"]])
     sig = res.signature
     for part in ("nrefs:3", "case:mixed", "tok:whitespace", "smooth:none", "reflen:shortest", "maxn:4",
                  f"sacrebleu-{sacrebleu.__version__}"):
@@ -66,7 +89,7 @@ def test_signature_records_every_option():
     assert "reflen:closest" in CorpusBLEU(ref_length="closest").signature()
     # the metric's signature is its options only: scoring never changes it
     before = bleu.signature()
-    bleu.corpus_score(["a b"], [["a b"]])
+    bleu.score(["a b"], [["a b"]])
     assert bleu.signature() == before and "nrefs" not in before
 
 
@@ -79,11 +102,14 @@ def test_bad_options_are_config_errors(options):
 
 def test_hypothesis_without_reference_is_an_error():
     with pytest.raises(ConfigError, match="no non-empty reference"):
-        CorpusBLEU().corpus_score(["a"], [["", " "]])
+        CorpusBLEU().score(["a"], [["", " "]])
 
 
 def test_accuracy_table():
     acc = Accuracy()
-    assert acc.corpus_score({"1": "A", "2": "B", "3": "C", "4": "A"}, {"1": "A", "2": "C", "3": "C", "4": "B"}).accuracy == 0.5
+    # score(predictions, references): the references' ids are scored
+    res = acc.score({"1": "A", "2": "C", "3": "C", "4": "B"}, {"1": "A", "2": "B", "3": "C", "4": "A"})
+    assert (res.value, res.details) == (0.5, {"correct": 2, "total": 4})
+    assert res.signature.endswith("|n:4") and res.to_dict()["score"] == 0.5
     with pytest.raises(ConfigError, match="'2'"):
-        acc.corpus_score({"1": "A", "2": "B"}, {"1": "A"})
+        acc.score({"1": "A"}, {"1": "A", "2": "B"})

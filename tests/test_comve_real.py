@@ -22,12 +22,18 @@ from benchsmith.builders.comve import baseline as baselines
 from benchsmith.builders.comve import errata as comve_errata
 from benchsmith.builders.comve.checks import comve_checks
 from benchsmith.builders.comve.findings import read_findings
-from benchsmith.builders.comve.metric import evaluate_file
 from benchsmith.validation.check import Status
 from comve_helpers import build
 
 from benchsmith.builder import get_builder
 from benchsmith.erratum import read_errata_tsv
+from benchsmith.scoring import evaluate
+
+
+def evaluate_file(release, subtask: str, path: Path) -> dict:
+    """The one score of ``benchsmith evaluate comve PATH --subtask S --json``."""
+    (score,) = evaluate(get_builder("comve"), release, path, options={"subtask": subtask})["scores"].values()
+    return score
 
 SPLIT_DIRS = {"train": "Training  Data", "validation": "Dev Data", "test": "Test Data"}
 # BLEU of copying FalseSent as the reason, printed by the official taskC_scorer.py of the task
@@ -374,7 +380,7 @@ def test_baselines_use_the_official_bleu(results, releases, tmp_path):
     pred = tmp_path / "neg.csv"
     pred.write_text("".join(f"{i},{baselines.negation_choice(list(o))[0]}\n"
                             for i, o in zip(t.column("id").to_pylist(), opts)), encoding="utf-8")
-    assert evaluate_file(release, "b", pred)["accuracy"] == pytest.approx(neg["test"]["accuracy"])
+    assert evaluate_file(release, "b", pred)["score"] == pytest.approx(neg["test"]["accuracy"])
 
 
 def _top(texts: list[str], k: int = 5) -> list[list]:
@@ -463,15 +469,15 @@ def test_evaluate_gold_and_copy_source_on_test(releases, all_data, tmp_path):
     gold_a = tmp_path / "a.csv"
     gold_a.write_text((all_data / "Test Data" / "subtaskA_gold_answers.csv").read_text(encoding="utf-8"),
                       encoding="utf-8")
-    assert evaluate_file(release, "a", gold_a)["accuracy"] == 1.0
+    assert evaluate_file(release, "a", gold_a)["score"] == 1.0
     # the task's own subtask C data file, minus its header, is a valid copy-source submission
     rows = _rows(all_data / "Test Data" / "subtaskC_test_data.csv", True)
     copy = tmp_path / "c.csv"
     with open(copy, "w", encoding="utf-8", newline="") as fh:
         csv.writer(fh).writerows(rows)
     res = evaluate_file(release, "c", copy)
-    assert res["bleu"] == pytest.approx(OFFICIAL_COPY_SOURCE_BLEU["test"], abs=1e-9)
-    assert res["n"] == 1000 and res["signature"].startswith("nrefs:3|")
+    assert res["score"] == pytest.approx(OFFICIAL_COPY_SOURCE_BLEU["test"], abs=1e-9)
+    assert res["sys_len"] > 0 and res["signature"].startswith("nrefs:3|")
 
 
 def test_evaluate_cli_on_real_release(releases, all_data, tmp_path, capsys):
@@ -483,4 +489,4 @@ def test_evaluate_cli_on_real_release(releases, all_data, tmp_path, capsys):
     code = main(["evaluate", "comve", "--subtask", "b", str(pred), "--split", "test",
                  "--release", str(releases["1.1.0"].path), "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert code == 0 and out["accuracy"] == 1.0 and out["n"] == 1000
+    assert code == 0 and out["scores"]["accuracy"]["score"] == 1.0 and out["scores"]["accuracy"]["total"] == 1000

@@ -6,13 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from benchsmith.builders.comve.metric import ComVEMetric, evaluate_file
+from benchsmith.builders.comve.metric import ComVEAccuracy, ComVEBLEU, comve_metric
 from benchsmith.validation.metric import Metric
 from benchsmith.validation.metrics.accuracy import Accuracy
 from benchsmith.validation.metrics.bleu import CorpusBLEU
 from comve_helpers import GOOD, build
 
+from benchsmith.builder import get_builder
 from benchsmith.errors import ConfigError, PredictionError
+from benchsmith.scoring import evaluate
 
 # the fixture's test split: id -> (subtask A label, subtask B label, first reference)
 TEST_GOLD = {
@@ -25,6 +27,16 @@ TEST_GOLD = {
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     return build(GOOD, tmp_path_factory.mktemp("comve-scoring") / "reg")
+
+
+def evaluate_file(release, subtask: str, path: Path, split: str | None = None) -> dict:
+    """What ``benchsmith evaluate comve PATH --subtask S [--split SPLIT] --json`` prints."""
+    return evaluate(get_builder("comve"), release, path, split=split, options={"subtask": subtask})
+
+
+def figure(out: dict) -> float:
+    (score,) = out["scores"].values()
+    return score["score"]
 
 
 def _write(tmp_path: Path, text: str | bytes, name: str = "pred.csv") -> Path:
@@ -45,41 +57,48 @@ METRIC_TABLE = [
 
 @pytest.mark.parametrize(("subtask", "gold", "predictions", "metric", "expected"), METRIC_TABLE)
 def test_metric_table(subtask, gold, predictions, metric, expected):
-    figures = ComVEMetric(subtask).score(gold, predictions)
-    assert figures["metric"] == metric and figures[metric] == pytest.approx(expected)
-    assert figures["n"] == len(gold)
+    score = comve_metric(subtask).score(predictions, gold)
+    assert score.metric == metric and score.value == pytest.approx(expected)
 
 
 def test_metric_signature_is_the_generic_metrics():
-    a, c = ComVEMetric("a"), ComVEMetric("C")
-    assert isinstance(a, Metric) and a.signature() == Accuracy().signature() and a.options() == {"match": "exact"}
+    a, c = comve_metric("a"), comve_metric("C")
+    assert isinstance(a, ComVEAccuracy) and isinstance(c, ComVEBLEU) and isinstance(a, Metric)
+    assert a.signature() == Accuracy().signature() and a.options() == {"match": "exact"}
     assert c.signature() == CorpusBLEU().signature() and "reflen:shortest" in c.signature()
     # per-call facts live in the result's signature only
-    assert a.score({"1": "0", "2": "1"}, {"1": "0", "2": "1"})["signature"] == a.result_signature(n=2)
-    assert c.score({"1": ["x y", "x z"]}, {"1": "x y"})["signature"] == f"nrefs:2|{c.signature()}"
-    assert a.signature() == ComVEMetric("a").signature()  # scoring never changes it
+    assert a.score({"1": "0", "2": "1"}, {"1": "0", "2": "1"}).signature == a.result_signature(n=2)
+    assert c.score({"1": "x y"}, {"1": ["x y", "x z"]}).signature == f"nrefs:2|{c.signature()}"
+    assert a.signature() == comve_metric("a").signature()  # scoring never changes it
     with pytest.raises(ConfigError, match="Valid names: a, b, c"):
-        ComVEMetric("d")
+        comve_metric("d")
+    # the builder declares them: A and B accuracy, C BLEU
+    builder = get_builder("comve")
+    assert list(builder.metrics()) == ["accuracy", "bleu"]
+    assert builder.metrics("subtask_b") == {"accuracy": ComVEAccuracy}
+    assert builder.metrics("subtask_c") == {"bleu": ComVEBLEU}
 
 
 def test_subtask_a_and_b_accuracy(release, tmp_path):
     a = _write(tmp_path, "".join(f"{i},{g[0]}\n" for i, g in TEST_GOLD.items()))
-    assert evaluate_file(release, "a", a)["accuracy"] == 1.0
+    assert figure(evaluate_file(release, "a", a)) == 1.0
     wrong = _write(tmp_path, "1175,0\n452,1\n275,0\n", "a2.csv")
-    assert evaluate_file(release, "a", wrong)["accuracy"] == pytest.approx(1 / 3)
+    assert figure(evaluate_file(release, "a", wrong)) == pytest.approx(1 / 3)
     b = _write(tmp_path, "id,answer\n1175,A\n452,C\n275,C\n", "b.csv")  # a header row is skipped
     res = evaluate_file(release, "B", b)
-    assert (res["accuracy"], res["correct"], res["n"], res["split"]) == (pytest.approx(2 / 3), 2, 3, "test")
+    acc = res["scores"]["accuracy"]
+    assert (acc["score"], acc["correct"], acc["total"], res["split"], res["config"]) == (
+        pytest.approx(2 / 3), 2, 3, "test", "subtask_b")
 
 
 def test_subtask_c_official_bleu(release, tmp_path):
     refs = _write(tmp_path, "".join(f'{i},"{g[2]}"\n' for i, g in TEST_GOLD.items()))
-    res = evaluate_file(release, "c", refs)
-    assert res["bleu"] == pytest.approx(100.0)
+    res = evaluate_file(release, "c", refs)["scores"]["bleu"]
+    assert res["score"] == pytest.approx(100.0)
     assert "reflen:shortest" in res["signature"] and "tok:whitespace" in res["signature"]
     # validation split, predictions that share nothing with the references
     other = _write(tmp_path, "1363,zzz\n392,zzz\n540,zzz\n", "c2.csv")
-    assert evaluate_file(release, "c", other, split="validation")["bleu"] == 0.0
+    assert figure(evaluate_file(release, "c", other, split="validation")) == 0.0
 
 
 # bad submission (subtask A, test split) -> text the error must contain, line it names (None = file only)
@@ -111,6 +130,10 @@ def test_unknown_subtask_and_split(release, tmp_path):
         evaluate_file(release, "d", p)
     with pytest.raises(ConfigError, match="'validation'"):
         evaluate_file(release, "a", p, split="valdation")
+    with pytest.raises(ConfigError, match="say which ComVE subtask"):
+        evaluate(get_builder("comve"), release, p)
+    with pytest.raises(ConfigError, match="different subtasks"):
+        evaluate(get_builder("comve"), release, p, config="subtask_b", options={"subtask": "a"})
 
 
 def test_cli_json_is_one_object_and_errors_are_one_line(release, tmp_path, capsys):
@@ -121,7 +144,11 @@ def test_cli_json_is_one_object_and_errors_are_one_line(release, tmp_path, capsy
     out = capsys.readouterr().out
     assert len(out.strip().splitlines()) == 1
     figures = json.loads(out)
-    assert figures["accuracy"] == 1.0 and figures["subtask"] == "B" and figures["version"] == "1.1.0"
+    assert figures["scores"]["accuracy"]["score"] == 1.0 and figures["config"] == "subtask_b"
+    assert figures["version"] == "1.1.0"
+    # --config is the generic spelling of --subtask
+    assert main(["evaluate", "comve", str(p), "--config", "subtask_b", "--release", str(release.path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == figures
 
     bad = _write(tmp_path, "1175,A\n452,B\n", "bad.csv")
     code = main(["evaluate", "comve", "--subtask", "b", str(bad), "--release", str(release.path), "--json"])

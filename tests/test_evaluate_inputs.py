@@ -13,10 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from benchsmith.builders.cognition.evaluate import evaluate as evaluate_cognition
-from benchsmith.builders.comve.metric import evaluate_file as evaluate_comve
 from benchsmith.builders.mucow.metric import read_lines_exact, read_scores
-from benchsmith.builders.xcopa.metric import score as score_xcopa
 from benchsmith.validation import predictions
 from comve_helpers import GOOD
 from comve_helpers import build as build_comve
@@ -25,7 +22,20 @@ from xcopa_helpers import build_fixture
 from benchsmith.builder import get_builder
 from benchsmith.errors import PredictionError
 from benchsmith.release import ReleaseWriter
+from benchsmith.scoring import evaluate
 from benchsmith.source import resolve_sources
+
+
+def score_xcopa(release, path: Path) -> dict:
+    return evaluate(get_builder("xcopa"), release, path)["scores"]["xcopa-accuracy"]
+
+
+def evaluate_comve(release, subtask: str, path: Path) -> dict:
+    return evaluate(get_builder("comve"), release, path, options={"subtask": subtask})["scores"]
+
+
+def evaluate_cognition(release, path: Path) -> dict:
+    return evaluate(get_builder("cognition"), release, path)["scores"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HUGE = b"1" * 5000  # over Python's 4,300-digit int/str limit, and over a float's range
@@ -162,7 +172,8 @@ COMVE = [
 @pytest.mark.parametrize("subtask, bad, fragment", COMVE)
 def test_comve_table(comve, tmp_path, subtask, bad, fragment):
     good = [f"{i},1".encode() if subtask == "a" else f'{i},"a reason"'.encode() for i in COMVE_IDS]
-    assert evaluate_comve(comve, subtask, _write(tmp_path, good, "ok.csv"))["n"] == 3
+    (score,) = evaluate_comve(comve, subtask, _write(tmp_path, good, "ok.csv")).values()
+    assert score["total"] == 3 if subtask == "a" else score["sys_len"] == 6  # 3 ids scored
     lines = list(good)
     lines[1] = bad
     path = _write(tmp_path, lines + [b"\xff"], "p.csv")

@@ -302,7 +302,7 @@ def test_real_references_as_output_find_the_correct_words(real_release):
 
     items = list(real_release.examples("translation-en-de", "test"))
     refs = [i["reference"] for i in items]
-    out = MucowTranslationPRF("de").score(items, refs, [r.lower() for r in refs])
+    out = MucowTranslationPRF("de").score(list(zip(refs, [r.lower() for r in refs])), items).to_dict()
     assert out["unknown"] == 0 and out["coverage"] == 1.0
     assert out["precision"] > 0.99 and out["negative"] > 0  # both-found counts as wrong
 
@@ -312,8 +312,8 @@ def test_real_scoring_oracle_and_anti_oracle(real_release):
 
     items = list(real_release.examples("scoring-ro-en", "test"))
     oracle = [s for it in items for s in [0.0] + [1.0] * len(it["contrastive_translations"])]
-    assert MucowScoringAccuracy().score(items, oracle)["accuracy"] == 1.0
-    anti = MucowScoringAccuracy(maximize=True).score(items, oracle)
+    assert MucowScoringAccuracy().score(oracle, items).value == 1.0
+    anti = MucowScoringAccuracy(maximize=True).score(oracle, items).details
     assert anti["correct"] == sum(not it["contrastive_translations"] for it in items) == 20  # vacuous items only
 
 

@@ -37,7 +37,8 @@ SCORING_TABLE = [
 
 @pytest.mark.parametrize("scores, maximize, correct", SCORING_TABLE)
 def test_scoring_accuracy_table(scores, maximize, correct):
-    out = MucowScoringAccuracy(maximize).score(ITEMS, scores)
+    out = MucowScoringAccuracy(maximize).score(scores, ITEMS).to_dict()
+    assert out["score"] == out["accuracy"]
     assert (out["correct"], out["total"]) == (sum(correct), 3)
     assert out["accuracy"] == pytest.approx(sum(correct) / 3)
     assert out["by_corpus"]["europarl"]["correct"] == correct[0]
@@ -69,27 +70,34 @@ def test_signature_is_the_options_then_the_version(metric, options):
 def test_signature_does_not_depend_on_the_last_call_and_results_carry_their_facts():
     metric = MucowScoringAccuracy()
     before = metric.signature()
-    out = metric.score(ITEMS, SCORING_TABLE[0][0], pair="cs-en")
+    out = MucowScoringAccuracy(pair="cs-en").score(SCORING_TABLE[0][0], ITEMS)
+    assert MucowScoringAccuracy(pair="cs-en").signature() == before  # the pair is a fact of the call
+    assert out.signature == f"{before}|pair:cs-en|items:3"
+    assert metric.score(SCORING_TABLE[0][0], ITEMS).signature == f"{before}|items:3"  # no pair given
     assert metric.signature() == before
-    assert out["signature"] == f"{before}|pair:cs-en|items:3"
-    assert metric.score(ITEMS, SCORING_TABLE[0][0])["signature"] == f"{before}|items:3"  # no pair given
-    prf = MucowTranslationPRF("de")
-    assert prf.score(T_ITEMS, TRANSLATIONS, LEMMAS, pair="en-de")["signature"] == f"{prf.signature()}|pair:en-de|items:5"
+    prf = MucowTranslationPRF("de", pair="en-de")
+    assert prf.score(list(zip(TRANSLATIONS, LEMMAS)), T_ITEMS).signature == f"{prf.signature()}|pair:en-de|items:5"
     assert prf.signature() == SIGNATURES[2][0].signature()
 
 
 @pytest.mark.parametrize("make", [lambda: MucowScoringAccuracy("yes"), lambda: MucowTranslationPRF(""),
-                                  lambda: MucowTranslationPRF(None)])
+                                  lambda: MucowTranslationPRF(3)])
 def test_bad_options_are_config_errors(make):
     with pytest.raises(ConfigError):
         make()
 
 
+def test_translation_prf_takes_its_language_from_the_suite():
+    """``lang=None`` (benchsmith evaluate): the suite's config names it (for_release); scoring without one is an error."""
+    with pytest.raises(ConfigError, match="needs the target language"):
+        MucowTranslationPRF().score(list(zip(TRANSLATIONS, LEMMAS)), T_ITEMS)
+
+
 def test_wrong_number_of_scores_is_a_prediction_error():
     with pytest.raises(PredictionError, match="5 scores; expected 6"):
-        MucowScoringAccuracy().score(ITEMS, [0.0] * 5)
-    with pytest.raises(PredictionError, match="4 translations and 5 lemmatised lines for 5 items"):
-        MucowTranslationPRF("de").score(T_ITEMS, TRANSLATIONS[:4], LEMMAS)
+        MucowScoringAccuracy().score([0.0] * 5, ITEMS)
+    with pytest.raises(PredictionError, match="4 translations for 5 items"):
+        MucowTranslationPRF("de").score(list(zip(TRANSLATIONS[:4], LEMMAS)), T_ITEMS)
 
 
 T_ITEMS = [
@@ -116,7 +124,8 @@ LEMMAS = [
 
 
 def test_translation_prf_table():
-    out = MucowTranslationPRF("de").score(T_ITEMS, TRANSLATIONS, LEMMAS)
+    out = MucowTranslationPRF("de").score(list(zip(TRANSLATIONS, LEMMAS)), T_ITEMS).to_dict()
+    assert out["score"] == out["f"]
     assert (out["positive"], out["negative"], out["unknown"]) == (2, 2, 1)
     assert out["precision"] == pytest.approx(2 / 4)
     assert out["recall"] == pytest.approx(2 / 5)  # the paper's definition: pos / (pos + neg + unk)
@@ -164,14 +173,22 @@ def test_cli_scoring(release, tmp_path, capsys):
     code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
                        "--scores", str(scores), "--json")
     assert code == 0
-    res = json.loads(out)
-    assert (res["correct"], res["total"], res["config"]) == (2, 3, "scoring-cs-en")
+    whole = json.loads(out)
+    res = whole["scores"]["mucow-scoring-accuracy"]
+    assert (res["correct"], res["total"], whole["config"]) == (2, 3, "scoring-cs-en")
     assert res["by_word_sense"]["vazba:detention_custody"]["correct"] == 2
     assert res["signature"].startswith("mucow-scoring-accuracy:1|")
     assert res["signature"] == f"{MucowScoringAccuracy().signature()}|pair:cs-en|items:3"
     code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
                        "--scores", str(scores), "--maximize", "--json")
-    assert json.loads(out)["correct"] == 2 and "better:higher" in json.loads(out)["signature"]
+    res = json.loads(out)["scores"]["mucow-scoring-accuracy"]
+    assert res["correct"] == 2 and "better:higher" in res["signature"]
+    # the generic spellings: PREDICTIONS (the scoring suite is the only suite of cs-en), and --config
+    for argv in ([str(scores), "--pair", "cs-en"], [str(scores), "--config", "scoring-cs-en"],
+                 [str(scores), "--pair", "cs-en", "--metric", "mucow-scoring-accuracy"]):
+        code, out, err = run(capsys, "evaluate", "mucow", *argv, "--release", str(release.path), "--json")
+        assert code == 0, err
+        assert json.loads(out)["scores"]["mucow-scoring-accuracy"] == whole["scores"]["mucow-scoring-accuracy"]
 
 
 def test_cli_translation(release, tmp_path, capsys):
@@ -181,7 +198,7 @@ def test_cli_translation(release, tmp_path, capsys):
     code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "en-de", "--release", str(release.path),
                        "--translations", str(hyp), "--lemmatized", str(lem), "--json")
     assert code == 0
-    res = json.loads(out)
+    res = json.loads(out)["scores"]["mucow-translation-prf"]
     # the fixture's en-de keys are T_ITEMS[:4]: pos, neg, pos, unk
     assert (res["positive"], res["negative"], res["unknown"]) == (2, 1, 1)
     assert res["precision"] == pytest.approx(2 / 3) and res["recall"] == pytest.approx(2 / 4)
@@ -192,8 +209,14 @@ def test_cli_translation(release, tmp_path, capsys):
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["--pair", "cs-en"], "give either --scores"),
-        (["--pair", "en-de", "--translations", "X"], "go together"),
+        (["--pair", "cs-en"], "no predictions file. Pass PREDICTIONS or --scores FILE"),
+        (["--pair", "en-de", "--translations", "X"], "mucow-translation-prf needs --lemmatized"),
+        (["--pair", "en-de", "--translations", "X", "--lemmatized", "X", "--maximize"],
+         "--maximize is an option of mucow-scoring-accuracy, not of mucow-translation-prf"),
+        (["--pair", "cs-en", "--scores", "S", "--translations", "X"], "--scores and --translations both name"),
+        (["S", "--pair", "cs-en", "--scores", "S"], "PREDICTIONS and --scores both name"),
+        (["S", "--pair", "cs-en", "--metric", "accuracy"], "mucow has no metric 'accuracy'"),
+        (["--pair", "en-de", "--lemmatized", "X"], "no predictions file"),
         (["--pair", "ro-en", "--scores", "S"], "its upstream file was absent"),
         (["--pair", "xx-en", "--scores", "S"], "no scoring suite for pair 'xx-en'"),
     ],

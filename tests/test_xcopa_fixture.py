@@ -31,7 +31,7 @@ from benchsmith.builders.xcopa.checks import (
     XcopaDiversity,
     XcopaPartialInput,
 )
-from benchsmith.builders.xcopa.metric import XcopaAccuracy, score
+from benchsmith.builders.xcopa.metric import XcopaAccuracy
 from benchsmith.validation.check import Status
 from benchsmith.validation.fidelity import FidelityCheck
 from conftest import one_json, run_cli
@@ -39,9 +39,9 @@ from typer.testing import CliRunner
 from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
 
 import benchsmith
-from benchsmith.commands import evaluate_app
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ConfigError, ParseError, PredictionError
+from benchsmith.evaluate_cli import evaluate_app
 from benchsmith.expectation import read_published_yaml
 
 
@@ -256,6 +256,14 @@ def _write_jsonl(path, rows):
     return path
 
 
+def score(release, path, split: str | None = None) -> dict:
+    """What ``benchsmith evaluate xcopa PATH [--split S] --json`` prints for its one metric."""
+    from benchsmith.builder import get_builder
+    from benchsmith.scoring import evaluate
+
+    return evaluate(get_builder("xcopa"), release, path, split=split)["scores"]["xcopa-accuracy"]
+
+
 def test_scoring_per_language_and_average(releases, tmp_path):
     r = releases["1.1.0"]
     gold = {c: {x["idx"]: x["label"] for x in _rows(r, c, "test")} for c in ("et", "th")}
@@ -286,12 +294,17 @@ def test_xcopa_accuracy_table(releases, tmp_path, wrong, accuracy):
         row["label"] = 1 - row["label"]
     metric = XcopaAccuracy()
     before = metric.signature()
-    result = metric.score(r, _write_jsonl(tmp_path / "p.jsonl", rows))
-    assert result["languages"]["et"]["accuracy"] == pytest.approx(accuracy)
-    assert result["average"] == pytest.approx((accuracy + 1.0) / 2)
+    assert metric.target(r, None, None) == (None, "test") and metric.target(r, "et", None) == ("et", "test")
+    gold = metric.references(r, None, "test")
+    result = metric.score(metric.read_predictions(_write_jsonl(tmp_path / "p.jsonl", rows), gold), gold)
+    assert result.details["languages"]["et"]["accuracy"] == pytest.approx(accuracy)
+    assert result.value == result.details["average"] == pytest.approx((accuracy + 1.0) / 2)
     assert metric.signature() == before
     assert before == f"xcopa-accuracy:1|match:exact|average:macro|benchsmith:{benchsmith.__version__}"
-    assert result["signature"].startswith(before + "|")
+    assert result.signature.startswith(before + "|")
+    # in memory: the same figures without a file
+    preds = {c: {x["idx"]: x["label"] for x in rows if x["lang"] == c} for c in ("et", "th")}
+    assert metric.score(preds, gold) == result
 
 
 @pytest.mark.parametrize(
@@ -344,14 +357,17 @@ def test_evaluate_command_prints_one_json_object(releases, tmp_path):
     path = _write_jsonl(tmp_path / "p.jsonl", rows)
     app = typer.Typer()
     app.add_typer(evaluate_app, name="evaluate")
-    import benchsmith.builders.xcopa.cli  # noqa: F401  (registers the command)
 
     out = CliRunner().invoke(app, ["evaluate", "xcopa", str(path), "--split", "validation",
                                    "--release", str(r.path), "--json"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)
-    assert result["languages"] == {"et": {"accuracy": 1.0, "correct": 3, "total": 3}}
-    assert result["split"] == "validation" and result["version"] == "1.1.0"
+    assert result["scores"]["xcopa-accuracy"]["languages"] == {"et": {"accuracy": 1.0, "correct": 3, "total": 3}}
+    assert result["split"] == "validation" and result["version"] == "1.1.0" and result["config"] is None
+    # --config scores one language; a language of the file outside it is an error at its line
+    out = CliRunner().invoke(app, ["evaluate", "xcopa", str(path), "--split", "validation", "--config", "et",
+                                   "--release", str(r.path), "--json"])
+    assert out.exit_code == 0 and json.loads(out.stdout)["config"] == "et"
 
 
 def test_evaluate_warns_about_missing_languages(releases, tmp_path, capsys):
@@ -361,13 +377,13 @@ def test_evaluate_warns_about_missing_languages(releases, tmp_path, capsys):
     path = _write_jsonl(tmp_path / "p.jsonl", rows)
     code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(r.path), "--json")
     assert code == 0, err
-    result = one_json(out)  # stdout stays one JSON object
+    result = one_json(out)["scores"]["xcopa-accuracy"]  # stdout stays one JSON object
     assert result["complete"] is False and result["average_over"] == ["et"]
     assert result["missing"] == ["ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh"]
     (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
     assert "covers 1 of 11 XCOPA languages; missing: ht, id, it, qu, sw, ta, th, tr, vi, zh" in warning
     code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(r.path))
-    assert code == 0 and "1 language " in out and "1 languages" not in out  # the average row, in English
+    assert code == 0 and "│ average_over │ et " in out and "signature: xcopa-accuracy:1|" in out
     every = [{"lang": c, "idx": x["idx"], "label": x["label"]} for c in ("et", "th") for x in _rows(r, c, "test")]
     code, out, err = run_cli(capsys, "evaluate", "xcopa", str(_write_jsonl(tmp_path / "q.jsonl", every)),
                              "--release", str(r.path))

@@ -26,7 +26,6 @@ from benchsmith.builders.xcopa.alignment import (
 from benchsmith.builders.xcopa.audit import text_lengths
 from benchsmith.builders.xcopa.checks import XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
 from benchsmith.builders.xcopa.diversity import _import_lang2vec
-from benchsmith.builders.xcopa.metric import score
 from benchsmith.loaders.xcopa_jsonl import GMT_LANGUAGES, LANGUAGES
 from benchsmith.validation.check import Status
 from benchsmith.validation.fidelity import FidelityCheck
@@ -484,7 +483,10 @@ def test_scoring_real_release(releases, tmp_path):
     with open(path, "w", encoding="utf-8") as fh:
         for lang in LANGUAGES:
             fh.writelines(json.dumps({"lang": lang, "idx": x["idx"], "label": x["label"] if lang != "qu" else 0}) + "\n" for x in _rows(r, lang, "test"))
-    result = score(r, path)
+    from benchsmith.builder import get_builder
+    from benchsmith.scoring import evaluate
+
+    result = evaluate(get_builder("xcopa"), r, path)["scores"]["xcopa-accuracy"]
     assert result["complete"] is True and len(result["languages"]) == 11
     assert result["languages"]["et"]["accuracy"] == 1.0
     assert result["languages"]["qu"]["accuracy"] == 0.5  # always choice1 on a balanced test set

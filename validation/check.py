@@ -64,6 +64,10 @@ class Check:
 
     name: ClassVar[str]
     family: ClassVar[str]  # integrity | distribution | leakage | artifacts | fidelity | consistency | drift
+    #: True when the results depend only on the release's data files and ``release.json``, the
+    #: code and the check's parameters: then ``validate`` may reuse them from an earlier run
+    #: (``benchsmith.validation.result_cache``)
+    cacheable: ClassVar[bool] = False
 
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError

@@ -235,6 +235,10 @@ def validate_cmd(
     model_path: Annotated[Path | None, MODEL_OPTION] = None,
     summary_format: Annotated[str | None, SUMMARY_OPTION] = None,
     json_out: bool = JSON_OPTION,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Run every check, reusing no stored result of an identical earlier "
+                           "run (same data, code and parameters; see validation/README.md).")
+    ] = False,
 ) -> None:
     """Run every check on a release, write reports/validation.{json,html}; exit 1 if a check fails."""
     from benchsmith.reference import resolve
@@ -243,7 +247,8 @@ def validate_cmd(
     check_summary(summary_format, json_out)
     r = resolve_release(release, registry)
     prev = resolve(previous, registry) if previous is not None else AUTO
-    v = validate(r, baselines=baselines, previous=prev, near_dup_threshold=near_dup_threshold, model_path=model_path)
+    v = validate(r, baselines=baselines, previous=prev, near_dup_threshold=near_dup_threshold, model_path=model_path,
+                 cache=not no_cache)
     title = f"validate {r.name} {r.version}"
     _report_out(v, title, json_out, summary_format, _outcome(v), lambda: _print_results(v, title))
     gate.enforce(v.report, where=(v.report_dir or r.reports_dir) / "validation.json")

@@ -212,6 +212,7 @@ def validate(
     model_path: str | Path | None = None,
     write: bool = True,
     extra_checks: Sequence[Check] = (),
+    cache: bool = True,
 ) -> Validation:
     """Validate a release; with ``write`` also write the reports and re-render the card.
 
@@ -221,6 +222,8 @@ def validate(
         previous: the release to compute drift against (default: the newest older version beside it; None: no drift).
         near_dup_threshold: Jaccard threshold overriding the configs' metadata.
         model_path: encoder folder for ``--baselines model``.
+        cache: reuse the stored results of cacheable checks run before on the same data,
+            code and parameters (:mod:`benchsmith.validation.result_cache`; ``--no-cache``).
     """
     from benchsmith.validation.drift import DriftCheck, previous_release
     from benchsmith.validation.report import build_report, write_report
@@ -265,7 +268,15 @@ def validate(
 
     published = registry.published_fingerprints(release.path) is not None
     report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
+    cached: list[str] = []
+    if cache:
+        from benchsmith.validation.result_cache import cached_checks
+
+        checks = cached_checks(release, checks, cached)
     results = crashed + run_checks(release, checks)
+    if cached:
+        notes.append(f"{len(cached)} check(s) reused from the result cache (same data, code and parameters): "
+                     + ", ".join(cached))
     if not write:
         report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
         return Validation(release, results, report, builder, previous, notes, time.perf_counter() - start, report_dir)

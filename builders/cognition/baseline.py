@@ -6,7 +6,7 @@
 for the paper's Transformer base) trains on ``parallel/train``, selects its checkpoint on
 ``parallel/validation`` and translates the random test (``parallel/test``) and the CG-test
 (``cg_test/test``). Scoring is the one of ``benchsmith evaluate cognition``
-(:mod:`.evaluate` and :mod:`.metric`, called from here because ``validation/`` never imports a
+(:mod:`.metric`, called from here because ``validation/`` never imports a
 builder): character-level sacreBLEU on both test sets, and on the CG-test CTER at the instance
 and the aggregate level, overall and per NP / VP / PP (with BLEU per category, as Table 6).
 
@@ -50,28 +50,27 @@ def score_translations(release: Release, config: str, split: str, items: Sequenc
     """BLEU (character-level sacreBLEU, as ``evaluate cognition``); on the CG-test also CTER
     (the default rule ``paper``: upstream's eval.py, as Table 6) overall and per category, and BLEU
     per category. CTER and BLEU are 0-100; ``n_by_group`` counts the lines of each category."""
-    from .evaluate import bleu
-    from .metric import CTER, Lexicon
+    from .metric import CTER, CognitionBLEU, Lexicon
 
     refs = [it.references[0] for it in items]
-    overall = bleu(hypotheses, refs)
-    out: dict[str, Any] = {"bleu": overall["score"], "bleu_signature": overall["signature"]}
+    bleu = CognitionBLEU()
+    overall = bleu.score(hypotheses, refs)
+    out: dict[str, Any] = {"bleu": overall.value, "bleu_signature": overall.signature}
     if config != "cg_test":
         return out
     rows = {r["id"]: r for r in release.examples(config, split)}
     picked = [rows[it.id] for it in items]
     cats = [CATEGORIES[r["category"]] if isinstance(r["category"], int) else r["category"] for r in picked]
-    score = CTER(Lexicon.from_release(release)).score(
-        hypotheses, [r["atoms"] for r in picked], [r["compound"] for r in picked], cats)
-    for group, res in score.groups.items():
+    score = CTER(Lexicon.from_release(release)).score(hypotheses, picked)
+    for group, res in score.details["groups"].items():
         prefix = "" if group == "all" else f"{group}/"
-        out[f"{prefix}instance_cter"] = round(res.instance_cter, 2)
-        out[f"{prefix}aggregate_cter"] = round(res.aggregate_cter, 2)
+        out[f"{prefix}instance_cter"] = res["instance_cter"]
+        out[f"{prefix}aggregate_cter"] = res["aggregate_cter"]
     out["n_by_group"] = {}
     for cat in CATEGORIES:
         idx = [i for i, c in enumerate(cats) if c == cat]
         if idx:
-            out[f"{cat}/bleu"] = bleu([hypotheses[i] for i in idx], [refs[i] for i in idx])["score"]
+            out[f"{cat}/bleu"] = bleu.score([hypotheses[i] for i in idx], [refs[i] for i in idx]).value
             out["n_by_group"][cat] = len(idx)
     out["cter_signature"] = score.signature
     return out

@@ -29,6 +29,7 @@ class CGTestStructure(Check):
     stored category / pattern / atoms are what the atom inventory parses it into."""
 
     name = "cognition_cg_test_structure"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -103,6 +104,7 @@ class CGTestProfile(Check):
     """CG-test lines per category and pattern, and the upstream issues kept as released (a stat)."""
 
     name = "cognition_cg_test_profile"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:

@@ -1,5 +1,6 @@
-"""Command line of CoGnition: ``benchsmith evaluate cognition`` and
-``benchsmith stage cognition vocab|compounds|templates|place|stats``."""
+"""Command line of CoGnition: ``benchsmith stage cognition vocab|compounds|templates|place|stats``.
+Translations are scored by the generic ``benchsmith evaluate cognition`` with the metrics of
+``metric.py``."""
 
 from __future__ import annotations
 
@@ -10,53 +11,13 @@ from typing import Annotated
 import typer
 from benchsmith.loaders.moses import iter_lines, read_lines
 
-from benchsmith.commands import (
-    JSON_OPTION,
-    REGISTRY_OPTION,
-    console,
-    emit,
-    evaluate_app,
-    gold_release,
-    stage_app,
-    table,
-)
+from benchsmith.commands import JSON_OPTION, emit, stage_app
 
 cognition_stage = typer.Typer(help="CoGnition construction stages (Li et al., ACL 2021).", no_args_is_help=True)
 stage_app.add_typer(cognition_stage, name="cognition")
 
 #: input files of the stages: a missing one is a usage error (exit 2), not a traceback
 _INPUT = {"exists": True, "dir_okay": False, "readable": True}
-
-
-@evaluate_app.command("cognition")
-def evaluate_cognition(
-    predictions: Annotated[Path, typer.Argument(help="One translation per test sentence, in the released order.")],
-    split: Annotated[str, typer.Option("--split", help="cg_test (BLEU + CTER) or test (BLEU).")] = "cg_test",
-    release: Annotated[str, typer.Option("--release", help="Release path or NAME[/VERSION].")] = "cognition",
-    details: Annotated[Path | None, typer.Option("--details", help="Write one JSON line per test sentence.")] = None,
-    rule: Annotated[str, typer.Option(
-        "--rule", help="paper (default: upstream's eval.py, what published CTER means) or cter-v2 (improved, "
-        "not comparable with published figures).")] = "paper",
-    bleu: Annotated[str, typer.Option(
-        "--bleu", help="char (default: the paper's character-level sacreBLEU) or jieba (BLEU over jieba words).")
-    ] = "char",
-    registry: Path | None = REGISTRY_OPTION,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """BLEU (character level by default) and compound translation error rate of model translations."""
-    from .evaluate import evaluate
-
-    res = evaluate(gold_release(release, registry), predictions, split, rule, details, bleu)
-
-    def human() -> None:
-        console.print(f"BLEU {res['bleu']['score']}  ({res['bleu']['signature']})", markup=False, highlight=False)
-        if "cter" in res:
-            rows = [(k, v["instance_cter"], v["aggregate_cter"], v["instances"], v["compounds"])
-                    for k, v in res["cter"].items()]
-            console.print(table("CTER (%)", ["group", "instance", "aggregate", "lines", "compounds"], rows))
-            console.print(res["cter_signature"], markup=False, highlight=False)
-
-    emit(res, json_out, human)
 
 
 def _write_tsv(path: Path, header: list[str], rows) -> None:

@@ -1,4 +1,9 @@
-"""CoGnition's scorer: compound translation error rate (CTER) on the CG-test.
+"""CoGnition's metrics: BLEU (:class:`CognitionBLEU`) on both test sets and compound translation
+error rate (:class:`CTER`) on the CG-test, declared in :data:`METRICS` for ``benchsmith evaluate
+cognition``. Predictions: a UTF-8 text file with one translation per test sentence, in the order of
+the released files (``cg-test.en`` for ``--split cg_test``, ``test.en`` for ``--split test``),
+read by :func:`read_predictions`; Chinese may be word-segmented with spaces or not, and
+subword-nmt joiners (``@@ ``) are undone (:func:`normalise`).
 
 A compound translation is judged from the hypothesis alone, with the released
 atom lexicon (``eval/lexicon``: each atom's accepted Chinese renderings), as the
@@ -53,7 +58,7 @@ translation one can label by hand (README, "Evaluation"):
 * an empty lexicon alternative means "may stay untranslated" rather than "matches
   everywhere".
 
-:class:`CTER` implements the one scorer contract (:class:`benchsmith.validation.metric.Metric`):
+:class:`CTER` implements the one scoring contract (:class:`benchsmith.validation.metric.Metric`):
 its options are the rule, masking, the order windows and the lexicon's fingerprint, so
 ``signature()`` (``cter:1|rule:paper|mask:no|window:none|lexicon:<sha256[:12]>|benchsmith:X``)
 reproduces the number; the facts of one scoring call (lines, compounds) go into that
@@ -67,14 +72,17 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.validation.metric import Metric
+from benchsmith.validation import predictions as pred_files
+from benchsmith.validation.metric import Metric, Option, Score
+from benchsmith.validation.metrics.bleu import SacreBLEU
 
-from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 from benchsmith.nlp.segment import unsegment
 
-from .atoms import MODIFIERS, lexicon_roles
+from .atoms import CATEGORIES, MODIFIERS, lexicon_roles
 from .paper_rule import PaperJudge
 
 if TYPE_CHECKING:
@@ -83,6 +91,7 @@ if TYPE_CHECKING:
 #: the default rule: upstream's eval.py, what published CTER figures mean
 RULE_VERSION = "paper"
 RULES = ("paper", "cter-v2")
+SPLIT_HELP = "cg_test (the default: BLEU and CTER) or test (BLEU) name CoGnition's two test sets."
 #: Pre-nominal roles (and modifier lexicon keys) whose rendering must precede the noun's.
 ORDERED_ROLES = ("DET", "ADJ")
 ORDERED_MODIFIERS = ("mod0", "mod1")
@@ -279,53 +288,80 @@ class CterResult:
         }
 
 
-@dataclass(frozen=True)
-class CterScore:
-    """One scoring call: CTER per group (``all`` and e.g. NP/VP/PP), the per-line verdicts,
-    and the result signature (options + the call's line and compound counts)."""
-
-    groups: Mapping[str, CterResult]
-    verdicts: tuple[Verdict, ...]
-    signature: str
-
-    def to_dict(self) -> dict:
-        return {"cter": {k: v.to_dict() for k, v in self.groups.items()}, "signature": self.signature}
-
-
-class CTER(Metric):
+class CTER(Metric[Sequence[str], Sequence[Mapping[str, Any]]]):
     """Compound translation error rate, instance and aggregate level (see module docstring).
 
     Args:
-        lexicon: the atom lexicon (:meth:`Lexicon.from_release` reads a release's).
+        lexicon: the atom lexicon (:meth:`Lexicon.from_release` reads a release's; ``benchsmith
+            evaluate`` passes it through :meth:`for_release`).
         rule: ``"paper"`` (default: upstream's eval.py) or ``"cter-v2"``.
         window: ``cter-v2`` only: characters a pre-nominal DET / ADJ / MOD may end before
             the noun (default :data:`ORDER_WINDOW`).
 
-    >>> cter = CTER(Lexicon.from_release(release))                  # doctest: +SKIP
-    >>> cter.score(hyps, atoms, compounds, categories).to_dict()    # doctest: +SKIP
+    ``score(predictions, references)``: one translation per CG-test row (``atoms``, ``compound``,
+    and optionally ``category`` and ``id``). The value is the instance-level CTER over all lines
+    (0-100); ``details["groups"]`` has instance and aggregate CTER overall (``all``) and per
+    category; ``items`` the per-line verdicts (``--details``).
+
+    >>> CTER(Lexicon.from_release(release)).score(hyps, rows).to_dict()    # doctest: +SKIP
     """
 
     name = "cter"
+    description = "compound translation error rate on the CG-test (instance and aggregate, %)"
+    OPTIONS = (Option("rule", str, "paper (upstream's eval.py: what published CTER means) or cter-v2 (improved, not "
+                      "comparable with published figures).", default=RULE_VERSION, choices=RULES),)
+    CONFIGS = ("cg_test",)
+    split_help = SPLIT_HELP
+    judges_items = True
 
-    def __init__(self, lexicon: Lexicon, rule: str = RULE_VERSION, window: Mapping[str, int] | None = None):
-        self.judge = CompoundJudge(lexicon, rule, window)
-        self.lexicon = lexicon
+    def __init__(self, lexicon: Lexicon | None = None, rule: str = RULE_VERSION,
+                 window: Mapping[str, int] | None = None):
+        CompoundJudge(Lexicon({}), rule, window)  # a bad rule or window fails here, before any file is read
+        self.lexicon, self.rule, self.window = lexicon, rule, window
+        self.judge = CompoundJudge(lexicon, rule, window) if lexicon is not None else None
 
     def options(self) -> dict[str, Any]:
-        return {"rule": self.judge.rule, "mask": self.judge.mask, "window": self.judge.window,
-                "lexicon": self.lexicon.fingerprint()}
+        window = None if self.rule == "paper" else _check_window(ORDER_WINDOW if self.window is None else self.window)
+        return {"rule": self.rule, "mask": self.rule != "paper", "window": window,
+                "lexicon": self.lexicon.fingerprint() if self.lexicon is not None else None}
+
+    def _judge(self) -> CompoundJudge:
+        if self.judge is None:
+            raise ConfigError("CTER needs the atom lexicon", hint="Construct CTER(Lexicon.from_release(release))")
+        return self.judge
 
     def verdicts(self, hypotheses: Sequence[str],
                  atoms: Sequence[Sequence[Mapping[str, str]]]) -> list[Verdict]:
-        return [self.judge.judge(h, a) for h, a in zip(hypotheses, atoms, strict=True)]
+        judge = self._judge()
+        return [judge.judge(h, a) for h, a in zip(hypotheses, atoms, strict=True)]
 
-    def score(self, hypotheses: Sequence[str], atoms: Sequence[Sequence[Mapping[str, str]]],
-              compounds: Sequence[str], groups: Sequence[str] | None = None) -> CterScore:
-        """Judge every line, then aggregate per compound (overall and per group)."""
-        verdicts = self.verdicts(hypotheses, atoms)
-        agg = self.aggregate(verdicts, compounds, groups)
-        return CterScore(agg, tuple(verdicts),
-                         self.result_signature(n=agg["all"].instances, compounds=agg["all"].compounds))
+    def score(self, predictions: Sequence[str], references: Sequence[Mapping[str, Any]]) -> Score:
+        """Judge every line, then aggregate per compound (overall and per category)."""
+        if len(predictions) != len(references):
+            raise ConfigError(f"{len(predictions)} translations for {len(references)} CG-test lines")
+        verdicts = self.verdicts(predictions, [r["atoms"] for r in references])
+        cats = [_category(r) for r in references]
+        groups = self.aggregate(verdicts, [r["compound"] for r in references],
+                                None if any(c is None for c in cats) else cats)
+        items = [{**({"id": r["id"]} if "id" in r else {}), "compound": r["compound"], "correct": v.correct,
+                  "failures": list(v.failures), **({"flag": v.flag} if v.flag is not None else {})}
+                 for r, v in zip(references, verdicts)]
+        return Score(self.name, round(groups["all"].instance_cter, 2),
+                     self.result_signature(n=groups["all"].instances, compounds=groups["all"].compounds),
+                     {"groups": {k: v.to_dict() for k, v in groups.items()}}, items=items)
+
+    # benchsmith evaluate's hooks
+    def target(self, release: Release, config: str | None, split: str | None) -> tuple[str | None, str] | None:
+        return cognition_target(self, release, config, split)
+
+    def for_release(self, release: Release, config: str | None) -> CTER:
+        return CTER(Lexicon.from_release(release), self.rule, self.window)
+
+    def references(self, release: Release, config: str | None, split: str) -> list[dict[str, Any]]:
+        return list(release.examples(str(config), split))
+
+    def read_predictions(self, path: Path, references: Sequence[Mapping[str, Any]]) -> list[str]:
+        return read_predictions(path, len(references), [r["id"] for r in references])
 
     @staticmethod
     def aggregate(verdicts: Sequence[Verdict], compounds: Sequence[str], groups: Sequence[str] | None = None
@@ -341,3 +377,129 @@ class CTER(Metric):
         return {
             k: CterResult(d["n"], d["err"], len(d["comp"]), sum(d["comp"].values())) for k, d in per.items()
         }
+
+
+def _category(row: Mapping[str, Any]) -> str | None:
+    cat = row.get("category")
+    return CATEGORIES[cat] if isinstance(cat, int) else cat
+
+
+def read_predictions(path: Path, expected: int, ids: Sequence[str]) -> list[str]:
+    """One translation per line; the count must match the references.
+
+    Read as every scorer reads predictions (:mod:`benchsmith.validation.predictions`): streamed,
+    each line checked as it is read, and a file longer than expected stops at its first extra line.
+
+    Raises:
+        PredictionError: an unreadable file, invalid UTF-8 or a NUL byte, the wrong number of lines
+            or an empty translation (naming the line and id).
+    """
+    hint = "Translate every line of the source file and keep the order"
+    out: list[str] = []
+    for lineno, text in pred_files.lines(path, "Pass the file with one translation per test sentence"):
+        if lineno > expected:
+            raise PredictionError(f"more than {expected} translations, expected {expected} (one per test sentence, "
+                                  "in the order of the released files)", path=path, line=lineno, hint=hint)
+        if not normalise(text):
+            raise PredictionError(f"empty translation for id {ids[lineno - 1]!r}", path=path, line=lineno,
+                                  hint="Every test sentence needs a non-empty translation")
+        out.append(text)
+    if len(out) != expected:
+        raise PredictionError(
+            f"{len(out)} translations, expected {expected} (one per test sentence, in the order of the "
+            "released files)",
+            path=path, line=len(out) + 1, hint=hint,
+        )
+    return out
+
+
+#: ``--split`` of the command before the generic ``evaluate``: the test set, not the release split
+SPLITS = {"cg_test": ("cg_test", "test"), "test": ("parallel", "test")}
+
+
+def cognition_target(metric: Metric, release: Release, config: str | None, split: str | None
+                     ) -> tuple[str | None, str] | None:
+    """CoGnition's request: ``--split cg_test`` (the default) or ``--split test`` name a *test set*
+    (config ``cg_test`` or ``parallel``, split ``test``), as the command always took them;
+    ``--config C [--split S]`` names config and split as for every dataset."""
+    if config is None:
+        if (split or "cg_test") not in SPLITS:
+            raise ConfigError(f"cannot evaluate split {split!r}", hint=did_you_mean(str(split), SPLITS))
+        config, split = SPLITS[split or "cg_test"]
+    return Metric.target(metric, release, config, split)
+
+
+#: how BLEU tokenises Chinese: ``char`` (the paper's, default) or ``jieba`` words
+BLEU_TOKENISATIONS = ("char", "jieba")
+
+
+class CognitionBLEU(Metric[Sequence[str], Sequence[Mapping[str, Any]]]):
+    """Corpus BLEU (0-100, two decimals) of translations against the released references.
+
+    ``tokenisation="char"`` (the default): :class:`~benchsmith.validation.metrics.bleu.SacreBLEU`
+    with its ``zh`` tokenizer (every Chinese character a token) on hypothesis and reference with BPE
+    joiners and segmentation spaces removed (:func:`normalise`); the signature is sacrebleu's own.
+    This is the paper's BLEU: "We report character-level BLEU scores using SacreBLEU" (Li et al.,
+    ACL 2021, Section 5.1); upstream's ``scripts/infer-one-click-run.sh`` removes every space from
+    the hypothesis and runs ``sacrebleu -l en-zh`` (whose default tokenizer for a Chinese target is
+    ``zh``). Table 6's 69.58 / 48.66 are therefore character-level.
+
+    ``tokenisation="jieba"``: word-level BLEU over jieba (accurate mode) segmentations of both,
+    sacrebleu with ``tokenize="none"``; the signature ends with ``|seg:jieba-<version>``. The
+    training pipeline segments Chinese with jieba (Section 5.1), so this is the BLEU of that
+    pipeline's tokens; it is not comparable with the paper's figures.
+
+    ``score(predictions, references)``: one translation per row; a row needs ``zh``.
+    """
+
+    name = "bleu"
+    description = "corpus BLEU of the translations (character level by default, 0-100)"
+    OPTIONS = (Option("tokenisation", str, "char (the paper's character-level sacreBLEU) or jieba (BLEU over jieba "
+                      "words).", default="char", choices=BLEU_TOKENISATIONS, flag="--bleu"),)
+    CONFIGS = ("cg_test", "parallel")
+    split_help = SPLIT_HELP
+
+    def __init__(self, tokenisation: str = "char") -> None:
+        if tokenisation not in BLEU_TOKENISATIONS:
+            raise ConfigError(f"unknown BLEU tokenisation {tokenisation!r}",
+                              hint=did_you_mean(tokenisation, BLEU_TOKENISATIONS))
+        self.tokenisation = tokenisation
+        self.bleu = SacreBLEU(tokenize="zh" if tokenisation == "char" else "none")
+
+    def options(self) -> dict[str, Any]:
+        return {"tokenisation": self.tokenisation, **self.bleu.options()}
+
+    def signature(self) -> str:
+        return self.bleu.signature() + (self._seg() if self.tokenisation == "jieba" else "")
+
+    @staticmethod
+    def _seg() -> str:
+        import jieba
+
+        return f"|seg:jieba-{jieba.__version__}"
+
+    def score(self, predictions: Sequence[str], references: Sequence[Mapping[str, Any]] | Sequence[str]) -> Score:
+        """``references``: rows with ``zh``, or the reference strings themselves."""
+        hyps = [normalise(h) for h in predictions]
+        refs = [normalise(r if isinstance(r, str) else r["zh"]) for r in references]
+        if self.tokenisation == "jieba":
+            from benchsmith.nlp.segment import segment
+
+            hyps, refs = [" ".join(segment(h)) for h in hyps], [" ".join(segment(r)) for r in refs]
+        res = self.bleu.score(hyps, [[r] for r in refs])
+        signature = res.signature + (self._seg() if self.tokenisation == "jieba" else "")
+        return Score(self.name, round(res.value or 0.0, 2), signature, {"tokenisation": self.tokenisation})
+
+    def target(self, release: Release, config: str | None, split: str | None) -> tuple[str | None, str] | None:
+        return cognition_target(self, release, config, split)
+
+    def references(self, release: Release, config: str | None, split: str) -> list[dict[str, Any]]:
+        return list(release.examples(str(config), split))
+
+    def read_predictions(self, path: Path, references: Sequence[Mapping[str, Any]]) -> list[str]:
+        return read_predictions(path, len(references), [r["id"] for r in references])
+
+
+#: what ``benchsmith evaluate cognition`` scores with (``Builder.metrics``): BLEU on both test
+#: sets, CTER on the CG-test
+METRICS = (CognitionBLEU, CTER)

@@ -65,7 +65,8 @@ import json
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, make_dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -414,13 +415,13 @@ def _metrics(select_by: str, bpe: TargetBPE, valid_pairs: Sequence[Sequence[str]
         return {"nll": float(pred.predictions[mask].sum() / max(mask.sum(), 1))}
 
     def bleu(pred: Any) -> dict[str, float]:
-        import sacrebleu
+        from benchsmith.validation.metrics.bleu import SacreBLEU
 
         from benchsmith.nlp.segment import unsegment
 
         hyps = [unsegment(bpe.decode([int(i) for i in row if i >= 0])) for row in pred.predictions]
         refs = [unsegment(zh) for _, zh in valid_pairs]
-        return {"bleu": sacrebleu.BLEU(tokenize="zh").corpus_score(hyps, [refs]).score}
+        return {"bleu": SacreBLEU(tokenize="zh").score(hyps, [[r] for r in refs]).value or 0.0}
 
     return nll if select_by == "loss" else bleu
 
@@ -570,6 +571,24 @@ class TrainedModel:
                    runtime.RunRecord(**saved["record"]), saved["history"], config["best_step"], dev, config["preset"])
 
 
+@contextmanager
+def generation_vocab(net: Any) -> Iterator[None]:
+    """``net.config.vocab_size`` set to the target vocabulary while ``generate`` runs.
+
+    Our Marian has separate vocabularies (``vocab_size`` = English words, ``decoder_vocab_size`` =
+    target BPE). transformers 5.17's beam search sized its scores by ``config.vocab_size`` and failed
+    on the first batch (the H100 run of 2026-11-26, torch 2.11 + transformers 5.17: "RuntimeError:
+    shape '[64, 9950]' is invalid for input of size 1986880": 1,990 source words, 6,209 target
+    pieces); 5.24 reads the width of the logits. The encoder's embeddings are built already, so the
+    value only steers generation, and it is restored afterwards."""
+    saved = net.config.vocab_size
+    net.config.vocab_size = net.config.decoder_vocab_size
+    try:
+        yield
+    finally:
+        net.config.vocab_size = saved
+
+
 def translate(model: TrainedModel, sources: Sequence[str], beam: int = 5, *, length_penalty: float = 1.0,
               batch_size: int = 64, max_len_a: float = 2.0, max_len_b: int = 10, output: str = "text") -> list[str]:
     """Translate English sentences with ``generate``; one string per source, in order.
@@ -587,7 +606,7 @@ def translate(model: TrainedModel, sources: Sequence[str], beam: int = 5, *, len
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # similar lengths share a batch
     results: list[list[int]] = [[] for _ in ids]
     net.eval()
-    with torch.inference_mode(), autocast(dev):
+    with torch.inference_mode(), autocast(dev), generation_vocab(net):
         for start in progress.track(range(0, len(order), batch_size), f"decode (beam {beam})"):
             batch = order[start : start + batch_size]
             src = _pad([ids[i] for i in batch]).to(dev)

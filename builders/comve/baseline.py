@@ -1,5 +1,5 @@
 """ComVE's baselines, scored with the ComVE scorer of ``benchsmith evaluate comve``
-(:class:`~benchsmith.builders.comve.metric.ComVEMetric`, official-compatible): the model
+(:func:`~benchsmith.builders.comve.metric.comve_metric`, official-compatible): the model
 baselines it declares (``BASELINES``, run by ``benchsmith baseline comve``; see the end of
 this module) and the cheap ones below.
 
@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.builders.comve.metric import ComVEMetric
+from benchsmith.builders.comve.metric import comve_metric
 from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Seq2SeqItem
 
 if TYPE_CHECKING:
@@ -59,17 +59,17 @@ def negation_cue(release: Release, split: str) -> dict[str, Any]:
     for i, o in zip(ids, opts):
         preds[i], k = negation_choice(list(o))
         n_neg.append(k)
-    res = ComVEMetric("b").score(gold, preds)
+    res = comve_metric("b").score(preds, gold)
     decided = [i for i, k in zip(ids, n_neg) if k == 1]
     return {
         "baseline": "negation_cue",
         "split": split,
-        "accuracy": res["accuracy"],
-        "n": res["n"],
+        "accuracy": res.value,
+        "n": res.details["total"],
         "coverage": len(decided) / len(ids) if ids else 0.0,
         "accuracy_when_decided": (sum(preds[i] == gold[i] for i in decided) / len(decided)) if decided else None,
         "chance": 1 / 3,
-        "signature": res["signature"],
+        "signature": res.signature,
     }
 
 
@@ -77,10 +77,11 @@ def copy_source(release: Release, split: str) -> dict[str, Any]:
     """Official BLEU of copying ``false_sent`` as the reason on subtask C ``split``."""
     t = release.table("subtask_c", split)
     ids = t.column("id").to_pylist()
-    res = ComVEMetric("c").score(dict(zip(ids, t.column("references").to_pylist())),
-                                 dict(zip(ids, t.column("false_sent").to_pylist())))
-    return {"baseline": "copy_source", "split": split, "bleu": res["bleu"], "n": res["n"],
-            "brevity_penalty": res["brevity_penalty"], "precisions": res["precisions"], "signature": res["signature"]}
+    res = comve_metric("c").score(dict(zip(ids, t.column("false_sent").to_pylist())),
+                                  dict(zip(ids, t.column("references").to_pylist())))
+    return {"baseline": "copy_source", "split": split, "bleu": res.value, "n": len(ids),
+            "brevity_penalty": res.details["brevity_penalty"], "precisions": res.details["precisions"],
+            "signature": res.signature}
 
 
 # ------------------------------------------------------------------ model baselines (benchsmith baseline comve)
@@ -103,10 +104,10 @@ def subtask_c_items(release: Release, config: str, split: str) -> list[Seq2SeqIt
 
 def subtask_c_score(release: Release, config: str, split: str, items: Sequence[Seq2SeqItem],
                     outputs: Sequence[str]) -> dict[str, Any]:
-    """The official subtask C BLEU (:class:`ComVEMetric`) of ``outputs`` against the items' references."""
-    res = ComVEMetric("c").score({it.id: list(it.references) for it in items},
-                                 {it.id: out for it, out in zip(items, outputs, strict=True)})
-    return {"bleu": round(res["bleu"], 2), "signature": res["signature"]}  # two decimals, as the paper prints
+    """The official subtask C BLEU (:class:`~.metric.ComVEBLEU`) of ``outputs`` against the items' references."""
+    res = comve_metric("c").score({it.id: out for it, out in zip(items, outputs, strict=True)},
+                                  {it.id: list(it.references) for it in items})
+    return {"bleu": round(res.value or 0.0, 2), "signature": res.signature}  # two decimals, as the paper prints
 
 
 BASELINES = [

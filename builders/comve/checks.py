@@ -48,6 +48,7 @@ def _main(release: Release, config: str = "tuples") -> list[str]:
 
 class LabelDistribution(Check):
     name = "comve_label_distribution"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -65,6 +66,7 @@ class LabelDistribution(Check):
 
 class SentenceLengths(Check):
     name = "comve_sentence_lengths"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -80,6 +82,7 @@ class SentenceLengths(Check):
 
 class TopWords(Check):
     name = "comve_top_words"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def __init__(self, k: int = 5) -> None:
@@ -102,6 +105,7 @@ class TopWords(Check):
 
 class TrainRepeats(Check):
     name = "comve_train_repeats"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "leakage"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -137,6 +141,7 @@ class TrainRepeats(Check):
 
 class Baselines(Check):
     name = "comve_baselines"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "artifacts"
 
     def __init__(self, cue_margin: float = 0.10) -> None:

@@ -1,7 +1,9 @@
-"""The ComVE scorer (:class:`ComVEMetric`): ComVE submissions scored exactly as the task's
-official scorers did, on the :class:`~benchsmith.validation.metric.Metric` base.
+"""ComVE's metrics (:class:`ComVEAccuracy` for subtasks A and B, :class:`ComVEBLEU` for C):
+ComVE submissions scored exactly as the task's official scorers did, on the one scoring
+contract (:class:`~benchsmith.validation.metric.Metric`, declared in :data:`METRICS`).
 
-``benchsmith evaluate comve`` and the ComVE baselines (``baseline.py``) use this class.
+``benchsmith evaluate comve PREDICTIONS --subtask a`` (or ``--config subtask_a``) and the ComVE
+baselines (``baseline.py``) use these classes; :func:`comve_metric` picks one for a subtask.
 
 Submission format (the task's): a CSV without header, one row per instance:
 ``id,answer`` for subtask A (``0``/``1``, the statement that does not make sense)
@@ -13,10 +15,10 @@ Figures: accuracy for A and B; for C, corpus BLEU with the official options
 tokens, 4-grams, no smoothing, shortest reference length, empty references
 skipped), on the official 0-100 scale.
 
-Signature: ComVE's figures *are* the generic accuracy and BLEU, so :class:`ComVEMetric`
-takes its name, options and signature from the metric it delegates to (``accuracy`` for
-A and B, ``bleu`` for C) and a figure reads the same as every other accuracy or BLEU of
-benchsmith: ``accuracy:1|match:exact|benchsmith:X|n:1000`` and
+Signature: ComVE's figures *are* the generic accuracy and BLEU, so :class:`ComVEAccuracy`
+is :class:`~benchsmith.validation.metrics.accuracy.Accuracy` and :class:`ComVEBLEU` takes its
+name, options and signature from :class:`~benchsmith.validation.metrics.bleu.CorpusBLEU`; a
+figure reads the same as every other accuracy or BLEU of benchsmith: ``accuracy:1|match:exact|benchsmith:X|n:1000`` and
 ``nrefs:3|case:mixed|eff:no|tok:whitespace|smooth:none|reflen:shortest|maxn:4|version:...``
 (``nrefs`` and ``n`` are facts of the scoring call, in the result's signature only).
 
@@ -33,13 +35,13 @@ against the gold ids, so the first bad row is reported as soon as it is read.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.loaders.rawfile import short
 from benchsmith.validation import predictions as pred_files
-from benchsmith.validation.metric import Metric
+from benchsmith.validation.metric import Metric, Option, Score
 from benchsmith.validation.metrics.accuracy import Accuracy
 from benchsmith.validation.metrics.bleu import CorpusBLEU
 
@@ -141,7 +143,7 @@ def gold_from_release(release: Release, subtask: str, split: str) -> dict[str, A
     return {i: names[v] for i, v in zip(ids, labels)}
 
 
-def match_ids(gold: Mapping[str, Any], preds: Mapping[str, tuple[str, int]], path: Path, split: str) -> None:
+def match_ids(gold: Mapping[str, Any], preds: Mapping[str, tuple[str, int]], path: Path, split: str = "test") -> None:
     """Every gold id has a prediction and no prediction is for an id outside the split."""
     for pid, (_, line) in preds.items():
         if pid not in gold:
@@ -157,67 +159,104 @@ def match_ids(gold: Mapping[str, Any], preds: Mapping[str, tuple[str, int]], pat
         )
 
 
-class ComVEMetric(Metric):
-    """The official-compatible scorer of one ComVE subtask: accuracy (A, B) or corpus BLEU (C).
+class Gold(dict):
+    """``{id: answer}`` (C: ``{id: [reference, ...]}``) of one subtask's split, which it names
+    (the submission reader's messages say which split an id is missing from)."""
 
-    Args:
-        subtask: ``a``, ``b`` or ``c`` (also ``A``, ``subtask_b`` ...); anything else is a
-            ConfigError with the valid names.
+    def __init__(self, answers: Mapping[str, Any], subtask: str, split: str) -> None:
+        super().__init__(answers)
+        self.subtask, self.split = subtask, split
+
+
+SUBTASK = Option("subtask", str, "a, b or c (the same as --config subtask_a, subtask_b, subtask_c).")
+
+
+class _Submission:
+    """What both ComVE metrics share: the subtask (from ``--subtask`` or ``--config``), the
+    gold of a split, and the submission reader. ``subtask=None`` until a config names it."""
+
+    OPTIONS = (SUBTASK,)
+    subtask: str | None
+
+    def _subtasks(self) -> tuple[str, ...]:
+        return tuple(k for k, v in SUBTASKS.items() if self.scores_config(v))  # type: ignore[attr-defined]
+
+    def target(self, release: Release, config: str | None, split: str | None) -> tuple[str, str] | None:
+        key = self.subtask
+        if config is not None:
+            by_config = {v: k for k, v in SUBTASKS.items()}
+            if config not in by_config:
+                raise ConfigError(f"ComVE has no config {config!r}", hint=did_you_mean(config, by_config))
+            if key is not None and key != by_config[config]:
+                raise ConfigError(f"--subtask {key} and --config {config} name different subtasks",
+                                  hint="Pass one of them")
+            key = by_config[config]
+        if key is None:
+            raise ConfigError("say which ComVE subtask to score", hint="Pass --subtask a, b or c")
+        if key not in self._subtasks():
+            return None
+        config = SUBTASKS[key]
+        if config not in release.configs():
+            raise ConfigError(f"release {release.name} {release.version} has no config {config!r}",
+                              hint=did_you_mean(config, release.configs()))
+        return config, Metric.check_split(release, config, split or "test")
+
+    def references(self, release: Release, config: str | None, split: str) -> Gold:
+        subtask = {v: k for k, v in SUBTASKS.items()}[str(config)]
+        return Gold(gold_from_release(release, subtask, split), subtask, split)
+
+    def read_predictions(self, path: Path, references: Gold) -> dict[str, str]:
+        """The submission, checked row by row against ``references`` (every id, nothing else)."""
+        preds = read_predictions(path, references.subtask, references, references.split)
+        match_ids(references, preds, path, references.split)
+        return {i: a for i, (a, _) in preds.items()}
+
+
+class ComVEAccuracy(_Submission, Accuracy):
+    """Subtasks A and B: :class:`~benchsmith.validation.metrics.accuracy.Accuracy` of a submission.
+
+    ``score(predictions, references)``: both ``{id: answer}`` (``"0"``/``"1"`` or a letter).
     """
 
-    def __init__(self, subtask: str) -> None:
-        self.subtask = check_subtask(subtask)
-        self.metric: Accuracy | CorpusBLEU = CorpusBLEU() if self.subtask == "c" else Accuracy()
+    description = "accuracy of the answers (subtasks A and B)"
+    CONFIGS = ("subtask_a", "subtask_b")
 
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return self.metric.name
+    def __init__(self, subtask: str | None = None) -> None:
+        self.subtask = None if subtask is None else check_subtask(subtask)
 
-    @property
-    def version(self) -> str:  # type: ignore[override]
-        return self.metric.version
+
+class ComVEBLEU(_Submission, Metric[Mapping[str, str], Mapping[str, Sequence[str]]]):
+    """Subtask C: the official corpus BLEU (:class:`~benchsmith.validation.metrics.bleu.CorpusBLEU`
+    defaults), keyed by id. ``score(predictions, references)``: ``{id: reason}`` against
+    ``{id: [reference, ...]}``, over the ids of the references in their order."""
+
+    name = "bleu"
+    description = "the official corpus BLEU of the reasons (subtask C, 0-100)"
+    CONFIGS = ("subtask_c",)
+
+    def __init__(self, subtask: str | None = None) -> None:
+        self.subtask = None if subtask is None else check_subtask(subtask)
+        self.bleu = CorpusBLEU()
 
     def options(self) -> dict[str, Any]:
-        return self.metric.options()
+        return self.bleu.options()
 
     def signature(self) -> str:
-        return self.metric.signature()
+        return self.bleu.signature()
 
-    def score(self, gold: Mapping[str, Any], predictions: Mapping[str, str]) -> dict[str, Any]:
-        """Figures over the ids of ``gold`` (every one needs a prediction), with the result's signature."""
-        if self.subtask == "c":
-            ids = list(gold)
-            res = self.metric.corpus_score([predictions[i] for i in ids], [gold[i] for i in ids])
-            return {"metric": "bleu", "bleu": res.score, "n": len(ids),
-                    **{k: v for k, v in res.to_dict().items() if k != "score"}}
-        res = self.metric.corpus_score(gold, predictions)
-        return {"metric": "accuracy", **res.to_dict(), "n": res.total}
+    def score(self, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]) -> Score:
+        missing = [i for i in references if i not in predictions]
+        if missing:
+            raise ConfigError(f"no prediction for id {missing[0]!r} ({len(missing)} missing)")
+        ids = list(references)
+        return self.bleu.score([predictions[i] for i in ids], [references[i] for i in ids])
 
 
-def score(gold: Mapping[str, Any], predictions: Mapping[str, str], subtask: str) -> dict[str, Any]:
-    """Figures for one subtask: accuracy (A, B) or official BLEU (C); see :class:`ComVEMetric`."""
-    return ComVEMetric(subtask).score(gold, predictions)
+#: what ``benchsmith evaluate comve`` scores with (``Builder.metrics``)
+METRICS = (ComVEAccuracy, ComVEBLEU)
 
 
-def evaluate_file(release: Release, subtask: str, predictions_path: str | Path, split: str = "test") -> dict[str, Any]:
-    """Read, check and score a submission against a release's split."""
-    subtask = check_subtask(subtask)
-    config = SUBTASKS[subtask]
-    if split not in release.splits(config):
-        raise ConfigError(
-            f"release {release.name} {release.version} has no split {split!r} for {config}",
-            hint=did_you_mean(split, release.splits(config)),
-        )
-    path = Path(predictions_path)
-    gold = gold_from_release(release, subtask, split)  # first: each row is checked against it as it is read
-    preds = read_predictions(path, subtask, gold, split)
-    match_ids(gold, preds, path, split)
-    figures = score(gold, {i: a for i, (a, _) in preds.items()}, subtask)
-    return {
-        "dataset": release.name,
-        "version": release.version,
-        "subtask": subtask.upper(),
-        "split": split,
-        "predictions": str(path),
-        **figures,
-    }
+def comve_metric(subtask: str) -> ComVEAccuracy | ComVEBLEU:
+    """The metric of one subtask: :class:`ComVEBLEU` for C, :class:`ComVEAccuracy` for A and B."""
+    key = check_subtask(subtask)
+    return ComVEBLEU(key) if key == "c" else ComVEAccuracy(key)

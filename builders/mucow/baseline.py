@@ -35,12 +35,11 @@ def score_scores_file(release: Release, config: str, split: str, items: Sequence
     """Accuracy (%) of a suite's scores file, as ``benchsmith evaluate mucow --scores`` computes it."""
     from .metric import MucowScoringAccuracy, read_scores
 
-    metric = MucowScoringAccuracy()
-    values = read_scores(scores, metric.expected_lines(items))
     pair = release.config_info(config).metadata.get("pair")
-    res = metric.score(items, values, pair=pair)
-    return {"accuracy": round(100 * res["accuracy"], 2), "signature": res["signature"],
-            "correct_of_total": [res["correct"], res["total"]], "by_corpus": res["by_corpus"]}
+    metric = MucowScoringAccuracy(pair=pair)
+    res = metric.score(read_scores(scores, metric.expected_lines(items)), items)
+    return {"accuracy": round(100 * (res.value or 0.0), 2), "signature": res.signature,
+            "correct_of_total": [res.details["correct"], res.details["total"]], "by_corpus": res.details["by_corpus"]}
 
 
 BASELINES = [

@@ -111,6 +111,7 @@ class SuiteCheck(Check):
     """
 
     family = "integrity"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     variants: ClassVar[tuple[str, ...]] = VARIANTS
     #: what the check requires, in words (the pass summary)
     rule: ClassVar[str] = ""

@@ -5,7 +5,9 @@ their options (every choice that moves the number) are in ``signature()``, and t
 of one scoring call (the language pair, the number of items) in the result's
 ``signature`` (:meth:`~benchsmith.validation.metric.Metric.result_signature`), e.g.
 ``mucow-scoring-accuracy:1|better:lower|ties:wrong|order:contrawsd|no-contrastive:correct|benchsmith:X|pair:cs-en|items:3791``.
-``benchsmith evaluate mucow`` (``cli.py``) uses these classes.
+``benchsmith evaluate mucow`` scores with them (:data:`METRICS`): ``--scores FILE`` (or
+PREDICTIONS with ``--metric mucow-scoring-accuracy``) the scoring suite of ``--pair``,
+``--translations FILE --lemmatized FILE`` the translation suite.
 
 **Scoring** (:class:`MucowScoringAccuracy`) follows ``evaluate_mod.py`` from the
 MuCoW/ContraWSD repositories: the score file has one number per line, for each
@@ -33,14 +35,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation import predictions as pred_files
-from benchsmith.validation.metric import Metric
+from benchsmith.validation.metric import Metric, Option, Score
 
-from benchsmith.errors import ConfigError, PredictionError
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 # The two prediction-file readers below are generic (one number per line; exactly N lines) and read
 # through the one policy of every scorer (benchsmith.validation.predictions): streamed, and a file
@@ -94,6 +99,9 @@ def read_lines_exact(path: str | Path, expected: int, what: str) -> list[str]:
     return out
 
 
+PAIR = Option("pair", str, "Language pair SRC-TGT, e.g. cs-en (or --config).")
+
+
 def _acc(c: dict[str, int]) -> dict[str, float | int]:
     return {"correct": c["correct"], "total": c["total"], "accuracy": c["correct"] / c["total"] if c["total"] else 0.0}
 
@@ -108,6 +116,11 @@ class MucowScoringAccuracy(Metric):
 
     Args:
         maximize: higher scores are better (log-probabilities); default lower (NLL).
+        pair: the suite's language pair (``cs-en``), a fact of the result signature; ``benchsmith
+            evaluate`` finds the suite's config from it.
+
+    ``score(predictions, references)``: the scores (per item the reference, then each
+    contrastive) against the suite's items; the value is the accuracy (0-1).
 
     Options in the signature: ``better`` (higher/lower), ``ties`` (always ``wrong``: the
     reference must be strictly better), ``order`` (``contrawsd``: per item the reference,
@@ -116,8 +129,14 @@ class MucowScoringAccuracy(Metric):
     """
 
     maximize: bool = False
+    pair: str | None = None
     name = "mucow-scoring-accuracy"
     version = "1"
+    description = "ContraWSD accuracy of a scoring suite (--scores)"
+    OPTIONS = (PAIR, Option("maximize", bool, "Higher scores are better (default: lower, e.g. NLL).", default=False),
+               Option("scores", Path, "Scoring suite: one model score per line; per item the reference, then each "
+                      "contrastive (the same as PREDICTIONS).", predictions=True))
+    CONFIGS = ("scoring*",)
 
     def __post_init__(self) -> None:
         if not isinstance(self.maximize, bool):
@@ -132,13 +151,27 @@ class MucowScoringAccuracy(Metric):
         """Score lines a suite needs: per item the reference, then each contrastive."""
         return sum(1 + len(it["contrastive_translations"]) for it in items)
 
-    def score(self, items: Sequence[dict], scores: Sequence[float], *, pair: str | None = None) -> dict:
-        """``signature`` (with ``pair`` and the item count), accuracy overall, ``by_corpus`` and
-        ``by_word_sense`` (``word:sense``).
+    def target(self, release: Release, config: str | None, split: str | None) -> tuple[str | None, str] | None:
+        return suite_target(self, "scoring", release, config, split)
+
+    def for_release(self, release: Release, config: str | None) -> MucowScoringAccuracy:
+        """The suite's pair (for the result signature) when ``--config`` named the suite."""
+        return self if self.pair is not None else replace(self, pair=suite_pair(release, config))
+
+    def references(self, release: Release, config: str | None, split: str) -> list[dict]:
+        return list(release.examples(str(config), split))
+
+    def read_predictions(self, path: Path, references: Sequence[dict]) -> list[float]:
+        return read_scores(path, self.expected_lines(references))
+
+    def score(self, predictions: Sequence[float], references: Sequence[dict]) -> Score:
+        """Accuracy overall (the value), ``by_corpus`` and ``by_word_sense`` (``word:sense``); the
+        result signature adds ``pair`` and the item count.
 
         Raises:
             PredictionError: the number of scores is not :meth:`expected_lines`.
         """
+        items, scores = references, predictions
         if len(scores) != self.expected_lines(items):
             raise PredictionError(f"{len(scores)} scores; expected {self.expected_lines(items)}")
         by_corpus: dict[str, dict[str, int]] = defaultdict(lambda: {"correct": 0, "total": 0})
@@ -157,12 +190,12 @@ class MucowScoringAccuracy(Metric):
             for bucket in (total, by_corpus[it["corpus"]], by_sense[f"{it['ambiguous_word']}:{it['sense']}"]):
                 bucket["total"] += 1
                 bucket["correct"] += ok
-        return {
-            "signature": self.result_signature(**_facts(pair, len(items))),
-            **_acc(total),
+        overall = _acc(total)
+        return Score(self.name, overall["accuracy"], self.result_signature(**_facts(self.pair, len(items))), {
+            **overall,
             "by_corpus": {c: _acc(v) for c, v in sorted(by_corpus.items())},
             "by_word_sense": {c: _acc(v) for c, v in sorted(by_sense.items())},
-        }
+        })
 
 
 def _prf(pos: int, neg: int, unk: int) -> dict[str, float | int]:
@@ -187,7 +220,15 @@ class MucowTranslationPRF(Metric):
     """Word-level precision / recall / F over a MuCoW translation suite (see module docstring).
 
     Args:
-        lang: the target language (ISO 639-1), which picks the Moses tokenizer.
+        lang: the target language (ISO 639-1), which picks the Moses tokenizer (``benchsmith
+            evaluate`` takes it from the suite's config, :meth:`for_release`).
+        pair: the suite's language pair, a fact of the result signature (and how ``benchsmith
+            evaluate`` finds the suite).
+        lemmatized: the file of lemmatised translations ``benchsmith evaluate`` reads beside the
+            translations (``--lemmatized``).
+
+    ``score(predictions, references)``: ``(translation, lemmatised translation)`` per item against
+    the suite's items; the value is F (the paper's recall).
 
     Options in the signature: ``tok`` (``moses-<lang>``), ``case`` (``lower``), ``fallback``
     (``lemmatized``: the lemmatised line is searched when the tokens hold neither word list),
@@ -195,12 +236,20 @@ class MucowTranslationPRF(Metric):
     ``pos/(pos+unk)`` is reported beside it as ``recall_tables``).
     """
 
-    lang: str
+    lang: str | None = None
+    pair: str | None = None
+    lemmatized: Path | None = None
     name = "mucow-translation-prf"
     version = "1"
+    description = "word-level precision, recall and F of a translation suite (--translations, --lemmatized)"
+    OPTIONS = (PAIR, Option("translations", Path, "Translation suite: system output, one detokenised line per "
+                            "sentence (the same as PREDICTIONS).", predictions=True),
+               Option("lemmatized", Path, "The same output lemmatised (space-separated lemmas per line).",
+                      required=True))
+    CONFIGS = ("translation*",)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.lang, str) or not self.lang.strip():
+        if self.lang is not None and (not isinstance(self.lang, str) or not self.lang.strip()):
             raise ConfigError(f"the target language must be a language code, got {self.lang!r}",
                               hint="Pass the suite's target language, e.g. de")
 
@@ -220,32 +269,98 @@ class MucowTranslationPRF(Metric):
             return "neg"
         return "pos" if pos else "unk"
 
-    def score(self, items: Sequence[dict], translations: Sequence[str], lemmatized: Sequence[str], *,
-              pair: str | None = None) -> dict:
-        """``signature`` (with ``pair`` and the item count), P/R/F overall, ``in_domain``,
-        ``out_of_domain`` and ``by_word``.
+    def target(self, release: Release, config: str | None, split: str | None) -> tuple[str | None, str] | None:
+        return suite_target(self, "translation", release, config, split)
+
+    def for_release(self, release: Release, config: str | None) -> MucowTranslationPRF:
+        """The target language of the suite's config (its last language) and its pair, when not given."""
+        return replace(self, lang=self.lang or release.config_info(config).languages[-1],
+                       pair=self.pair or suite_pair(release, config))
+
+    def references(self, release: Release, config: str | None, split: str) -> list[dict]:
+        return list(release.examples(str(config), split))
+
+    def read_predictions(self, path: Path, references: Sequence[dict]) -> list[tuple[str, str]]:
+        """The translations and, from :attr:`lemmatized`, their lemmatised lines: one per item each."""
+        if self.lemmatized is None:
+            raise ConfigError("the translation suite needs the lemmatised translations too",
+                              hint="Pass --lemmatized FILE beside the translations")
+        translations = read_lines_exact(path, len(references), "translations")
+        return list(zip(translations, read_lines_exact(self.lemmatized, len(references), "lemmatised translations")))
+
+    def score(self, predictions: Sequence[tuple[str, str]], references: Sequence[dict]) -> Score:
+        """F (the value), P/R/F overall, ``in_domain``, ``out_of_domain`` and ``by_word``; the
+        result signature adds ``pair`` and the item count.
 
         Raises:
-            PredictionError: translations, lemmatised lines and items differ in number.
+            PredictionError: predictions and items differ in number.
         """
         from benchsmith.nlp.tokenize import get_tokenizer
 
-        if not (len(items) == len(translations) == len(lemmatized)):
-            raise PredictionError(f"{len(translations)} translations and {len(lemmatized)} lemmatised lines "
-                                  f"for {len(items)} items")
+        items = references
+        if len(predictions) != len(items):
+            raise PredictionError(f"{len(predictions)} translations for {len(items)} items")
+        if self.lang is None:
+            raise ConfigError("MucowTranslationPRF needs the target language", hint="Pass lang, e.g. de")
         tok = get_tokenizer(self.lang)
         counts = {d: {"pos": 0, "neg": 0, "unk": 0} for d in ("in", "out")}
         per_word: dict[str, dict[str, int]] = defaultdict(lambda: {"pos": 0, "neg": 0, "unk": 0})
-        for it, raw, lem in zip(items, translations, lemmatized):
+        for it, (raw, lem) in zip(items, predictions):
             verdict = self.judge(it, [t.lower() for t in tok(raw.strip())], lem.strip().lower().split(" "))
             dom = it["domain"] if isinstance(it["domain"], str) else ("in", "out")[it["domain"]]
             counts[dom][verdict] += 1
             per_word[it["ambiguous_word"]][verdict] += 1
         all_ = {k: counts["in"][k] + counts["out"][k] for k in ("pos", "neg", "unk")}
-        return {
-            "signature": self.result_signature(**_facts(pair, len(items))),
-            **_prf(all_["pos"], all_["neg"], all_["unk"]),
+        overall = _prf(all_["pos"], all_["neg"], all_["unk"])
+        return Score(self.name, overall["f"], self.result_signature(**_facts(self.pair, len(items))), {
+            **overall,
             "in_domain": _prf(counts["in"]["pos"], counts["in"]["neg"], counts["in"]["unk"]),
             "out_of_domain": _prf(counts["out"]["pos"], counts["out"]["neg"], counts["out"]["unk"]),
             "by_word": {w: _prf(c["pos"], c["neg"], c["unk"]) for w, c in sorted(per_word.items())},
-        }
+        })
+
+
+#: what ``benchsmith evaluate mucow`` scores with (``Builder.metrics``): one metric per kind of suite
+METRICS = (MucowScoringAccuracy, MucowTranslationPRF)
+
+
+def _same_pair(a: str | None, b: str) -> bool:
+    """Whether two SRC-TGT pairs name the same languages (``de-en`` is ``deu-eng``: a harvest records ISO 639-3)."""
+    from benchsmith.nlp.tokenize import same_language
+
+    if not a or a.count("-") != 1 or b.count("-") != 1:
+        return a == b
+    return all(same_language(x, y) for x, y in zip(a.split("-"), b.split("-")))
+
+
+def find_config(release: Release, variant: str, pair: str) -> str:
+    """``<variant>-<pair>`` in a released suite, or ``<variant>`` of a harvested release for that pair."""
+    configs = release.configs()
+    if f"{variant}-{pair}" in configs:
+        return f"{variant}-{pair}"
+    if variant in configs and _same_pair(release.config_info(variant).metadata.get("pair"), pair):
+        return variant
+    have = [c for c in configs if c.startswith(variant)]
+    skipped = release.info.skipped_configs
+    if f"{variant}-{pair}" in skipped:
+        raise ConfigError(f"release {release.name} {release.version} has no {variant}-{pair}: its upstream file was absent",
+                          path=release.path, hint="Rebuild from sources that include it")
+    raise ConfigError(f"release {release.name} {release.version} has no {variant} suite for pair {pair!r}",
+                      path=release.path, hint=did_you_mean(f"{variant}-{pair}", have))
+
+
+def suite_pair(release: Release, config: str | None) -> str | None:
+    """The pair a suite's config records (``metadata.pair``), so a score found by ``--config`` reads
+    the same as one found by ``--pair``."""
+    return release.config_info(config).metadata.get("pair") if config else None
+
+
+def suite_target(metric: Metric, variant: str, release: Release, config: str | None, split: str | None
+                 ) -> tuple[str | None, str] | None:
+    """The ``variant`` suite (scoring or translation) for ``--pair`` (or ``--config``), split test."""
+    pair = getattr(metric, "pair", None)
+    if config is None:
+        if pair is None:
+            raise ConfigError("say which MuCoW suite to score", hint="Pass --pair SRC-TGT, e.g. --pair cs-en")
+        config = find_config(release, variant, pair)
+    return Metric.target(metric, release, config, split)

@@ -46,6 +46,7 @@ KAPPA_WARN = 0.6
 
 class XcopaConsistency(Check):
     name = "xcopa_consistency"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "consistency"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -95,6 +96,7 @@ class XcopaConsistency(Check):
 
 class XcopaBalance(Check):
     name = "xcopa_balance"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -127,6 +129,7 @@ class XcopaBalance(Check):
 
 class XcopaPartialInput(Check):
     name = "xcopa_partial_input"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "artifacts"
 
     def __init__(self, warn_above: float = PARTIAL_INPUT_WARN) -> None:

@@ -1,5 +1,5 @@
-"""Command line of XCOPA: ``benchsmith evaluate xcopa PREDICTIONS`` (per-language accuracy
-and the average) and ``benchsmith stage xcopa tables|diversity``."""
+"""Command line of XCOPA: ``benchsmith stage xcopa tables|diversity``. Predictions are scored
+by the generic ``benchsmith evaluate xcopa PREDICTIONS`` with the metric of ``metric.py``."""
 
 from __future__ import annotations
 
@@ -8,57 +8,10 @@ from typing import Annotated
 
 import typer
 
-from benchsmith.commands import (
-    JSON_OPTION,
-    REGISTRY_OPTION,
-    console,
-    emit,
-    err_console,
-    evaluate_app,
-    gold_release,
-    stage_app,
-    table,
-)
+from benchsmith.commands import JSON_OPTION, console, emit, stage_app, table
 
 xcopa_stage = typer.Typer(help="XCOPA construction stages: evidence tables, diversity indices.", no_args_is_help=True)
 stage_app.add_typer(xcopa_stage, name="xcopa")
-
-
-@evaluate_app.command("xcopa")
-def evaluate_xcopa(
-    predictions: Annotated[Path, typer.Argument(help="jsonl {lang, idx, label} or CSV/TSV lang,idx,label.")],
-    split: Annotated[str, typer.Option("--split", help="validation or test.")] = "test",
-    release: Annotated[str, typer.Option("--release", help="Release dir or xcopa[/VERSION] in the registry.")] = "xcopa",
-    registry: Path | None = REGISTRY_OPTION,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """Score XCOPA predictions: accuracy per language and the average over the XCOPA languages.
-
-    A file without every XCOPA language still scores (exit 0: scoring a subset is a
-    legitimate use, e.g. the paper's "USE ∩ XCOPA" languages), but a warning on stderr
-    names the missing languages, since the average is then not the paper's "All".
-    """
-    from .metric import score
-
-    result = score(gold_release(release, registry), predictions, split)
-    if result["missing"]:
-        n = len(result["average_over"])
-        err_console.print(
-            f"warning: {predictions} covers {n} of {n + len(result['missing'])} XCOPA languages; missing: "
-            f"{', '.join(result['missing'])}. The average is over {n} language{'s' if n != 1 else ''}, "
-            "not the 11 of the paper's \"All\".",
-            markup=False, highlight=False,
-        )
-
-    def human() -> None:
-        rows = [(lang, f"{r['accuracy']:.4f}", f"{r['correct']}/{r['total']}") for lang, r in result["languages"].items()]
-        if result["average"] is not None:
-            n = len(result["average_over"])
-            rows.append(("average", f"{result['average']:.4f}", f"{n} language{'s' if n != 1 else ''}"))
-        console.print(table(f"XCOPA {result['version']} {split}", ["language", "accuracy", "correct"], rows))
-        console.print(result["signature"], highlight=False, markup=False)
-
-    emit(result, json_out, human)
 
 
 @xcopa_stage.command("tables")

@@ -1,9 +1,9 @@
-"""The XCOPA scorer: per-language accuracy and the average over languages (``XcopaAccuracy``).
+"""The XCOPA metric: per-language accuracy and the average over languages (``XcopaAccuracy``).
 
 A :class:`~benchsmith.validation.metric.Metric` like every scorer: its signature records
 the name, version and the options that move the number (exact match, macro average),
 and each result's signature adds the call's facts (dataset and version, split, how many
-languages were averaged). ``benchsmith evaluate xcopa`` prints it.
+languages were averaged). ``benchsmith evaluate xcopa`` (declared in :data:`METRICS`) prints it.
 
 Prediction files (one prediction per item; the format is chosen by the suffix):
 
@@ -16,8 +16,9 @@ Prediction files (one prediction per item; the format is chosen by the suffix):
 complete (every idx of the split predicted exactly once). ``average`` is the mean
 accuracy over the XCOPA languages (the 11 human-translated configs) in the file,
 as in the paper's tables; ``complete`` says whether all 11 were there and ``missing``
-lists the XCOPA languages the file lacks (``benchsmith evaluate xcopa`` also warns on
-stderr: an average over fewer languages is not the paper's "All").
+lists the XCOPA languages the file lacks (the score also carries a warning, which
+``benchsmith evaluate xcopa`` prints on stderr: an average over fewer languages is not the
+paper's "All"). ``--config et`` scores one language.
 
 Files are read as every scorer reads them (:mod:`benchsmith.validation.predictions`:
 streamed, UTF-8, a leading BOM ignored, NUL bytes and non-finite numbers refused).
@@ -33,13 +34,14 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.loaders.rawfile import short
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation import predictions as pred_files
-from benchsmith.validation.metric import Metric
+from benchsmith.validation.metric import Metric, Score
 from benchsmith.validation.metrics.accuracy import Accuracy
 
 from benchsmith.errors import ConfigError, PredictionError, did_you_mean
@@ -116,60 +118,94 @@ def read_predictions(path: str | Path, configs: list[str],
     return out
 
 
-class XcopaAccuracy(Metric):
+@dataclass(frozen=True)
+class Gold:
+    """The gold labels of one split, ``{lang: {idx: label}}``, and the release they come from
+    (named in the result signature)."""
+
+    labels: Mapping[str, Mapping[int, int]]
+    dataset: str
+    split: str
+
+
+class XcopaAccuracy(Metric[Mapping[str, Mapping[int, int]], Gold]):
     """Accuracy per language (exact match of the predicted choice, per :class:`Accuracy`) and the
-    macro average over the XCOPA languages in the predictions file, as in the paper's tables."""
+    macro average over the XCOPA languages in the predictions, as in the paper's tables.
+
+    ``score(predictions, references)``: ``{lang: {idx: label}}`` against a :class:`Gold`; every
+    language predicted must be complete. The value is the average (``None`` when the predictions
+    hold no XCOPA language); a subset of the 11 languages scores, with a warning.
+    """
 
     name = "xcopa-accuracy"
+    description = "accuracy per language and the average over the XCOPA languages"
 
     def options(self) -> dict[str, str]:
         return {"match": "exact", "average": "macro"}
 
-    def score(self, release: Release, predictions: str | Path, split: str = "test") -> dict[str, Any]:
-        """Per-language accuracy of a predictions file against a release's gold labels."""
-        configs = [c for c in release.configs() if split in release.splits(c)]
-        if not configs:
+    def target(self, release: Release, config: str | None, split: str | None) -> tuple[str | None, str]:
+        """Every config of ``split`` (default test) unless ``--config`` names one."""
+        split = split or "test"
+        if config is not None:
+            if config not in release.configs():
+                raise ConfigError(f"release {release.name} {release.version} has no config {config!r}",
+                                  hint=did_you_mean(config, release.configs()))
+            return config, self.check_split(release, config, split)
+        if not any(split in release.splits(c) for c in release.configs()):
             splits = {s for c in release.configs() for s in release.splits(c)}
             raise ConfigError(f"release {release.name} {release.version} has no split {split!r}",
                               hint=did_you_mean(split, splits))
-        predictions = Path(predictions)
-        # gold first (a few thousand labels), so every row is checked as it is read
-        golds = {}
+        return None, split
+
+    def references(self, release: Release, config: str | None, split: str) -> Gold:
+        """Gold labels of ``config`` (``None``: every config that has ``split``)."""
+        configs = [config] if config else [c for c in release.configs() if split in release.splits(c)]
+        labels = {}
         for lang in configs:
             t = release.table(lang, split, ["idx", "label"])
-            golds[lang] = dict(zip(t.column("idx").to_pylist(), t.column("label").to_pylist()))
-        preds = read_predictions(predictions, configs, golds)
+            labels[lang] = dict(zip(t.column("idx").to_pylist(), t.column("label").to_pylist()))
+        return Gold(labels, f"{release.name}-{release.version}", split)
+
+    def read_predictions(self, path: Path, references: Gold) -> dict[str, dict[int, int]]:
+        """The file, streamed and checked row by row against the gold (gold first, a few thousand
+        labels, so memory does not grow with the file); a language it predicts must be complete."""
+        preds = read_predictions(path, list(references.labels), references.labels)
+        for lang, got in preds.items():
+            gold = references.labels[lang]
+            if len(got) != len(gold):
+                absent = sorted(set(gold) - set(got))
+                raise PredictionError(
+                    f"{lang}/{references.split}: no prediction for idx {absent[0]} "
+                    f"({len(absent)} of {len(gold)} missing)",
+                    path=path, hint="Predict every item of each language you submit",
+                )
+        return {lang: {i: y for i, (y, _) in got.items()} for lang, got in preds.items()}
+
+    def score(self, predictions: Mapping[str, Mapping[int, int]], references: Gold) -> Score:
         per_item = Accuracy()
         per_lang: dict[str, dict[str, Any]] = {}
-        for lang in [c for c in configs if c in preds]:
-            gold, got = golds[lang], preds[lang]
-            absent = sorted(set(gold) - set(got))
-            if absent:
-                raise PredictionError(
-                    f"{lang}/{split}: no prediction for idx {absent[0]} "
-                    f"({len(absent)} of {len(gold)} missing)",
-                    path=predictions, hint="Predict every item of each language you submit",
-                )
-            result = per_item.corpus_score({str(i): str(y) for i, y in gold.items()},
-                                           {str(i): str(y) for i, (y, _) in got.items()})
-            per_lang[lang] = {"accuracy": result.accuracy, "correct": result.correct, "total": result.total}
+        for lang in [c for c in references.labels if c in predictions]:
+            result = per_item.score({str(i): str(y) for i, y in predictions[lang].items()},
+                                    {str(i): str(y) for i, y in references.labels[lang].items()})
+            per_lang[lang] = {"accuracy": result.value, **result.details}
+        unknown = sorted(set(predictions) - set(references.labels))
+        if unknown:
+            raise ConfigError(f"predictions for {unknown[0]!r}, which the gold data lacks",
+                              hint=did_you_mean(unknown[0], references.labels))
         xcopa_langs = [lang for lang in LANGUAGES if lang in per_lang]
         accuracies = [per_lang[lang]["accuracy"] for lang in xcopa_langs]
         average = sum(accuracies) / len(accuracies) if accuracies else None
-        return {
-            "dataset": release.name,
-            "version": release.version,
-            "split": split,
-            "languages": per_lang,
-            "average": average,
-            "average_over": xcopa_langs,
-            "complete": len(xcopa_langs) == len(LANGUAGES),
-            "missing": [lang for lang in LANGUAGES if lang not in per_lang],
-            "signature": self.result_signature(dataset=f"{release.name}-{release.version}", split=split,
-                                               languages=len(xcopa_langs)),
-        }
+        missing = [lang for lang in LANGUAGES if lang not in per_lang]
+        n = len(xcopa_langs)
+        warnings = () if not missing else (
+            (f"covers {n} of {n + len(missing)} XCOPA languages; missing: {', '.join(missing)}. The average is over "
+            f"{n} language{'s' if n != 1 else ''}, not the 11 of the paper's \"All\"."),)
+        return Score(self.name, average,
+                     self.result_signature(dataset=references.dataset, split=references.split, languages=n),
+                     {"languages": per_lang, "average": average, "average_over": xcopa_langs,
+                      "complete": not missing, "missing": missing},
+                     warnings=warnings)
 
 
-def score(release: Release, predictions: str | Path, split: str = "test") -> dict[str, Any]:
-    """``XcopaAccuracy().score(...)``: what ``benchsmith evaluate xcopa`` prints."""
-    return XcopaAccuracy().score(release, predictions, split)
+#: what ``benchsmith evaluate xcopa`` scores with (``Builder.metrics``)
+METRICS = (XcopaAccuracy,)

@@ -242,14 +242,10 @@ def score_rows(spec: BaselineSpec, release: Release, config: str, split: str, it
     if spec.score is not None:
         scored = dict(spec.score(release, config, split, items, outputs))
     else:
-        import sacrebleu
+        from benchsmith.validation.metrics.bleu import SacreBLEU
 
-        refs = [list(it.references) for it in items]
-        width = max(len(r) for r in refs)
-        streams = [[r[k] if k < len(r) else r[0] for r in refs] for k in range(width)]
-        bleu = sacrebleu.BLEU()
-        res = bleu.corpus_score(list(outputs), streams)
-        scored = {"bleu": round(res.score, 2), "signature": str(bleu.get_signature())}
+        res = SacreBLEU().score(list(outputs), [list(it.references) for it in items])
+        scored = {"bleu": round(res.value or 0.0, 2), "signature": res.signature}
     rows = []
     extra = {}
     counts = scored.pop("n_by_group", None) or {}

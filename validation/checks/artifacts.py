@@ -42,7 +42,6 @@ from benchsmith.validation.dataview import (
     sorted_unique,
     tokens,
 )
-from scipy import stats
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -204,6 +203,7 @@ def cue_arrays(opts: OptionTokens, labels: np.ndarray, batch: int = BATCH_EXAMPL
 @register_check
 class CueCheck(Check):
     name = "cues"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "artifacts"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -231,7 +231,7 @@ class CueCheck(Check):
             top = table.top(max(3, int(0.01 * n)))
             for r in top:
                 r["p_value"] = float(
-                    stats.binomtest(r["productive"], r["applicability"], min(max(r["chance"], 1e-9), 1.0),
+                    _binomtest(r["productive"], r["applicability"], min(max(r["chance"], 1e-9), 1.0),
                                     alternative="greater").pvalue
                 )
                 r["flag"] = bool(
@@ -282,3 +282,12 @@ class CueCheck(Check):
             details=details,
             figures=figures,
         )
+
+
+def _binomtest(*args: Any, **kw: Any) -> Any:
+    """scipy's binomtest, imported when first needed (scipy.stats costs ~1 CPU s to import;
+    a warm ``validate`` serves this check from the result cache and never needs it)."""
+    from scipy import stats
+
+    return stats.binomtest(*args, **kw)
+

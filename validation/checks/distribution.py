@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import ConfigView, configs, tokens
-from scipy import stats
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -47,6 +46,7 @@ def _num_classes(view: ConfigView, field: str, values: np.ndarray) -> int:
 @register_check
 class LabelBalanceCheck(Check):
     name = "label_balance"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -70,6 +70,8 @@ class LabelBalanceCheck(Check):
                 per_split[split] = {"labeled": len(labeled), "unlabeled": len(values) - len(labeled)}
                 continue
             counts = np.bincount(labeled, minlength=k)[:k]
+            from scipy import stats  # ~1 CPU s: only when a check computes (not on a cache hit)
+
             chi2, p = stats.chisquare(counts)
             majority = float(counts.max() / counts.sum())
             per_split[split] = {
@@ -198,6 +200,7 @@ def length_rule_scores(
 @register_check
 class LengthCheck(Check):
     name = "lengths"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -255,6 +258,8 @@ class LengthCheck(Check):
             c = float(np.mean(chance))
             for rule, s in scores.items():
                 acc = float(np.mean(s))
+                from scipy import stats
+
                 p = stats.binomtest(round(sum(s.tolist())), n, c, alternative="greater").pvalue
                 gain = acc - c
                 cues.append(
@@ -291,6 +296,8 @@ class LengthCheck(Check):
                 sizes = [g.size for g in groups.values()]
                 if len(groups) < 2 or min(sizes) < 2 or len(np.unique(ln)) < 2:
                     continue
+                from scipy import stats
+
                 h, p = stats.kruskal(*groups.values())
                 n = int(sum(sizes))
                 eps2 = float(h / ((n * n - 1) / (n + 1)))  # epsilon-squared (Tomczak & Tomczak 2014)

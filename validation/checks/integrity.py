@@ -166,6 +166,7 @@ class SchemaCheck(Check):
 @register_check
 class FingerprintCheck(Check):
     name = "fingerprint"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -204,6 +205,7 @@ class FingerprintCheck(Check):
 @register_check
 class UniqueIdsCheck(Check):
     name = "unique_ids"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -291,6 +293,7 @@ def _is_empty(value: Any) -> bool:
 @register_check
 class EmptyFieldsCheck(Check):
     name = "empty_fields"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:

@@ -131,6 +131,7 @@ def _snippet(text: str, n: int = 90) -> str:
 @register_check
 class ExactDuplicateCheck(Check):
     name = "exact_duplicates"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "leakage"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -359,6 +360,7 @@ Found = tuple[int, np.ndarray, np.ndarray, np.ndarray]
 @register_check
 class NearDuplicateCheck(Check):
     name = "near_duplicates"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "leakage"
 
     def __init__(self, threshold: float | None = None, num_perm: int = DEFAULT_NUM_PERM) -> None:

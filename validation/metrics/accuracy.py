@@ -8,38 +8,32 @@ so ``"0"`` and ``" 0"`` differ; callers normalise the submission first.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from benchsmith.validation.metric import Metric
+from benchsmith.validation.metric import Metric, Score
 
 from benchsmith.errors import ConfigError
 
 
-@dataclass(frozen=True)
-class AccuracyResult:
-    accuracy: float
-    correct: int
-    total: int
-    signature: str
+class Accuracy(Metric[Mapping[str, str], Mapping[str, str]]):
+    """Fraction of gold ids whose prediction equals the gold answer (0-1).
 
-    def to_dict(self) -> dict:
-        return {"accuracy": self.accuracy, "correct": self.correct, "total": self.total, "signature": self.signature}
-
-
-class Accuracy(Metric):
-    """Fraction of gold ids whose prediction equals the gold answer (0-1)."""
+    ``score(predictions, references)``: both ``{id: answer}``; the details are ``correct`` and
+    ``total``, the result signature adds ``n`` (the number of gold ids).
+    """
 
     name = "accuracy"
+    description = "share of items whose prediction equals the gold answer (0-1)"
 
     def options(self) -> dict[str, str]:
         return {"match": "exact"}
 
-    def corpus_score(self, gold: Mapping[str, str], predictions: Mapping[str, str]) -> AccuracyResult:
+    def score(self, predictions: Mapping[str, str], references: Mapping[str, str]) -> Score:
         """Score every gold id; a gold id without a prediction is an error, extra predictions are ignored."""
-        missing = [i for i in gold if i not in predictions]
+        missing = [i for i in references if i not in predictions]
         if missing:
             raise ConfigError(f"no prediction for id {missing[0]!r} ({len(missing)} missing)")
-        if not gold:
+        if not references:
             raise ConfigError("no gold answers to score against")
-        correct = sum(predictions[i] == a for i, a in gold.items())
-        return AccuracyResult(correct / len(gold), correct, len(gold), self.result_signature(n=len(gold)))
+        correct = sum(predictions[i] == a for i, a in references.items())
+        total = len(references)
+        return Score(self.name, correct / total, self.result_signature(n=total), {"correct": correct, "total": total})

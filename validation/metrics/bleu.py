@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import sacrebleu
-from benchsmith.validation.metric import Metric
+from benchsmith.validation.metric import Metric, Score
 from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.helpers import extract_all_word_ngrams
 
@@ -34,33 +33,7 @@ import benchsmith
 from benchsmith.errors import ConfigError, did_you_mean
 
 
-@dataclass(frozen=True)
-class BLEUResult:
-    """A corpus BLEU score (0-100) with its sufficient statistics and signature."""
-
-    score: float
-    precisions: tuple[float, ...]
-    brevity_penalty: float
-    sys_len: int
-    ref_len: int
-    counts: tuple[int, ...]
-    totals: tuple[int, ...]
-    signature: str
-
-    def to_dict(self) -> dict:
-        return {
-            "score": self.score,
-            "precisions": list(self.precisions),
-            "brevity_penalty": self.brevity_penalty,
-            "sys_len": self.sys_len,
-            "ref_len": self.ref_len,
-            "counts": list(self.counts),
-            "totals": list(self.totals),
-            "signature": self.signature,
-        }
-
-
-class CorpusBLEU(Metric):
+class CorpusBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
     """Corpus-level BLEU.
 
     Args:
@@ -74,6 +47,7 @@ class CorpusBLEU(Metric):
     """
 
     name = "bleu"
+    description = "corpus BLEU (0-100) with the options official task scorers differ on"
     TOKENIZERS: ClassVar[tuple[str, ...]] = ("whitespace", "13a")
     SMOOTHING: ClassVar[tuple[str, ...]] = ("none", "lin2004", "floor", "add-k", "exp")
     REF_LENGTHS: ClassVar[tuple[str, ...]] = ("shortest", "closest")
@@ -111,21 +85,21 @@ class CorpusBLEU(Metric):
             text = text.lower()
         return self._tok(text) if self._tok is not None else text
 
-    def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> BLEUResult:
-        """Score ``hypotheses[i]`` against ``references[i]`` (one list of strings per hypothesis).
+    def score(self, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
+        """Score ``predictions[i]`` against ``references[i]`` (one list of strings per hypothesis).
 
         Empty references are skipped, as the official ComVE scorer does; every
         hypothesis needs at least one non-empty reference.
         """
-        if len(hypotheses) != len(references):
+        if len(predictions) != len(references):
             raise ConfigError(
-                f"{len(hypotheses)} hypotheses but {len(references)} reference lists; expected one list per hypothesis"
+                f"{len(predictions)} hypotheses but {len(references)} reference lists; expected one list per hypothesis"
             )
         correct = [0] * self.max_order
         total = [0] * self.max_order
         sys_len = ref_len = 0
         nrefs = 0
-        for i, (hyp, refs) in enumerate(zip(hypotheses, references)):
+        for i, (hyp, refs) in enumerate(zip(predictions, references)):
             ref_stats = [extract_all_word_ngrams(self._prep(r), 1, self.max_order) for r in refs if r.strip()]
             if not ref_stats:
                 raise ConfigError(f"hypothesis #{i} has no non-empty reference; expected at least one")
@@ -152,16 +126,14 @@ class CorpusBLEU(Metric):
         bleu = BLEU.compute_bleu(
             correct, total, sys_len, ref_len, smooth_method=smooth, max_ngram_order=self.max_order
         )
-        return BLEUResult(
-            score=float(bleu.score),
-            precisions=tuple(float(p) for p in bleu.precisions),
-            brevity_penalty=float(bleu.bp),
-            sys_len=sys_len,
-            ref_len=ref_len,
-            counts=tuple(correct),
-            totals=tuple(total),
-            signature=f"nrefs:{nrefs}|{self.signature()}",
-        )
+        return Score(self.name, float(bleu.score), f"nrefs:{nrefs}|{self.signature()}", {
+            "precisions": [float(p) for p in bleu.precisions],
+            "brevity_penalty": float(bleu.bp),
+            "sys_len": sys_len,
+            "ref_len": ref_len,
+            "counts": list(correct),
+            "totals": list(total),
+        })
 
     def options(self) -> dict[str, object]:
         return {"case": "lc" if self.lowercase else "mixed", "eff": "no", "tok": self.tokenize,
@@ -171,3 +143,60 @@ class CorpusBLEU(Metric):
         """Every option that changes the number, sacrebleu-style (``nrefs`` is in each result's signature)."""
         opts = "|".join(f"{k}:{v}" for k, v in self.options().items())
         return f"{opts}|version:sacrebleu-{sacrebleu.__version__}+benchsmith-{benchsmith.__version__}"
+
+
+class SacreBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
+    """sacrebleu's own corpus BLEU (closest reference length), on the one scoring contract.
+
+    What the generation baselines and CoGnition report (character BLEU is ``tokenize="zh"``).
+    ``score(predictions, references)`` takes one list of references per hypothesis, like
+    :class:`CorpusBLEU`; a hypothesis with fewer references than the most has its first one
+    repeated, which moves neither the clipped counts nor the closest length. The value is
+    sacrebleu's score unrounded; the result signature is sacrebleu's own
+    (``nrefs:1|case:mixed|eff:no|tok:zh|smooth:exp|version:2.x``).
+
+    Args:
+        tokenize: a sacrebleu tokenizer name (``13a``, ``zh``, ``none`` ...).
+        smooth: a sacrebleu smoothing method (``exp``, ``floor``, ``add-k``, ``none``).
+        lowercase: lowercase hypotheses and references first.
+    """
+
+    name = "sacrebleu"
+    description = "sacrebleu's corpus BLEU (0-100)"
+
+    def __init__(self, tokenize: str = "13a", smooth: str = "exp", lowercase: bool = False) -> None:
+        from sacrebleu.metrics.bleu import BLEU as _BLEU
+
+        if tokenize not in _BLEU.TOKENIZERS:
+            raise ConfigError(f"sacrebleu has no tokenizer {tokenize!r}", hint=did_you_mean(tokenize, _BLEU.TOKENIZERS))
+        if smooth not in _BLEU.SMOOTH_DEFAULTS:
+            raise ConfigError(f"sacrebleu has no smoothing {smooth!r}", hint=did_you_mean(smooth, _BLEU.SMOOTH_DEFAULTS))
+        self.tokenize, self.smooth, self.lowercase = tokenize, smooth, lowercase
+
+    def _bleu(self) -> BLEU:
+        return BLEU(tokenize=self.tokenize, smooth_method=self.smooth, lowercase=self.lowercase)
+
+    def options(self) -> dict[str, object]:
+        return {"case": "lc" if self.lowercase else "mixed", "tok": self.tokenize, "smooth": self.smooth}
+
+    def signature(self) -> str:
+        """sacrebleu's signature of these options (``nrefs`` is in each result's signature)."""
+        bleu = self._bleu()
+        return (f"case:{'lc' if self.lowercase else 'mixed'}|eff:no|tok:{bleu.tokenizer.signature()}"
+                f"|smooth:{self.smooth}|version:{sacrebleu.__version__}")
+
+    def score(self, predictions: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
+        if len(predictions) != len(references):
+            raise ConfigError(f"{len(predictions)} hypotheses but {len(references)} reference lists; "
+                              "expected one list per hypothesis")
+        if any(not refs for refs in references):
+            raise ConfigError("a hypothesis has no reference; expected at least one")
+        width = max((len(r) for r in references), default=1)
+        streams = [[r[k] if k < len(r) else r[0] for r in references] for k in range(width)]
+        bleu = self._bleu()
+        res = bleu.corpus_score(list(predictions), streams)
+        return Score(self.name, float(res.score), str(bleu.get_signature()), {
+            "precisions": [float(p) for p in res.precisions], "brevity_penalty": float(res.bp),
+            "sys_len": int(res.sys_len), "ref_len": int(res.ref_len),
+            "counts": [int(c) for c in res.counts], "totals": [int(t) for t in res.totals],
+        })

@@ -58,3 +58,24 @@ def test_real_copa_builds_with_registered_checksums_and_validates(tmp_path):
     assert v.passed, [r.summary for r in v.results if r.status.value == "fail"]
     fidelity = {r.summary.split(":")[0]: r.status.value for r in v.results if r.check == "fidelity"}
     assert fidelity == {f"default/{s}/num_examples": "pass" for s in ("train", "validation", "test")}
+
+
+def test_evaluate_scores_with_the_declared_metric(tmp_path, capsys):
+    """``metric.py``'s METRICS is all it takes: the generic ``benchsmith evaluate`` scores a
+    SuperGLUE-format file (and refuses a bad line, exit 2, naming file and line)."""
+    import json
+
+    from benchsmith.cli import main
+
+    release = TestSuperglueCopa.build(tmp_path / "registry")
+    gold = release.table("default", "test").to_pylist()
+    good = tmp_path / "test.jsonl"
+    good.write_text("".join(json.dumps({"idx": r["idx"], "label": 1 - r["label"] if r["idx"] == 0 else r["label"]})
+                            + "\n" for r in gold), encoding="utf-8")
+    assert main(["evaluate", "superglue_copa", str(good), "--release", str(release.path), "--json"]) == 0
+    score = json.loads(capsys.readouterr().out)["scores"]["accuracy"]
+    assert score["score"] == pytest.approx(2 / 3) and (score["correct"], score["total"]) == (2, 3)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"idx": 0, "label": 1}\n{"idx": 0, "label": 0}\n', encoding="utf-8")
+    assert main(["evaluate", "superglue_copa", str(bad), "--release", str(release.path)]) == 2
+    assert f"{bad}:2: idx 0 is predicted twice" in capsys.readouterr().err
