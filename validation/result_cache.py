@@ -32,9 +32,9 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.check import Check, CheckResult, Status
