@@ -189,25 +189,8 @@ class Builder:
         touching its ``__init__``; a subclass defined elsewhere (a test's fixture builder)
         inherits its parent's. No ``baseline.py`` (or none with ``BASELINES``): ``()``.
         """
-        import importlib
-
-        for klass in type(self).__mro__:
-            if klass in (Builder, object) or not isinstance(getattr(klass, "name", None), str):
-                continue
-            module = importlib.import_module(klass.__module__)
-            package = klass.__module__ if hasattr(module, "__path__") else klass.__module__.rpartition(".")[0]
-            if not package:
-                continue
-            try:
-                declared = importlib.import_module(f"{package}.baseline")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{package}.baseline":
-                    raise  # baseline.py exists but imports something missing: say so
-                continue
-            specs = getattr(declared, "BASELINES", None)
-            if specs is not None:
-                return tuple(specs)
-        return ()
+        specs = self._declared("baseline", "BASELINES")
+        return () if specs is None else tuple(specs)
 
     def metrics(self, config: str | None = None) -> dict[str, type[Any]]:
         """The metrics ``benchsmith evaluate NAME`` scores with (``Metric`` subclasses of
@@ -219,6 +202,15 @@ class Builder:
         score it (each metric's ``CONFIGS`` patterns): per config where they differ (ComVE's
         subtask C is BLEU, A and B accuracy).
         """
+        metrics = self._declared("metric", "METRICS")
+        if metrics is None:
+            return {}
+        return {m.name: m for m in metrics if config is None or m.scores_config(config)}
+
+    def _declared(self, module_name: str, attribute: str) -> Any:
+        """``attribute`` of the module ``module_name`` beside the first class in the MRO whose package
+        has one (``baseline.BASELINES``, ``metric.METRICS``), or None. A module that exists but imports
+        something missing raises: the declaration is broken, not absent."""
         import importlib
 
         for klass in type(self).__mro__:
@@ -229,15 +221,15 @@ class Builder:
             if not package:
                 continue
             try:
-                declared = importlib.import_module(f"{package}.metric")
+                declared = importlib.import_module(f"{package}.{module_name}")
             except ModuleNotFoundError as exc:
-                if exc.name != f"{package}.metric":
-                    raise  # metric.py exists but imports something missing: say so
+                if exc.name != f"{package}.{module_name}":
+                    raise
                 continue
-            metrics = getattr(declared, "METRICS", None)
-            if metrics is not None:
-                return {m.name: m for m in metrics if config is None or m.scores_config(config)}
-        return {}
+            found = getattr(declared, attribute, None)
+            if found is not None:
+                return found
+        return None
 
     @classmethod
     def for_validation(cls, release: Release) -> Builder:
