@@ -88,12 +88,15 @@ def code_digest() -> str:
 
 
 def release_digest(release: Release) -> str:
-    """sha256 over the bytes of the release's parquet files and ``release.json``."""
-    root = Path(release.path)
+    """sha256 over the bytes of the release's data files and ``release.json``, read through the
+    seal's regular-files-only walk (:func:`benchsmith.seal.walk` / :func:`~benchsmith.seal.hash_file`:
+    a link or special file anywhere is a ReleaseError, nothing outside the folder is opened)."""
+    from benchsmith import seal
+
     h = hashlib.sha256()
-    for p in [root / "release.json", *sorted((root / "data").rglob("*.parquet"))]:
-        h.update(str(p.relative_to(root)).encode() + b"\0")
-        _hash_file(h, p)
+    for rel, _ in seal.walk(release.path):
+        if rel == "release.json" or rel.startswith("data/"):
+            h.update(rel.encode() + b"\0" + seal.hash_file(release.path, rel)[1].encode())
     return h.hexdigest()
 
 
