@@ -45,7 +45,7 @@ class Policy:
     Thresholds (defaults are the generic checks' own):
         partial_input_max_gain: partial-input accuracy above chance that fails the gate when
             significant (None: 0.10 for a true partial input; see
-            ``validation/baselines/partial_input.py``). A known artifact is declared in
+            ``validation/checks/partial_input.py``). A known artifact is declared in
             ``known_artifacts.yaml``, not hidden by raising this.
         balanced_labels: a skewed label distribution fails instead of warning.
         label_balance_alpha: chi-square p-value below which labels count as skewed.

@@ -93,7 +93,7 @@ def test_a_declared_artifact_that_grew_past_its_declaration_fails(tmp_path):
 
 
 def test_without_a_train_and_test_split_the_probe_is_cross_validated_and_says_so(tmp_path):
-    from benchsmith.validation.baselines.partial_input import PartialInputCheck
+    from benchsmith.validation.checks.partial_input import PartialInputCheck
 
     release = make_release(tmp_path, {"validation": mc_rows(200, "v", cue="never")}, mc_features(), MC_META)
     [r] = PartialInputCheck().run(release)
@@ -112,7 +112,7 @@ def test_without_a_train_and_test_split_the_probe_is_cross_validated_and_says_so
     ],
 )
 def test_the_one_partial_input_rule(accuracy, n, declared, status):
-    from benchsmith.validation.baselines.partial_input import artifact_verdict
+    from benchsmith.validation.checks.partial_input import artifact_verdict
     from benchsmith.validation.known_artifacts import KnownArtifact
 
     known = [KnownArtifact("k", ("default",), ("probe",), 0.3, "a cue", citation="x")] if declared else []

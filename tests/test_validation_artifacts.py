@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from benchsmith.validation.baselines.cheap import CheapBaselines
-from benchsmith.validation.baselines.partial_input import PartialInputCheck
+from benchsmith.validation.checks.partial_input import PartialInputCheck
 from benchsmith.validation.check import Status
 from benchsmith.validation.checks.artifacts import CueCheck, cue_table
 from benchsmith.validation.fidelity import FidelityCheck
@@ -186,7 +186,7 @@ def _in_memory_accuracy(view):
     """The earlier partial-input baseline, kept as the reference: an exact CountVectorizer
     vocabulary (min_df=2) and one in-memory SGD fit per fold."""
     import numpy as np
-    from benchsmith.validation.baselines.partial_input import mc_examples, option_level_cv
+    from benchsmith.validation.checks.partial_input import mc_examples, option_level_cv
     from benchsmith.validation.dataview import tokens
     from sklearn.feature_extraction.text import CountVectorizer
 
@@ -204,7 +204,7 @@ def _in_memory_accuracy(view):
     ({"cue": "never"}, Status.FAIL), ({}, Status.PASS), ({"longer": True}, None), ({"cue": "often"}, Status.FAIL),
 ])
 def test_partial_input_out_of_core_agrees_with_the_in_memory_fit(tmp_path, rows, status):
-    from benchsmith.validation.baselines.partial_input import agreement_tolerance
+    from benchsmith.validation.checks.partial_input import agreement_tolerance
     from benchsmith.validation.dataview import ConfigView
 
     data = {"train": mc_rows(300, "t", 4, **rows), "test": mc_rows(100, "s", 9, **rows)}
@@ -219,7 +219,7 @@ def test_partial_input_out_of_core_agrees_with_the_in_memory_fit(tmp_path, rows,
 @pytest.mark.parametrize("seed", [0, 3])
 def test_hypothesis_only_out_of_core_agrees_with_the_in_memory_fit(tmp_path, seed):
     import numpy as np
-    from benchsmith.validation.baselines.partial_input import (
+    from benchsmith.validation.checks.partial_input import (
         agreement_tolerance,
         classification_cv,
         partial_input_examples,
@@ -242,7 +242,7 @@ def test_hypothesis_only_out_of_core_agrees_with_the_in_memory_fit(tmp_path, see
 
 def test_distinct_examples_are_exact_under_forced_hash_collisions(tmp_path, monkeypatch):
     import numpy as np
-    from benchsmith.validation.baselines.partial_input import distinct_mc_rows, mc_examples
+    from benchsmith.validation.checks.partial_input import distinct_mc_rows, mc_examples
     from benchsmith.validation.dataview import ConfigView
 
     train, test = mc_rows(60, "t", 1), mc_rows(30, "s", 2)
@@ -252,7 +252,7 @@ def test_distinct_examples_are_exact_under_forced_hash_collisions(tmp_path, monk
     options, labels, _ = mc_examples(view)
     for collide in (False, True):
         if collide:
-            monkeypatch.setattr("benchsmith.validation.baselines.partial_input._key_hash", lambda key: len(key[0]) % 2)
+            monkeypatch.setattr("benchsmith.validation.checks.partial_input._key_hash", lambda key: len(key[0]) % 2)
         kept = distinct_mc_rows(view)
         got = [view.options(s)[r] for s, rows in kept for r in rows.tolist()]
         assert got == options and len(got) == 60 + 30 - 5 - 1

@@ -3,7 +3,7 @@
 Artifacts are either absent or declared. A partial-input probe (the cheap options-only /
 partial-input regression, ``partial_input``, or a gated model baseline such as
 ``subtask-b-options-only``) whose gain over chance is large *and* significant fails the gate
-(:func:`benchsmith.validation.baselines.partial_input.artifact_verdict`), unless the builder
+(:func:`benchsmith.validation.checks.partial_input.artifact_verdict`), unless the builder
 declares it here; then it warns, names the declaration, and the card gets a "Known artifacts"
 section (``benchsmith.cards.known_artifacts``). A declared artifact that grows past its
 ``max_gain`` fails again: the release got worse than what is known.

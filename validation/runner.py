@@ -132,7 +132,7 @@ def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Ch
         return []
     from benchsmith.validation.baselines.cheap import CheapBaselines
     from benchsmith.validation.baselines.checks import GatedBaselines, RecordedBaselines
-    from benchsmith.validation.baselines.partial_input import PartialInputCheck
+    from benchsmith.validation.checks.partial_input import PartialInputCheck
 
     out: list[Check] = [PartialInputCheck(), CheapBaselines()]
     if level == "model":

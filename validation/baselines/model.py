@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchsmith.validation.baselines.partial_input import (
+from benchsmith.validation.checks.partial_input import (
     FOLDS,
     MIN_EXAMPLES,
     SEED,

@@ -247,7 +247,7 @@ def gate_threshold(spec: BaselineSpec, release: Release, config: str) -> float |
         return spec.gate.max_gain
     if not spec.partial:
         return None
-    from benchsmith.validation.baselines.partial_input import DEFAULT_MAX_GAIN
+    from benchsmith.validation.checks.partial_input import DEFAULT_MAX_GAIN
 
     declared = release.config_info(config).validation_policy.partial_input_max_gain
     return float(declared) if declared is not None else DEFAULT_MAX_GAIN
@@ -258,12 +258,12 @@ def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow],
     """Pass / warn / fail of a gated spec over its gate splits (see module docstring).
 
     The gain over chance follows the one partial-input rule
-    (:func:`~benchsmith.validation.baselines.partial_input.artifact_verdict`, with the
+    (:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`, with the
     builder's ``known`` artifacts); ``min_accuracy`` fails below it. ``subsampled``: the run saw
     a cut of its splits, so a pass is only a warn that says so (a verdict on a subsample is
     never a silent pass); a fail stays a fail.
     """
-    from benchsmith.validation.baselines.partial_input import artifact_verdict
+    from benchsmith.validation.checks.partial_input import artifact_verdict
 
     gate = spec.gate or Gate()
     splits = gate.splits or spec.eval_splits
