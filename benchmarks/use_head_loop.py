@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 import torch
-from benchsmith.builders.xcopa.use_transfer import USEOptions, _accuracy, _logits, _train_one
+from benchsmith.builders.xcopa.use_transfer import USEZeroShotOptions, _accuracy, _logits, _train_one
 from benchsmith.validation.baselines.multiple_choice import score_head
 
 
@@ -96,7 +96,7 @@ def main() -> None:
     a = ap.parse_args()
     torch.set_num_threads(1)  # as the engine trains the head on CPU
     train, validation = data(a.items, 1), data(a.items, 2)
-    opts = USEOptions(max_updates=a.updates, patience=10**9)
+    opts = USEZeroShotOptions(max_updates=a.updates, patience=10**9)
     times: dict[str, list[float]] = {"ours": [], "trainer": []}
     acc: dict[str, float] = {}
     for _ in range(a.repeats):

