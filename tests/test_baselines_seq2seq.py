@@ -285,11 +285,9 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
     assert len(values) == 6 and all(v > 0 for v in values)  # negative log-probabilities
     assert metric.score(values, rows).details["total"] == 3
     assert rec.hyperparameters["sentences"] == 6 and rec.tokens_per_s > 0 and len(rec.model_sha256) == 64
-    # loader records give the same file; log_probs=True flips the sign
-    score_suite(marian, items, tmp_path / "same.txt", batch_size=4, device="cpu")
+    # another batch size pads differently: the same scores within float noise
+    score_suite(marian, rows, tmp_path / "same.txt", batch_size=4, device="cpu")
     assert read_scores(tmp_path / "same.txt", 6) == pytest.approx(values, rel=1e-5)
-    score_suite(marian, items, tmp_path / "lp.txt", device="cpu", log_probs=True)
-    assert read_scores(tmp_path / "lp.txt", 6) == pytest.approx([-v for v in values], rel=1e-5)
     # and `benchsmith evaluate mucow --scores` takes it
     from benchsmith.builder import get_builder
     from benchsmith.cli import main
@@ -303,6 +301,33 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
                  "--json"])
     res = json.loads(capsys.readouterr().out)
     assert code == 0 and res["scores"]["mucow-scoring-accuracy"]["total"] == 3
+
+
+@pytest.mark.slow  # ~1.3 s CPU: the CLI, a release build and a scoring run
+def test_lm_scoring_engine_reports_what_evaluate_reports(marian, tmp_path, capsys):
+    """``benchsmith baseline mucow`` (the lm_scoring engine) writes the scores file score_suite writes and
+    reports the accuracy ``benchsmith evaluate mucow --scores`` computes from it."""
+    from benchsmith.builder import get_builder
+    from benchsmith.builders.mucow.lm_scoring import score_suite
+    from benchsmith.cli import main
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import resolve_sources
+
+    b = get_builder("mucow")
+    release = ReleaseWriter(b, tmp_path / "reg", resolve_sources(b.sources, {}, FIX, allow_missing=True),
+                            skip_missing=True).write()
+    rows = list(release.examples("scoring-cs-en", "test"))
+    score_suite(marian, rows, tmp_path / "direct.txt", batch_size=2, device="cpu")
+    code = main(["--quiet", "baseline", str(release.path), "--model-path", str(marian), "--config", "scoring-cs-en",
+                 "--device", "cpu", "--no-save", "--json", "--out", str(tmp_path / "bl"), "--set", "batch_size=2"])
+    result = json.loads(capsys.readouterr().out)["results"][0]
+    written = next((tmp_path / "bl").rglob("scoring-cs-en.test.scores.txt"))
+    assert code == 0 and written.read_bytes() == (tmp_path / "direct.txt").read_bytes()
+    assert result["records"][0]["hyperparameters"]["batch_size"] == 2
+    code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores", str(written),
+                 "--json"])
+    score = json.loads(capsys.readouterr().out)["scores"]["mucow-scoring-accuracy"]["score"]
+    assert code == 0 and [r["value"] for r in result["scores"]] == [round(100 * score, 2)]
 
 
 def test_sum_of_log_probs_matches_the_model_loss(marian):
@@ -370,11 +395,15 @@ def test_generation_with_a_tiny_seq2seq(marian):
 
 def test_bad_model_paths_are_config_errors(tmp_path):
     from benchsmith.validation.baselines.generation import finetune_and_generate
-    from benchsmith.builders.mucow.lm_scoring import score_suite
+    from benchsmith.builders.mucow.lm_scoring import score_suite, suite_pairs
 
     with pytest.raises(ConfigError, match="no config.json"):
         finetune_and_generate(tmp_path / "missing", COMVE, ["x"], device="cpu")
     with pytest.raises(ConfigError, match="no config.json"):
-        score_suite(tmp_path, _mucow_items(), tmp_path / "s.txt", device="cpu")
+        score_suite(tmp_path, [], tmp_path / "s.txt", device="cpu")
+    with pytest.raises(ConfigError, match="suite item 1 is not a row"):
+        suite_pairs([{"source": "s", "reference": "r", "contrastive_translations": ["c"]}, {"source": "s"}])
+    assert suite_pairs([{"source": "s", "reference": "r", "contrastive_translations": ["c"]}]) == [("s", "r"),
+                                                                                                  ("s", "c")]
     with pytest.raises(ConfigError, match="model kind"):
         finetune_and_generate(tmp_path, COMVE, ["x"], kind="encoder")

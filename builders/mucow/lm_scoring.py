@@ -12,13 +12,12 @@ differed in the last bits). Targets are tokenised with ``text_target=`` (Marian'
 vocabulary) and padded on the right whatever the tokenizer's side (decoder positions start at
 the first token); pairs are batched in length order; CUDA runs under autocast, the loss in fp32.
 
-:func:`score_suite` writes what :func:`.metric.read_scores` (``evaluate mucow --scores``) reads:
-one ``repr`` number per line, per item the reference then each contrastive; negative
-log-probabilities (lower is better), or with ``log_probs=True`` log-probabilities (``--maximize``).
-Items are released suite rows or :func:`~benchsmith.loaders.mucow_json.read_mucow_json` records.
-The engine (declared by ``baseline.py``) writes ``<out>/<config>.<split>.scores.txt`` per config
-for the spec's ``score`` hook, which reads lower-is-better: so it has no ``log_probs`` option (it
-would invert the accuracy). ``--model-path`` may hold ``{config}``, ``{src}``, ``{tgt}``.
+:func:`score_suite` writes, for the rows of a released ``scoring-<pair>`` config, what
+:func:`.metric.read_scores` (``evaluate mucow --scores``) reads: one ``repr`` number per line, per
+row the reference then each contrastive, negative log-probabilities (lower is better: the
+reader's default). The engine (declared by ``baseline.py``) writes
+``<out>/<config>.<split>.scores.txt`` per scored config and hands it to the spec's ``score``
+hook; ``--model-path`` may hold ``{config}``, ``{src}``, ``{tgt}`` (one model per pair).
 """
 
 from __future__ import annotations
@@ -36,25 +35,19 @@ from benchsmith import progress
 from benchsmith.errors import ConfigError
 from benchsmith.registry import write_text_atomic
 
+FIELDS = ("source", "reference", "contrastive_translations")
 #: tokens kept per sentence: the usual translation models' limit, far above MuCoW's sentences
 MAX_LENGTH = 512
 
 
-def suite_pairs(items: Iterable[Any]) -> list[tuple[str, str]]:
-    """(source, target) per line of the score file: each item's reference, then its contrastives."""
+def suite_pairs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(source, target) per line of the score file: each row's reference, then its contrastives."""
     out: list[tuple[str, str]] = []
-    for n, item in enumerate(items):
-        if isinstance(item, Mapping):
-            if not {"source", "reference", "contrastive_translations"} <= set(item):
-                raise ConfigError(f"suite item {n} lacks source / reference / contrastive_translations",
-                                  hint="Pass the rows of a released MuCoW scoring config")
-            source, targets = item["source"], [item["reference"], *item["contrastive_translations"]]
-        elif all(hasattr(item, a) for a in ("source", "reference", "errors")):
-            source, targets = item.source, [item.reference, *(e.contrastive for e in item.errors)]
-        else:
-            raise ConfigError(f"suite item {n} is a {type(item).__name__}; expected a release row or a "
-                              "MucowItem")
-        out.extend((source, t) for t in targets)
+    for n, row in enumerate(rows):
+        if not isinstance(row, Mapping) or not set(FIELDS) <= set(row):
+            raise ConfigError(f"suite item {n} is not a row with source, reference, contrastive_translations",
+                              hint="Pass the rows of a released MuCoW scoring config")
+        out += [(row["source"], t) for t in (row["reference"], *row["contrastive_translations"])]
     return out
 
 
@@ -84,8 +77,8 @@ def sentence_log_probs(model: Any, tokenizer: Any, pairs: Sequence[tuple[str, st
     return out, n_tokens
 
 
-def score_suite(model_path: str | Path, suite_items: Iterable[Any], out_path: str | Path, *, batch_size: int = 16,
-                device: str = "auto", log_probs: bool = False, seed: int = 0) -> runtime.RunRecord:
+def score_suite(model_path: str | Path, rows: Iterable[Mapping[str, Any]], out_path: str | Path, *,
+                batch_size: int = 16, device: str = "auto", seed: int = 0) -> runtime.RunRecord:
     """Score every sentence of a MuCoW scoring suite into ``out_path`` (see the module docstring)."""
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -102,7 +95,7 @@ def score_suite(model_path: str | Path, suite_items: Iterable[Any], out_path: st
     if not out_path.parent.is_dir():
         raise ConfigError("the folder of the scores file does not exist", path=out_path.parent,
                           hint="Create it or pass another --out path")
-    items = list(suite_items)
+    items = list(rows)
     pairs = suite_pairs(items)
     start = time.perf_counter()
     dev = runtime.pick_device(device)
@@ -120,16 +113,17 @@ def score_suite(model_path: str | Path, suite_items: Iterable[Any], out_path: st
     if dev.startswith("cuda"):
         torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
-    write_text_atomic(out_path, "".join(f"{float(v if log_probs else -v)!r}\n" for v in sums))
+    write_text_atomic(out_path, "".join(f"{float(-v)!r}\n" for v in sums))
     record = runtime.RunRecord(
         baseline="mucow-lm-scoring", model=str(path), model_sha256=runtime.model_sha256(path), seed=seed,
         device=dev, dtype=runtime.dtype_name(runtime.autocast_dtype(dev)), gpu=runtime.gpu_name(dev),
-        hyperparameters={"score": "sum of target log-probabilities" + ("" if log_probs else ", negated"),
-                         "better": "higher" if log_probs else "lower", "batch_size": batch_size,
-                         "max_length": MAX_LENGTH, "items": len(items), "sentences": len(pairs),
-                         "target_tokens": n_tokens, "score_time_s": round(seconds, 3), "out": out_path.name})
+        hyperparameters={"score": "sum of target log-probabilities, negated", "better": "lower",
+                         "batch_size": batch_size, "max_length": MAX_LENGTH, "items": len(items),
+                         "sentences": len(pairs), "target_tokens": n_tokens,
+                         "score_time_s": round(seconds, 3), "out": out_path.name})
     if seconds > 0:
-        record.examples_per_s, record.tokens_per_s = round(len(pairs) / seconds, 2), round(n_tokens / seconds, 2)
+        record.examples_per_s = round(len(pairs) / seconds, 2)
+        record.tokens_per_s = round(n_tokens / seconds, 2)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     return record
 
@@ -150,13 +144,14 @@ def lm_scoring_engine(call: engine.EngineCall) -> engine.EngineOutput:
         raise ConfigError(f"baseline {spec.name!r} needs a score hook that reads the suite's scores file")
     out = engine.EngineOutput()
     if opts.max_examples:
-        out.notes.append("--max-examples does not apply to lm_scoring (a scores file covers the whole suite): "
-                         "ignored")
+        out.notes.append("--max-examples does not apply to lm_scoring (a scores file covers the whole "
+                         "suite): ignored")
     with tempfile.TemporaryDirectory(prefix="benchsmith-scores-") as tmp:
         for config, split in call.evaluations:
             langs = list(release.config_info(config).languages or [""])
             path = engine.model_path(opts, spec, config=config, src=langs[0], tgt=langs[-1])
-            items = list(spec.items(release, config, split) if spec.items else release.examples(config, split))
+            rows = spec.items(release, config, split) if spec.items else release.examples(config, split)
+            items = list(rows)
             name = f"{config}.{split}.scores.txt"
             target = engine.out_file(opts, name) or Path(tmp) / name
             record = score_suite(path, items, target, device=opts.device, seed=opts.seed,

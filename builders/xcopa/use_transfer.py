@@ -25,9 +25,10 @@ measured vs the paper".
 The loop stays hand-written (:func:`_train_one`): ``transformers.Trainer`` trains the same head
 slower, its per-step machinery (data loader, callbacks, accelerate) costing more than a 512x512
 head's arithmetic: ``benchmarks/use_head_loop.py`` (400 items, 300 updates, one CPU thread, shared
-2-core machine, 2026-11-25) gives Trainer/ours 0.71 in updates/s (best of 3: 124.2 vs 175.3), the
-same best validation accuracy (0.6675); the bar is 0.9. Its sampler would also draw another batch
-order (CO-ZS All moves within seed noise: 50.2-52.0 over seeds 0-4). scikit-learn has no such
+2-core machine) gives Trainer/ours 0.71 in updates/s (2026-11-25, best of 3: 124.2 vs 175.3; 0.72
+on 2026-11-26 with this loop), the same best validation accuracy (0.6675); the bar is 0.9. Its
+sampler would also draw another batch order (CO-ZS All moves within seed noise: 50.2-52.0 over
+seeds 0-4). scikit-learn has no such
 head: its MLP classifies one vector per row, not a softmax over an item's options with one shared
 scorer, and stops early on a random split of its own.
 """
@@ -49,6 +50,7 @@ from benchsmith import progress
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 
 Encoder = Callable[[list[str]], Any]  # texts -> (n, dim) array
+Data = tuple[Any, Any, Any]  # (items, options, dim) vectors, the mask of real options, the labels
 SELECTIONS = ("source", "target")
 #: the paper's settings no declaration varies (module docstring), recorded with every run
 BATCH_SIZE, EVAL_EVERY, MAX_GRAD_NORM, DROPOUT = 8, 10, 1.0, 0.0
@@ -67,7 +69,7 @@ def default_encoder() -> Encoder:
     return USE(threads=1).encode
 
 
-def encode(items: Sequence[MCItem], encoder: Encoder, device: str = "cpu") -> tuple[Any, Any, Any]:
+def encode(items: Sequence[MCItem], encoder: Encoder, device: str = "cpu") -> Data:
     """(items, most options, dim) option vectors, the mask of real options, the labels, on ``device``.
     Each distinct sentence is encoded once, sorted, 256 at a time."""
     import numpy as np
@@ -107,7 +109,8 @@ class USEZeroShotOptions:
                 raise ConfigError(f"{name} is {value!r}; expected a positive integer",
                                   hint=f"Fix the {name} option")
         if self.selection not in SELECTIONS:
-            raise ConfigError(f"selection is {self.selection!r}", hint=did_you_mean(self.selection, SELECTIONS))
+            raise ConfigError(f"selection is {self.selection!r}",
+                              hint=did_you_mean(self.selection, SELECTIONS))
 
 
 @dataclass
@@ -129,7 +132,7 @@ def _logits(head: Any, x: Any, mask: Any) -> Any:
     return head(x).squeeze(-1).masked_fill(~mask, float("-inf"))
 
 
-def _accuracy(head: Any, data: tuple[Any, Any, Any]) -> float:
+def _accuracy(head: Any, data: Data) -> float:
     import torch
 
     training = head.training
@@ -140,8 +143,8 @@ def _accuracy(head: Any, data: tuple[Any, Any, Any]) -> float:
     return right / len(data[2])
 
 
-def _train_one(lr: float, train: tuple[Any, Any, Any], validation: tuple[Any, Any, Any],
-               opts: USEZeroShotOptions, device: str, seed: int = 0) -> tuple[float, int, dict[str, Any], int]:
+def _train_one(lr: float, train: Data, validation: Data, opts: USEZeroShotOptions, device: str,
+               seed: int = 0) -> tuple[float, int, dict[str, Any], int]:
     """Train a fresh head at ``lr``: (best validation accuracy, its update, its CPU state, updates run)."""
     import torch
 
