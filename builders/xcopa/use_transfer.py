@@ -132,13 +132,17 @@ def _logits(head: Any, x: Any, mask: Any) -> Any:
     return head(x).squeeze(-1).masked_fill(~mask, float("-inf"))
 
 
-def _accuracy(head: Any, data: Data) -> float:
+def _accuracy(head: Any, data: Data, probabilities: bool = False) -> float:
+    """Selection compares logits; evaluation (``probabilities``) the softmax, as it always has: options
+    whose logits differ by less than float32 probabilities resolve (one ta test item on CO-TLV, 1 ulp)
+    tie, and a tie goes to the first option."""
     import torch
 
     training = head.training
     head.eval()
     with torch.inference_mode():
-        right = int((_logits(head, data[0], data[1]).argmax(-1) == data[2]).sum())
+        scores = _logits(head, data[0], data[1])
+        right = int(((scores.softmax(-1) if probabilities else scores).argmax(-1) == data[2]).sum())
     head.train(training)
     return right / len(data[2])
 
@@ -249,7 +253,7 @@ def evaluate(result: USEHeadResult, items: Sequence[MCItem]) -> float:
     if not items:
         raise SchemaError("no items to evaluate", hint="Pass a non-empty item list")
     check_items(items, "evaluation")
-    return round(_accuracy(result.head, encode(items, result.encoder, result.record.device)), 6)
+    return round(_accuracy(result.head, encode(items, result.encoder, result.record.device), True), 6)
 
 
 @engine.register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True)
