@@ -318,14 +318,15 @@ def test_lm_scoring_engine_reports_what_evaluate_reports(marian, tmp_path, capsy
                             skip_missing=True).write()
     rows = list(release.examples("scoring-cs-en", "test"))
     score_suite(marian, rows, tmp_path / "direct.txt", batch_size=2, device="cpu")
-    code = main(["--quiet", "baseline", str(release.path), "--model-path", str(marian), "--config", "scoring-cs-en",
-                 "--device", "cpu", "--no-save", "--json", "--out", str(tmp_path / "bl"), "--set", "batch_size=2"])
+    code = main(["--quiet", "baseline", str(release.path), "--model-path", str(marian), "--config",
+                 "scoring-cs-en", "--device", "cpu", "--no-save", "--json", "--out", str(tmp_path / "bl"),
+                 "--set", "batch_size=2"])
     result = json.loads(capsys.readouterr().out)["results"][0]
     written = next((tmp_path / "bl").rglob("scoring-cs-en.test.scores.txt"))
     assert code == 0 and written.read_bytes() == (tmp_path / "direct.txt").read_bytes()
     assert result["records"][0]["hyperparameters"]["batch_size"] == 2
-    code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores", str(written),
-                 "--json"])
+    code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores",
+                 str(written), "--json"])
     score = json.loads(capsys.readouterr().out)["scores"]["mucow-scoring-accuracy"]["score"]
     assert code == 0 and [r["value"] for r in result["scores"]] == [round(100 * score, 2)]
 
