@@ -52,7 +52,7 @@ def negation_cue(release: Release, split: str) -> dict[str, Any]:
     """Accuracy of the negation-cue heuristic on subtask B ``split``."""
     t = release.table("subtask_b", split)
     ids = t.column("id").to_pylist()
-    names = release.features("subtask_b")["label"].names
+    names = release.config_info("subtask_b").features_dict["label"]["names"]  # no datasets import
     gold = {i: names[v] for i, v in zip(ids, t.column("label").to_pylist())}
     opts = zip(*(t.column(c).to_pylist() for c in ("option_a", "option_b", "option_c")))
     preds, n_neg = {}, []

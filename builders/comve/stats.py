@@ -71,7 +71,7 @@ def _texts(release: Release, split: str, fields: Iterable[str]) -> list[str]:
 
 def label_distribution(release: Release, config: str, split: str) -> dict[str, int]:
     """``{label name: count}`` for subtask_a (sent0/sent1) or subtask_b (A/B/C)."""
-    names = release.features(config)["label"].names
+    names = release.config_info(config).features_dict["label"]["names"]  # the JSON form: no datasets import
     counts = Counter(_column(release, config, split, "label"))
     return {n: counts.get(i, 0) for i, n in enumerate(names)}
 
