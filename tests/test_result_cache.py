@@ -120,8 +120,9 @@ def test_the_cheap_baselines_are_cached_and_a_hit_is_the_recomputation(tmp_path,
 
 
 def test_fidelity_is_keyed_by_its_figures_and_a_hit_is_the_recomputation(tmp_path):
-    from benchsmith.expectation import Expectation
     from benchsmith.validation.fidelity import FidelityCheck
+
+    from benchsmith.expectation import Expectation
 
     r = _release(tmp_path)
     count = Expectation.count("default", "test", 30, "Table 1")

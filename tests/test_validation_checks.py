@@ -53,14 +53,15 @@ def test_schema_fails_when_the_card_disagrees_with_the_manifest(clean):
 
 
 def test_schema_parses_only_a_card_that_differs_from_the_manifests_rendering(clean, monkeypatch):
-    from benchsmith.features import Features
     from benchsmith.validation.checks import integrity
     from benchsmith.validation.dataview import ConfigView
+
+    from benchsmith.features import Features
 
     view = ConfigView(clean, "default")
     assert type(view.features) is Features and view.features == clean.features("default")  # no datasets
     real = integrity._from_yaml_list
-    monkeypatch.setattr(integrity, "_from_yaml_list", lambda _: pytest.fail("datasets parsed a matching card"))
+    monkeypatch.setattr(integrity, "_from_yaml_list", lambda _: pytest.fail("datasets read it"))
     (r,) = SchemaCheck().run(clean)
     assert r.status is Status.PASS
     card = clean.path / "README.md"
