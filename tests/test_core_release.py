@@ -184,7 +184,7 @@ def _as_columns(cls: type[ToyBuilder]) -> type[ToyBuilder]:
 
     class Columns(cls):  # type: ignore[valid-type, misc]
         def columns(self, config, split, sources):
-            rows = list(self.examples(config, split, sources))
+            rows = list(cls.examples(self, config, split, sources))  # cls's, not a subclass's
             names = list(rows[0]) if rows else list(config.features)
             return {n: [r.get(n) for r in rows] for n in names} if rows else {n: [] for n in names}
 
