@@ -435,3 +435,19 @@ def test_fingerprint_does_not_depend_on_how_rows_are_cut():
             fp.update(table.slice(at, k).combine_chunks().to_batches()[0])
             at += k
         assert fp.hexdigest() == want, cuts
+
+
+def test_table_conform_equals_cast_without_importing_compute_for_renamed_lists():
+    import pyarrow as pa
+
+    from benchsmith.release.reader import _conform
+
+    stored = pa.schema([("id", pa.string()), ("refs", pa.list_(pa.field("element", pa.string())))])
+    declared = pa.schema([("id", pa.string()), ("refs", pa.list_(pa.string()))], metadata={b"k": b"v"})
+    table = pa.table({"id": ["a", "b"], "refs": [["x", "y"], []]}, schema=stored)
+    got = _conform(table, declared)
+    assert got.schema.equals(declared, check_metadata=True) and got.equals(table.cast(declared))
+    # a real type difference (same width: a view would reinterpret the bits) is cast, not viewed
+    ints = pa.table({"n": pa.array([1, 2], pa.int64())})
+    floats = pa.schema([("n", pa.float64())])
+    assert _conform(ints, floats).column("n").to_pylist() == [1.0, 2.0]
