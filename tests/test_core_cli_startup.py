@@ -171,3 +171,23 @@ def test_only_plain_parameters_take_the_front():
     assert plain(str) and plain(bool) and plain(Path) and plain(list[str]) and plain(list[Path])
     assert not plain(int) and not plain(float) and not plain(list[int]) and not plain(tuple[str, str])
     assert not plain(str, parser=str.upper) and not plain(Path, path_type=str)
+
+
+# ----------------------------------------------------------------------------- builder index key
+
+
+def test_index_key_scans_the_distributions_again_only_when_a_site_folder_changes(tmp_path, monkeypatch):
+    from benchsmith import builder_index
+
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "home"))
+    scans = []
+    real = builder_index._scan_distributions
+    monkeypatch.setattr(builder_index, "_scan_distributions", lambda: scans.append(1) or real())
+    first = builder_index.stamp()
+    assert builder_index.stamp() == first and len(scans) == 1  # remembered: no second scan
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))  # a new sys.path folder (as a package installed into one)
+    assert builder_index.stamp() != first and len(scans) == 2
+    builder_index.stamp()
+    assert len(scans) == 2
