@@ -16,7 +16,6 @@ carries the 1-based line where its object starts, so an error names
 from __future__ import annotations
 
 import json
-from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from benchsmith.errors import ParseError
 
 REQUIRED = ("source", "reference", "ambig word", "original translation", "sense", "origin", "errors")
 ERROR_REQUIRED = ("contrastive", "replacement")
-_REQUIRED = frozenset(REQUIRED)
 #: ``id`` (the OPUS sentence id) is written as an Arrow int64
 _ID_RANGE = range(-(2**63), 2**63)
 
@@ -77,16 +75,9 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
         raise ParseError("expected a JSON array of test items", path=path, line=_line_of(text, pos),
                          hint="Pass a MuCoW *.mucow.scoring.json or *.mucow.tts.json file")
     pos = _skip_ws(text, pos + 1)
-    objs: list[object] = []
-    lines: list[int] = []
-
-    def checked() -> list[MucowItem]:
-        """The items read so far, checked column-wise (:func:`_bulk_items`), else one by one: the
-        first bad item raises, before any later syntax error, as when each was checked as read."""
-        return _bulk_items(objs, lines) or [_item(o, k, n, path) for k, (o, n) in enumerate(zip(objs, lines))]
-
+    items: list[MucowItem] = []
     if pos < len(text) and text[pos] == "]":
-        return []
+        return items
     line, counted = _line_of(text, pos), pos  # counted incrementally: rescanning from 0 per item is quadratic
     while True:
         line += text.count("\n", counted, pos)
@@ -94,66 +85,24 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
         try:
             obj, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            checked()
             raise ParseError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno,
                              hint="The file is truncated or edited; re-download it") from None
         except (ValueError, RecursionError) as exc:  # a 4,300+ digit integer, nesting too deep
             what = json_error(exc)
             if what is None:
                 raise
-            checked()
-            raise ParseError(f"item #{len(objs)}: {what}", path=path, line=line,
+            raise ParseError(f"item #{len(items)}: {what}", path=path, line=line,
                              hint="The file is corrupt or not a MuCoW suite; re-download it") from None
-        objs.append(obj)
-        lines.append(line)
+        items.append(_item(obj, len(items), line, path))
         pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)
             continue
         if pos < len(text) and text[pos] == "]":
             break
-        checked()
         raise ParseError("expected ',' or ']' after a test item", path=path, line=_line_of(text, pos),
                          hint="The file is truncated or edited; re-download it")
-    return checked()
-
-
-def _plain(values: list) -> bool:
-    """Every value a string without a NUL or a lone surrogate (:func:`bad_string`), at C speed."""
-    if set(map(type, values)) - {str}:
-        return False
-    joined = "".join(values)
-    try:
-        joined.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in joined
-
-
-def _bulk_items(objs: list, lines: list[int]) -> list[MucowItem] | None:
-    """:func:`_item` of every object, its checks run column-wise; None where one fails (then
-    :func:`_item` one by one names the item). Those checks were ~half the CPU of reading
-    MuCoW's 14 JSON suites (one ``_item`` call per item, ``bad_string`` per field)."""
-    if not objs or set(map(type, objs)) != {dict} or not all(map(_REQUIRED.issubset, objs)):
-        return None
-    if not all(_plain([o[k] for o in objs]) for k in REQUIRED[:-1]):
-        return None
-    errors = [o["errors"] for o in objs]
-    if set(map(type, errors)) != {list}:
-        return None
-    flat = list(chain.from_iterable(errors))
-    if set(map(type, flat)) - {dict}:
-        return None
-    if not all(_plain([e.get(k) for e in flat]) for k in ERROR_REQUIRED) or not _plain(
-            [e["type"] for e in flat if "type" in e]):
-        return None
-    ids = [o["id"] for o in objs if o.get("id") is not None]
-    if set(map(type, ids)) - {int} or (ids and (min(ids) < _ID_RANGE.start or max(ids) >= _ID_RANGE.stop)):
-        return None
-    return [MucowItem(k, n, o["source"], o["reference"], o["ambig word"], o["original translation"], o["sense"],
-                      o["origin"], tuple(Contrast(e["contrastive"], e["replacement"], e.get("type", "word_sense"))
-                                         for e in o["errors"]), o.get("id"))
-            for k, (o, n) in enumerate(zip(objs, lines))]
+    return items
 
 
 def _skip_ws(text: str, pos: int) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import json
 import shutil
 from pathlib import Path
 
@@ -324,32 +323,3 @@ def test_inventory_config_errors_name_the_folder(tmp_path):
     with pytest.raises(ConfigError, match="does not exist") as exc:
         load_inventory(tmp_path / "nope", ["de"])
     assert exc.value.path == tmp_path / "nope"
-
-
-def test_json_bulk_checks_give_the_item_by_item_records_and_refuse_what_they_refuse(raw):
-    """``_bulk_items`` agrees with ``_item`` on every real suite, and refuses each bad value
-    ``_item`` refuses (the file is then read item by item, whose errors name file and line)."""
-    import copy
-
-    from benchsmith.loaders import mucow_json as m
-
-    files = sorted((raw / "mucow").rglob("*.json"))
-    assert len(files) == 14
-    for path in files:
-        items = m.read_mucow_json(path)
-        objs = json.loads(path.read_text(encoding="utf-8"))
-        lines = [i.line for i in items]
-        assert [m._item(o, k, n, path) for k, (o, n) in enumerate(zip(objs, lines))] == items, path
-    objs = json.loads(files[0].read_text(encoding="utf-8"))[:3]
-    assert m._bulk_items(objs, [1, 2, 3]) is not None
-    for where, key, bad in ((None, "source", 1), (None, "sense", "a\x00"), (None, "id", True), (None, "id", 2**63),
-                            (None, "errors", {}), ("errors", "contrastive", None), ("errors", "type", 3),
-                            ("errors", "replacement", "\ud800")):
-        broken = copy.deepcopy(objs)
-        target = broken[1] if where is None else broken[1]["errors"][0]
-        target[key] = bad
-        assert m._bulk_items(broken, [1, 2, 3]) is None, (where, key, bad)
-        with pytest.raises(ParseError):
-            m._item(target if where is None else broken[1], 1, 2, files[0])
-    assert m._bulk_items([*objs, []], [1, 2, 3, 4]) is None
-    assert m._bulk_items([*objs[:2], {k: v for k, v in objs[2].items() if k != "origin"}], [1, 2, 3]) is None
