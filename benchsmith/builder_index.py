@@ -137,11 +137,12 @@ def _plugins(site: str) -> list[tuple[str, str, list[Path]]]:
     its own metadata files, which are compared one by one."""
     data = cache.read_json(cache.cache_path(PLUGINS_FILE))
     if (isinstance(data, dict) and data.get("site") == site and isinstance(data.get("plugins"), list)
-            and all(isinstance(p, list) and len(p) == 4 and p[3] is not None and _metadata_stamp(p[3][0]) == p[3][1]
-                    for p in data["plugins"])):
+            and all(isinstance(p, list) and len(p) == 4 and p[3] is not None
+                    and _metadata_stamp(p[3][0]) == p[3][1] for p in data["plugins"])):
         return [(n, v, [Path(f) for f in folders]) for n, v, folders, _ in data["plugins"]]
     scanned = _scan_distributions()
-    remembered = [[n, v, [str(f) for f in folders], None if where is None else [where, _metadata_stamp(where)]]
+    remembered = [[n, v, [str(f) for f in folders],
+                   None if where is None else [where, _metadata_stamp(where)]]
                   for n, v, folders, where in scanned]
     cache.write_json(cache.cache_path(PLUGINS_FILE), {"site": site, "plugins": remembered})
     return [d[:3] for d in scanned]

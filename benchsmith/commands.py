@@ -178,11 +178,14 @@ def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
     def row(values: list[str], bar: str) -> str:
         wrapped = [textwrap.wrap(v, w) or [""] for v, w in zip(values, widths)]
-        return "\n".join(bar + bar.join(f" {(c[k] if k < len(c) else '').ljust(w)} " for c, w in zip(wrapped, widths))
-                         + bar for k in range(max(map(len, wrapped))))
+        return "\n".join(
+            bar + bar.join(f" {(c[k] if k < len(c) else '').ljust(w)} " for c, w in zip(wrapped, widths))
+            + bar
+            for k in range(max(map(len, wrapped))))
 
-    lines = [title, rule(*box[0:4]), row(cells[0], box[4]), rule(*box[5:9]),
-             *[row(r, box[9]) for r in cells[1:]], rule(*box[10:13], box[13])]
+    lines = [title, rule(box[0], box[1], box[2], box[3]), row(cells[0], box[4]),
+             rule(box[5], box[6], box[7], box[8]), *[row(r, box[9]) for r in cells[1:]],
+             rule(box[10], box[11], box[12], box[13])]
     return "\n".join(lines) + "\n"
 
 

@@ -59,7 +59,8 @@ def test_plain_table_draws_what_rich_draws(monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     rows = [("comve", "1.0.0, 1.1.0", "subtask_a, subtask_b"), ("[b]x[/b]", "", "et")]
     out = io.StringIO()
-    Console(file=out, width=60, soft_wrap=True, emoji=False).print(table("datasets", ["name", "v", "configs"], rows))
+    console = Console(file=out, width=60, soft_wrap=True, emoji=False)
+    console.print(table("datasets", ["name", "v", "configs"], rows))
     assert plain_table("datasets", ["name", "v", "configs"], rows) == out.getvalue()
     wrapped = plain_table("t", ["a", "b"], [("x" * 30, "y " * 40)]).splitlines()
     assert max(map(len, wrapped)) <= 60 and len(wrapped) > 5  # too wide: the widest column wraps

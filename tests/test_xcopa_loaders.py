@@ -216,7 +216,7 @@ def test_bulk_path_gives_the_line_by_line_records_and_refuses_what_it_refuses(ra
     good = json.loads((raw / "xcopa" / xcopa_relpath("et", "validation")).read_text().splitlines()[0])
     texts = [json.dumps(good), json.dumps({**good, "idx": good["idx"] + 1})]
     assert m._bulk_objects(texts) is not None
-    for bad in ({"label": True}, {"idx": good["idx"]}, {"premise": " "}, {"question": "why"}, {"choice1": "a\x00"},
-                {"extra": 1}):
+    for bad in ({"label": True}, {"idx": good["idx"]}, {"premise": " "}, {"question": "why"},
+                {"choice1": "a\x00"}, {"extra": 1}):
         assert m._bulk_objects([texts[0], json.dumps({**good, **bad})]) is None, bad
     assert m._bulk_objects([texts[0], "[1, 2]"]) is None and m._bulk_objects([texts[0], "{"]) is None

@@ -90,7 +90,8 @@ class SplitEncoder:
         if columns.keys() != self.name_set:
             raise SchemaError(
                 f"{self.config.name}/{self.split} columns: missing fields "
-                f"{sorted(self.name_set - columns.keys())} and extra fields {sorted(columns.keys() - self.name_set)}",
+                f"{sorted(self.name_set - columns.keys())} and extra fields "
+                f"{sorted(columns.keys() - self.name_set)}",
                 hint="Make the builder give exactly the config's features",
             )
         lengths = {n: len(v) for n, v in columns.items()}

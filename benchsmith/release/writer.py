@@ -246,7 +246,9 @@ class ReleaseWriter:
         pending: Future | None = None
         n_rows = 0
         try:
-            columns = self.builder.columns(config, split, self.sources) if _writes_columns(self.builder) else None
+            columns = None
+            if _writes_columns(self.builder):
+                columns = self.builder.columns(config, split, self.sources)
             if columns is not None:
                 chunks = _column_chunks(_errata_on_columns(errata, columns, enc.id_field), self.batch_rows)
             else:
