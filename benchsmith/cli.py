@@ -90,7 +90,7 @@ def list_cmd(json_out: bool = JSON_OPTION) -> None:
     out = summaries()  # cached between runs: see benchsmith/builder_index.py
 
     def human() -> None:
-        rows = [(n, ", ".join(v["versions"]), ", ".join(v["configs"][:8]) + (" ..." if v["configs"][8:] else ""))
+        rows = [(n, ", ".join(v["versions"]), ", ".join(v["configs"][:8]) + (" ..." * bool(v["configs"][8:])))
                 for n, v in out.items()]
         sys.stdout.write(plain_table("benchsmith datasets", ["name", "versions", "configs"], rows))
 
