@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.builders.comve.metric import comve_metric
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Seq2SeqItem
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Seq2SeqItem, Setup, Splits
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -126,13 +126,13 @@ BASELINES = [
         "negation cue is the known artifact options-negation-cue, declared up to 0.45 (known_artifacts.yaml)",
     ),
     BaselineSpec(
-        "subtask-c-copy", "copy", "subtask_c", train_split=None, selection_split=None, items=subtask_c_items,
-        score=subtask_c_score, paper=("subtask_c/test/copy_source_bleu",),
+        "subtask-c-copy", "copy", "subtask_c", items=subtask_c_items, score=subtask_c_score,
+        setup=Setup(paper=("subtask_c/test/copy_source_bleu",)),
         description="subtask C, the statement itself as the reason (no model), official BLEU",
     ),
     BaselineSpec(
-        "subtask-c-generation", "generation", "subtask_c", selection_split=None, items=subtask_c_items,
-        score=subtask_c_score, model="generation",
+        "subtask-c-generation", "generation", "subtask_c", splits=Splits(selection=None), items=subtask_c_items,
+        score=subtask_c_score, setup=Setup(model="generation"),
         description="subtask C: fine-tune a local seq2seq or causal LM (--model-path, e.g. BART or GPT-2) on "
         "statement -> reason pairs of train, generate for test, official BLEU",
     ),

