@@ -155,9 +155,9 @@ def test_every_builder_declares_its_baselines():
         ("cross_encodr", "en", {}, "unknown engine 'cross_encodr'.*Did you mean 'cross_encoder'"),
         ("cross_encoder", "en", {"name": "Copa-EN"}, "baseline name 'Copa-EN' is not a lower-case slug"),
         ("cross_encoder", "en", {"variant": "NoP"}, "variant 'NoP' needs an items adapter"),
-        ("copy", "c", {"variant": "options_only"}, "options_only applies to multiple-choice engines, not 'copy'"),
+        ("copy", "c", {"variant": "options_only"}, "options_only applies to multiple-choice engines"),
         ("nmt", "parallel", {"gate": Gate(min_accuracy=0.1)}, "only accuracy engines can gate"),
-        ("cross_encoder", "en", {"gate": Gate()}, "needs Gate\\(min_accuracy=...\\) or Gate\\(max_gain=...\\)"),
+        ("cross_encoder", "en", {"gate": Gate()}, "needs Gate\\(min_accuracy=...\\) or Gate\\(max_gain"),
         ("cross_encoder", "en", {"splits": Splits(eval=())}, "no eval splits"),
         ("cross_encoder", "en", {"splits": Splits(eval="test")}, "a tuple of names is a string"),
         ("cross_encoder", "en", {"eval_configs": "translation-*"}, "a tuple of names is a string"),
@@ -169,7 +169,8 @@ def test_every_builder_declares_its_baselines():
 def test_bad_declarations_are_one_line_config_errors(engine, config, declared, error):
     get_builder("cognition").baselines()  # registers nmt
     with pytest.raises(ConfigError, match=error) as exc:
-        BaselineSpec(declared.get("name", "x"), engine, config, **{k: v for k, v in declared.items() if k != "name"})
+        rest = {k: v for k, v in declared.items() if k != "name"}
+        BaselineSpec(declared.get("name", "x"), engine, config, **rest)
     assert "\n" not in exc.value.message
 
 
@@ -223,7 +224,8 @@ def test_declared_averages(scored, averages, expected, missing):
     release = SimpleNamespace(configs=lambda: list(configs), info=info, config_info=info.configs.__getitem__)
     from benchsmith.builders.xcopa.baseline import source_language
 
-    spec = BaselineSpec("avg", "use_zero_shot", "en", setup=Setup(averages=averages, language=source_language))
+    setup = Setup(averages=averages, language=source_language)
+    spec = BaselineSpec("avg", "use_zero_shot", "en", setup=setup)
     rows = [ScoreRow(config=c, split="test", metric="accuracy", value=v, n=5) for c, v in scored.items()]
     rows.append(ScoreRow(config="en", split="validation", metric="accuracy", value=99.0, n=5))  # not an eval split
     got, notes = average_rows(spec, release, rows)

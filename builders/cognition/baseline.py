@@ -80,9 +80,9 @@ BASELINES = [
     BaselineSpec(
         "nmt", "nmt", "parallel", eval_configs=("parallel", "cg_test"), items=translation_items,
         score=score_translations, setup=Setup(
-            "Table 6", model="transformer", paper=PAPER, note="the paper trains fairseq's Transformer base for "
-            "100,000 steps on the 196,246 training pairs (--preset paper); the default preset small is a CPU-sized "
-            "model"),
+            "Table 6", model="transformer", paper=PAPER, note="the paper trains fairseq's Transformer base "
+            "for 100,000 steps on the 196,246 training pairs (--preset paper); the default preset small is a "
+            "CPU-sized model"),
         description="Transformer NMT from scratch (en -> zh, jieba + BPE targets), BLEU on the random and CG "
         "test sets, CTER on the CG test set",
     ),

@@ -51,7 +51,8 @@ def validate_run_options(model_path: str | Path | None = None) -> dict[str, Any]
     device = os.environ.get("BENCHSMITH_BASELINE_DEVICE", "auto")
     cpu = pick_device(device) == "cpu"
     out: dict[str, Any] = {"device": device, "model_path": model_path}
-    for key, env, on_cpu in (("max_examples", "MAX_EXAMPLES", CPU_MAX_EXAMPLES), ("epochs", "EPOCHS", CPU_EPOCHS)):
+    for key, on_cpu in (("max_examples", CPU_MAX_EXAMPLES), ("epochs", CPU_EPOCHS)):
+        env = key.upper()
         value = os.environ.get(f"BENCHSMITH_BASELINE_{env}")
         try:
             n = int(value) if value is not None else (on_cpu if cpu else 0)
@@ -102,7 +103,8 @@ def result_to_check(check: Check, data: dict[str, Any], status: Status | None = 
     accuracy = [r for r in rows if r["metric"] == "accuracy" and r["value"] is not None]
     if accuracy:
         paper = all(r["paper"] for r in accuracy)
-        figures.append({"kind": "barh", "title": f"{data['baseline']}: accuracy" + (" (tick: the paper)" * paper),
+        title = f"{data['baseline']}: accuracy" + (" (tick: the paper)" if paper else "")
+        figures.append({"kind": "barh", "title": title,
                         "labels": [f"{r['config']}/{r['split']}" for r in accuracy],
                         "values": [r["value"] / 100 for r in accuracy]}
                        | ({"reference": [r["paper"][0]["value"] / 100 for r in accuracy]} if paper else {}))
@@ -171,7 +173,8 @@ class RecordedBaselines(Check):
         if not folder.is_dir():
             return []
         builder = self.builder if self.builder is not None else _builder(release)
-        gated = {s.name: s for s in (builder.baselines() if builder is not None else ()) if s.gate is not None}
+        specs = builder.baselines() if builder is not None else ()
+        gated = {s.name: s for s in specs if s.gate is not None}
         fingerprints = release.fingerprints()
         out = []
         for path in sorted(folder.glob("*.json")):
@@ -192,12 +195,14 @@ class RecordedBaselines(Check):
             spec = gated.get(data["baseline"])
             if data.get("gate") and spec is not None:  # recomputed with today's rule, spec and declarations
                 names = {f.name for f in fields(ScoreRow)}
-                rows = [ScoreRow(**{k: v for k, v in r.items() if k in names}) for r in data.get("scores") or []]
+                rows = [ScoreRow(**{k: v for k, v in r.items() if k in names})
+                        for r in data.get("scores") or []]
                 known = declared(builder) if self.known_artifacts is None else self.known_artifacts
                 gate = gate_verdict(spec, release, rows, known=known, subsampled=any(
                     str(c).startswith("subsampled") for c in data.get("caveats") or []))
                 data = {**data, "gate": gate, "status": gate["status"]}
-            out.append(result_to_check(self, data, Status(data["gate"]["status"]) if data.get("gate") else Status.STAT))
+            status = Status(data["gate"]["status"]) if data.get("gate") else Status.STAT
+            out.append(result_to_check(self, data, status))
         return out
 
 

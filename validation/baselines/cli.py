@@ -103,7 +103,8 @@ def _print(result: BaselineResult, saved: Path | None) -> None:
         style = {"pass": "green", "warn": "yellow", "fail": "bold red"}[result.gate["status"]]
         why = "; ".join(f"{c['config']}/{c['split']}: accuracy {c['accuracy']:.1%}, chance {c['chance']:.1%}"
                         + (f" ({c['why']})" if c["why"] else "") for c in result.gate["checks"])
-        lines.append(f"gate [{style}]{result.gate['status']}[/] ({literal(result.gate['rule'])}): {literal(why)}")
+        rule = literal(result.gate["rule"])
+        lines.append(f"gate [{style}]{result.gate['status']}[/] ({rule}): {literal(why)}")
     lines += [f"[dim]note: {literal(note)}[/]" for note in result.notes]
     rec = result.record
     if rec is not None:
@@ -132,7 +133,8 @@ def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
               for i, c in enumerate(columns)]
     keep, dropped = list(range(len(columns))), []
     for drop in ("paper", "setup", "gate", "variant"):
-        need = sum(min(widths[i], 16) if columns[i] == "paper" else widths[i] for i in keep) + 3 * len(keep) + 1
+        need = sum(min(widths[i], 16) if columns[i] == "paper" else widths[i] for i in keep)
+        need += 3 * len(keep) + 1  # borders and padding
         if need <= console.width:
             break
         keep.remove(columns.index(drop))
@@ -212,7 +214,8 @@ def baseline_cmd(
         for s in specs:
             if s.engine_info.needs_model_path:
                 skipped.append(f"{s.name} needs --model-path (a local model for engine {s.engine}): skipped")
-        specs = [s for s in specs if not s.engine_info.needs_model_path] or specs  # alone, it says why it cannot run
+        # alone, it runs to say why it cannot
+        specs = [s for s in specs if not s.engine_info.needs_model_path] or specs
     results, saved = [], []
     base = saved_dir(release)
     for spec in specs:

@@ -77,7 +77,8 @@ class EngineCall:
     notes: list[str] = field(default_factory=list)
 
 
-def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions, evaluations: Sequence[Pair]) -> EngineOutput:
+def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
+               evaluations: Sequence[Pair]) -> EngineOutput:
     """Run ``spec`` on its engine with its options and the ``--set`` overrides that engine takes
     (the others were meant for another selected engine: left out and noted)."""
     engine = get_engine(spec.engine)
@@ -118,7 +119,8 @@ def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple
                           f"{why}; baseline {spec.name!r} trains on it", hint=hint)
     if split == spec.train_split:
         return split, []
-    return split, [f"trained on {config}/{split} instead of {config}/{spec.train_split}, the paper's training split"]
+    return split, [f"trained on {config}/{split} instead of {config}/{spec.train_split}, the paper's "
+                   "training split"]
 
 
 def selection_split(spec: BaselineSpec, release: Release, train: str | None) -> tuple[str | None, list[str]]:
@@ -153,8 +155,9 @@ def mc_items(spec: BaselineSpec, release: Release, config: str, split: str) -> l
         view = ConfigView(release, config)
         mc = view.multiple_choice
         if mc is None:
-            raise ConfigError(f"config {config!r} is not multiple choice (its policy declares no choices/label)",
-                              hint="Declare Policy(choices=..., label=...) or give the baseline an items adapter")
+            raise ConfigError(f"config {config!r} is not multiple choice (its policy declares no "
+                              "choices/label)", hint="Declare Policy(choices=..., label=...) or give the "
+                              "baseline an items adapter")
         items = []
         for n, row in enumerate(release.examples(config, split)):
             options = list(row[mc.list_field]) if mc.list_field else [row[c] for c in mc.choices]
@@ -261,6 +264,6 @@ def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[s
 
 __all__ = [
     "EngineCall", "EngineOutput", "RunOptions", "accuracy_row", "engine_names", "eval_items", "get_engine",
-    "mc_items", "model_path", "out_file", "pairs", "register_engine", "run_engine", "score_outputs", "score_rows",
-    "selection_split", "seq_items", "subsample", "train_split", "write_lines",
+    "mc_items", "model_path", "out_file", "pairs", "register_engine", "run_engine", "score_outputs",
+    "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
 ]

@@ -91,7 +91,8 @@ class BaselineResult:
                   "comparable": self.comparable if setup.paper else None} for r in self.scores]
         data = {
             "baseline": spec.name, "engine": spec.engine, "dataset": self.dataset, "version": self.version,
-            "variant": spec.variant, "setup": setup.name, "model": self.model, "description": spec.description,
+            "variant": spec.variant, "setup": setup.name, "model": self.model,
+            "description": spec.description,
             "status": self.gate["status"] if self.gate else "stat", "comparable": self.comparable,
             "caveats": list(self.caveats), "paper": list(setup.paper), "paper_note": setup.note,
             "notes": list(self.notes), "gate": self.gate, "scores": [asdict(r) for r in self.scores],

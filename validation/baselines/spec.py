@@ -237,13 +237,15 @@ class BaselineSpec:
              f"Generic variants: {', '.join(GENERIC_VARIANTS)}; pass items=..."),
             (self.variant == "options_only" and not engine.multiple_choice,
              f"options_only applies to multiple-choice engines, not {self.engine!r}", None),
-            (self.gate is not None and not engine.accuracy, f"only accuracy engines can gate, not {self.engine!r}",
-             None),
-            (self.gate == Gate() and not self.partial, "a gated full-input baseline needs Gate(min_accuracy=...) "
-             "or Gate(max_gain=...)", "Partial-input variants default to policy.partial_input_max_gain"),
-            (bool(averages) and not engine.accuracy, f"averages apply to accuracy engines, not {self.engine!r}",
-             None),
-            (not all(averages.values()), "an average names no languages", "averages={'All': ('et', 'ht', ...)}"),
+            (self.gate is not None and not engine.accuracy,
+             f"only accuracy engines can gate, not {self.engine!r}", None),
+            (self.gate == Gate() and not self.partial,
+             "a gated full-input baseline needs Gate(min_accuracy=...) or Gate(max_gain=...)",
+             "Partial-input variants default to policy.partial_input_max_gain"),
+            (bool(averages) and not engine.accuracy,
+             f"averages apply to accuracy engines, not {self.engine!r}", None),
+            (not all(averages.values()), "an average names no languages",
+             "averages={'All': ('et', 'ht', ...)}"),
         ]
         for wrong, what, hint in problems:
             if wrong:
@@ -288,14 +290,17 @@ class BaselineSpec:
                     pairs.append((config, split))
                 else:
                     notes.append(f"{config}/{split} is not in this release: not scored")
-        notes += [f"config {c} is not in this release: not scored" for c in self.eval_configs or (self.config,)
-                  if not any(x in c for x in "*?[") and c not in release.configs() and (not restrict or c in restrict)]
+        for config in self.eval_configs or (self.config,):
+            if not any(x in config for x in "*?[") and config not in release.configs() \
+                    and (not restrict or config in restrict):
+                notes.append(f"config {config} is not in this release: not scored")
         return pairs, notes
 
     def summary(self) -> dict[str, Any]:
         """What ``benchsmith baseline NAME --list`` shows of the declaration (flat; hooks by name)."""
         s = self.setup
-        return {"name": self.name, "engine": self.engine, "config": self.config, "options": asdict(self.options),
+        return {"name": self.name, "engine": self.engine, "config": self.config,
+                "options": asdict(self.options),
                 "train_split": self.train_split, "selection_split": self.selection_split,
                 "eval_splits": self.eval_splits, "eval_configs": self.eval_configs, "variant": self.variant,
                 "items": _named(self.items), "score": _named(self.score),
