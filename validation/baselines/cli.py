@@ -209,13 +209,9 @@ def baseline_cmd(
     for key in overrides:
         if key not in known:
             raise ConfigError(f"--set {key}: no selected baseline's engine takes it", hint=did_you_mean(key, known))
-    skipped = []
-    if model_path is None and not baseline:
-        for s in specs:
-            if s.engine_info.needs_model_path:
-                skipped.append(f"{s.name} needs --model-path (a local model for engine {s.engine}): skipped")
-        # alone, it runs to say why it cannot
-        specs = [s for s in specs if not s.engine_info.needs_model_path] or specs
+    unrun = [s for s in specs if s.engine_info.needs_model_path] if model_path is None and not baseline else []
+    skipped = [f"{s.name} needs --model-path (a local model for engine {s.engine}): skipped" for s in unrun]
+    specs = [s for s in specs if s not in unrun] or specs  # alone, it runs to say why it cannot
     results, saved = [], []
     base = saved_dir(release)
     for spec in specs:

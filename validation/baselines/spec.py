@@ -1,24 +1,20 @@
 """Baseline declarations and the engine registry: a dataset says *which* baselines apply to
-*which* configs; a registered engine knows *how* to run one.
-
-A builder declares ``BASELINES = [BaselineSpec(...), ...]`` in ``builders/<name>/baseline.py``
-(:meth:`benchsmith.builder.Builder.baselines` finds them). ``benchsmith baseline NAME`` runs them
-(:func:`~.run.run_spec`), ``benchsmith validate --baselines model`` the gated ones. Layering, with
-no import cycle: this module (what a declaration is) <- :mod:`~.engine` (what an engine receives,
+*which* configs (``BASELINES = [BaselineSpec(...), ...]`` in ``builders/<name>/baseline.py``,
+found by :meth:`benchsmith.builder.Builder.baselines`); a registered engine knows *how* to run
+one. Layering, with no import cycle: this module <- :mod:`~.engine` (what an engine receives,
 the helpers engines share) <- :mod:`~.run` (a run into a result: paper figures, averages, gate).
 
 **Engines** register themselves, in the style of lm-eval's registry: adding one is one module
 with a typed options dataclass and ``@register_engine(name, options=..., **flags)`` on a function
 ``EngineCall -> EngineOutput``. The generic ones (:mod:`~.engines`) load on the first lookup; a
-dataset's own engine lives in its builder folder and registers when its ``baseline.py`` imports
-it. What the runner needs to know of an engine is declared with it (the :class:`Engine` flags),
-never looked up in a list of names. An unknown engine or option name is a ConfigError with
-suggestions.
+dataset's own lives in its builder folder and registers when its ``baseline.py`` imports it.
+What the runner needs to know of an engine is declared with it (the :class:`Engine` flags),
+never looked up in a list of names.
 
-**A declaration** (:class:`BaselineSpec`) holds what every baseline has; what only some have is
-grouped in typed objects whose defaults mean "not used": :class:`Splits` (where it trains,
-selects and scores), :class:`Gate` and :class:`Setup` (what it is called, how it compares with
-the paper). Thresholds are fractions; score rows percentages.
+**A declaration** holds what every baseline has; what only some need is grouped in typed objects
+whose defaults mean "not used" (:class:`Splits`, :class:`Gate`, :class:`Setup`). Unknown names
+and bad declarations are one-line ConfigErrors (with suggestions) when the builder's module is
+imported. Thresholds are fractions; score rows percentages.
 """
 
 from __future__ import annotations
@@ -54,8 +50,8 @@ class Seq2SeqItem:
 
 @dataclass(frozen=True)
 class Engine:
-    """A registered engine: ``run`` takes an :class:`~.engine.EngineCall`; ``options`` is its
-    options dataclass; the flags tell the runner what it may do with it."""
+    """A registered engine: ``run`` takes an :class:`~.engine.EngineCall`; the flags tell the
+    runner what it may do with it."""
 
     name: str
     run: Callable[[Any], Any]
@@ -189,18 +185,16 @@ class Setup:
 
 @dataclass(frozen=True)
 class BaselineSpec:
-    """One declared baseline (see module docstring); a bad declaration is a one-line ConfigError.
-
-    It trains on ``config`` and scores ``eval_configs`` (default ``config``; shell patterns such
-    as ``translation-*`` match the release's configs) times ``splits.eval``. ``options``: the
-    engine's options dataclass or a mapping of its fields (``--set KEY=VALUE`` overrides them at
-    run time). ``variant``: ``full``, ``options_only`` (the context hidden, generic) or a
-    dataset's own partial input (XCOPA's ``NoP``), which its ``items`` adapter produces.
-    ``items(release, config, split)``: the dataset's shaping (``MCItem`` for multiple-choice
-    engines, :class:`Seq2SeqItem` for output engines); without it, multiple-choice items come from
-    the config's typed policy. ``score(release, config, split, items, outputs) -> {metric: value}``:
-    the dataset's scorer for output engines (``validation/`` never imports a builder, so it
-    arrives here); numbers become score rows, other entries details; default sacreBLEU.
+    """One declared baseline. It trains on ``config`` and scores ``eval_configs`` (default
+    ``config``; shell patterns such as ``translation-*`` match the release's configs) times
+    ``splits.eval``. ``options``: the engine's options dataclass or a mapping of its fields
+    (``--set KEY=VALUE`` overrides them). ``variant``: ``full``, ``options_only`` (the context
+    hidden) or a dataset's own partial input (XCOPA's ``NoP``), which its ``items`` adapter
+    produces. ``items(release, config, split)``: the dataset's shaping (``MCItem``, or
+    :class:`Seq2SeqItem` for output engines; default: multiple-choice items from the config's
+    typed policy). ``score(release, config, split, items, outputs) -> {metric: value}``: the
+    dataset's scorer for output engines, as ``validation/`` never imports a builder (numbers
+    become score rows, other entries details; default sacreBLEU).
     """
 
     name: str
