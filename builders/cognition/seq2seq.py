@@ -1,51 +1,35 @@
 """CoGnition's NMT baseline: ``MarianMTModel`` from scratch, trained by ``Seq2SeqTrainer``.
 
-The setup, as Li et al. (ACL 2021, "On Compositional Generalization of Neural Machine
-Translation", Section 5.1) state it: Moses-tokenised English without BPE (vocabulary ~2,000);
-Chinese segmented by jieba, then BPE with 3,000 merges (both vocabularies: :mod:`.subword`);
-fairseq's Transformer base (6+6 layers, hidden 512, tied target embeddings), Adam (beta_2 0.98,
-eps 1e-9), 100,000 steps, the best checkpoint on the validation set. Table 6: BLEU 69.58
-(random test), 48.66 (CG test), CTER 27.31% instance / 61.62% aggregate (character-level BLEU).
+Li et al. (ACL 2021), Section 5.1: Moses-tokenised English without BPE, jieba-segmented Chinese
+with 3,000 BPE merges (both vocabularies: :mod:`.subword`), fairseq's Transformer base, Adam
+(beta_2 0.98, eps 1e-9), 100,000 steps, the best checkpoint on the validation set; Table 6:
+character BLEU 69.58 (random test) / 48.66 (CG test), CTER 27.31% instance / 61.62% aggregate.
 
-* **Model**: ``MarianMTModel(MarianConfig(...))``, randomly initialised (``init_std`` 0.02),
-  never downloaded: post-norm layers, sinusoidal positions, embeddings scaled by sqrt(d_model),
-  ReLU FFN, dropout also on attention weights and after the FFN activation, separate source /
-  target vocabularies, the target embedding tied to the output projection
-  (``tie_target_embeddings``).
-* **Training**: ``Seq2SeqTrainer``: Adam(W with ``weight_decay`` 0), the ``inverse_sqrt``
-  schedule with ``warmup`` steps, label smoothing (Trainer's ``LabelSmoother``, mean over target
-  tokens), clipping at ``clip_norm`` (0 = none, fairseq's default), bf16 autocast on CUDA (fp16
-  with Trainer's grad scaler where bf16 is missing; fp32 on CPU), ``seed`` / ``data_seed``.
-  ``DataCollatorForSeq2Seq`` pads (labels with -100) and builds the decoder input ``<s>`` + y
-  from the labels y + ``</s>``. Every ``eval_every`` steps (and at the step that ends training)
-  the validation pairs are scored and saved; ``load_best_model_at_end`` restores the lowest
-  per-token NLL without smoothing. Checkpoints go to a temporary folder (``save_only_model``,
-  ``save_total_limit=1``). ``max_steps`` and ``max_time_s`` (a callback) stop training.
+* **Model**: ``MarianMTModel(MarianConfig(...))``, randomly initialised, never downloaded:
+  post-norm, sinusoidal positions, embeddings scaled by sqrt(d_model), ReLU FFN, dropout also on
+  attention weights and after the FFN activation, separate source / target vocabularies, the
+  target embedding tied to the output projection (``tie_target_embeddings``).
+* **Training**: ``Seq2SeqTrainer``: AdamW with ``weight_decay`` 0, ``inverse_sqrt`` schedule,
+  label smoothing, clipping at ``clip_norm`` (0 = none, fairseq's default), bf16 autocast on
+  CUDA (fp16 with a grad scaler where bf16 is missing; fp32 on CPU). ``DataCollatorForSeq2Seq``
+  pads and builds the decoder input ``<s>`` + y from the labels y + ``</s>``. Every
+  ``eval_every`` steps (and where training stops) the validation pairs are scored;
+  ``load_best_model_at_end`` restores the lowest per-token NLL without smoothing. ``max_steps``
+  and ``max_time_s`` (a callback) stop training.
 * **Batches** stay fairseq's (:func:`token_batches`), built once; Trainer's seeded sampler
   shuffles their order every epoch (its dataset is the list of batches, one per step).
-* **Decoding** (:func:`translate`): ``generate(num_beams=5)`` (``early_stopping=True``, as
-  fairseq stops once ``beam`` hypotheses are finished), at most ``2 * source length + 10`` new
-  tokens (fairseq's ``max_len_a`` / ``max_len_b``), ``<pad>`` and ``<s>`` suppressed,
-  ``length_penalty`` as HF applies it (score / length ** penalty).
+* **Decoding** (:func:`translate`): ``generate(num_beams=5)``, ``early_stopping=True`` (fairseq
+  stops once ``beam`` hypotheses are finished), at most ``2 * source length + 10`` new tokens
+  (fairseq's ``max_len_a`` / ``max_len_b``), ``<pad>`` and ``<s>`` suppressed.
 
-The English side is split on spaces (it is released Moses-tokenised and lower-cased); the
-Chinese side is re-segmented by jieba. Sides longer than ``max_len`` tokens are truncated.
-Scoring (BLEU, CTER) is the builder's (:mod:`.baseline`, :mod:`.evaluate`).
-
-Presets: ``paper`` is fairseq's ``transformer`` base (6+6, d 512, 8 heads, FFN 2048, dropout
-0.1, peak lr 7e-4 after 4,000 warm-up steps, betas (0.9, 0.98) -- the paper's "beta_1 = 0.1"
-read as a typo --, eps 1e-9, label smoothing 0.1, 4,096 tokens per batch, 100,000 steps).
-``small`` is CPU-sized: 2+2 layers, d 256, 4 heads, FFN 1024, peak lr 1.5e-3 after 400 warm-up
-steps, 2,048 tokens per batch, 4,000 steps. Every :class:`Hyperparameters` field overrides the
-preset (``train(..., d_model=128)``; ``--set d_model=128``); an unknown one is a ConfigError.
-
-History (figures in builders/cognition/README.md, "Model baselines"): the hand-written engine
-(its own Transformer, KV cache, beam search and loop; ``eddf48a``, 901 lines) became this one on
-2026-11-26 at the same results floor and throughput ratio 0.986. Its pre-norm option
-``norm_first`` went (Marian is post-norm only). Options nobody declared or passed went on the
-same day: ``select_by="bleu"`` (fairseq selects by validation loss), ``source_tokenize="moses"``
-and ``lowercase`` (the released English is both already), ``bpe_vocab_size`` (the paper counts
-merges), ``translate(output="words"|"bpe")``.
+Sides longer than ``max_len`` tokens are truncated. Scoring is the builder's (:mod:`.baseline`).
+Presets: ``paper`` is fairseq's ``transformer`` base (6+6 layers, d 512, 8 heads, FFN 2048,
+dropout 0.1, peak lr 7e-4 after 4,000 warm-up steps, betas (0.9, 0.98) -- the paper's "beta_1 =
+0.1" read as a typo --, label smoothing 0.1, 4,096 tokens per batch, 100,000 steps); ``small``
+is CPU-sized (2+2, d 256, 4 heads, FFN 1024, lr 1.5e-3 after 400 steps, 2,048 tokens, 4,000
+steps). Any :class:`Hyperparameters` field overrides the preset (``--set d_model=128``). The
+engine's history, its measurements and the options dropped on the way are in the README beside
+this module ("Model baselines").
 """
 
 from __future__ import annotations
@@ -62,20 +46,7 @@ from dataclasses import asdict, dataclass, field, fields, make_dataclass, replac
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines import runtime
-from benchsmith.validation.baselines.engine import (
-    EngineCall,
-    EngineOutput,
-    eval_items,
-    out_file,
-    pairs,
-    register_engine,
-    score_outputs,
-    selection_split,
-    seq_items,
-    subsample,
-    train_split,
-)
+from benchsmith.validation.baselines import engine, runtime
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
@@ -90,8 +61,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the mode
                       hint="pip install torch==2.13.0, then pip install -e '.[models]'") from exc
 
 IGNORE = -100  # label of padding (transformers' convention)
-POSITIVE = ("encoder_layers", "decoder_layers", "d_model", "heads", "ffn", "warmup", "max_tokens", "max_steps",
-            "eval_every", "log_every", "max_len")
 
 
 @dataclass(frozen=True)
@@ -121,23 +90,17 @@ class Hyperparameters:
     max_len: int = 256
 
     def __post_init__(self) -> None:
-        for name in POSITIVE:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name}={value!r}; expected a positive int")
-        for name in ("dropout", "lr", "adam_eps", "weight_decay", "label_smoothing", "clip_norm"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise ConfigError(f"{name}={value!r}; expected a number")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int" and f.name != "bpe_merges" and (type(value) is not int or value < 1):
+                raise ConfigError(f"{f.name}={value!r}; expected a positive int")
+            upper = 1 if f.name in ("dropout", "label_smoothing") else float("inf")
+            if f.type == "float" and (type(value) not in (int, float) or not 0 <= value < upper):
+                raise ConfigError(f"{f.name}={value!r}; expected a number in [0, {upper})")
         if self.d_model % self.heads:
             raise ConfigError(f"d_model={self.d_model} is not divisible by heads={self.heads}")
-        for name in ("dropout", "label_smoothing"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"{name}={getattr(self, name)!r}; expected a value in [0, 1)")
-        if self.lr <= 0 or self.clip_norm < 0 or self.weight_decay < 0:
-            raise ConfigError("lr must be positive; clip_norm and weight_decay non-negative")
-        if self.max_time_s is not None and self.max_time_s <= 0:
-            raise ConfigError(f"max_time_s={self.max_time_s!r}; expected a positive number of seconds or None")
+        if self.lr <= 0 or (self.max_time_s is not None and self.max_time_s <= 0):
+            raise ConfigError(f"lr={self.lr!r}, max_time_s={self.max_time_s!r}; expected positive numbers")
 
     @classmethod
     def from_preset(cls, preset: str = "small", **overrides: Any) -> Hyperparameters:
@@ -166,12 +129,6 @@ def _preset(name: str) -> Hyperparameters:
 
 # --------------------------------------------------------------------------- data
 
-def _check_pairs(pairs: Sequence[Sequence[str]], what: str) -> None:
-    for i, pair in enumerate(pairs):
-        if len(pair) != 2 or not all(isinstance(x, str) and x.strip() for x in pair):
-            raise ConfigError(f"{what} pair {i} is {pair!r}; expected (English, Chinese), both non-empty strings")
-
-
 def target_words(text: str) -> str:
     """jieba words of a Chinese line, space-separated."""
     from benchsmith.nlp.segment import segment
@@ -192,13 +149,13 @@ def prepare(pairs: Sequence[Sequence[str]], hp: Hyperparameters, source: Any = N
     return [{"input_ids": [*x, EOS_ID], "labels": [*y, EOS_ID]} for x, y in zip(src, tgt)], source, target
 
 
-def token_batches(features: Sequence[dict[str, list[int]]], max_tokens: int, seed: int = 0) -> list[list[int]]:
+def token_batches(features: Sequence[dict], max_tokens: int, seed: int = 0) -> list[list[int]]:
     """Indices grouped by length into batches of at most ``max_tokens`` padded tokens.
 
-    Pairs are sorted by (source length, target length, a seeded random tie-break); a batch
-    grows while ``rows * longest side`` stays within ``max_tokens`` (a single longer pair
-    forms its own batch). This is fairseq's ``--max-tokens``, the paper's batch size (4,096
-    tokens): transformers has no token-count sampler (``group_by_length`` fixes the rows).
+    Pairs are sorted by (source length, target length, a seeded random tie-break); a batch grows
+    while ``rows * longest side`` stays within ``max_tokens`` (a longer pair forms its own batch).
+    This is fairseq's ``--max-tokens``, the paper's batch size (4,096 tokens): transformers has no
+    token-count sampler (``group_by_length`` fixes the number of rows, not of tokens).
     """
     rng = random.Random(seed)
     ties = [rng.random() for _ in features]
@@ -216,9 +173,9 @@ def token_batches(features: Sequence[dict[str, list[int]]], max_tokens: int, see
 
 
 class _Collator:
-    """``DataCollatorForSeq2Seq`` over a training step's prebuilt batch (a list of features) or
-    evaluation features; queues the sizes of training batches so that the callback counts what
-    was trained (accelerate's loader fetches one batch ahead)."""
+    """``DataCollatorForSeq2Seq`` over a training step's batch (a list of features) or evaluation
+    features; queues the sizes of training batches so that the callback counts what was trained
+    (accelerate's loader fetches one batch ahead)."""
 
     def __init__(self, source: Any, net: Any) -> None:
         from transformers import DataCollatorForSeq2Seq
@@ -272,16 +229,12 @@ def weights_sha256(net: Any) -> str:
     return h.hexdigest()
 
 
-def _watch_class() -> Any:
+def _watch(collator: _Collator, max_time_s: float | None, bar: Any, evaluates: bool) -> Any:
+    """Progress bar, ``max_time_s``, and the time and tokens of training steps (evaluations excluded)."""
     from transformers import TrainerCallback
 
     class Watch(TrainerCallback):
-        """Progress bar, ``max_time_s``, and the time and tokens of training steps (evaluations excluded)."""
-
-        def __init__(self, collator: _Collator, max_time_s: float | None, bar: Any, evaluates: bool) -> None:
-            self.collator, self.max_time_s, self.bar, self.evaluates = collator, max_time_s, bar, evaluates
-            self.timed_out, self.train_time, self.t0, self.t_step = False, 0.0, 0.0, 0.0
-            self.tokens = self.examples = 0
+        timed_out, train_time, t0, t_step, tokens, examples = False, 0.0, 0.0, 0.0, 0, 0
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.t0 = time.perf_counter()
@@ -292,34 +245,31 @@ def _watch_class() -> Any:
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             now = time.perf_counter()
             self.train_time += now - self.t_step
-            tokens, rows = self.collator.queue.popleft()
-            self.tokens += tokens
-            self.examples += rows
-            self.bar.advance()
-            if self.max_time_s is not None and now - self.t0 >= self.max_time_s and not control.should_training_stop:
+            tokens, rows = collator.queue.popleft()
+            self.tokens, self.examples = self.tokens + tokens, self.examples + rows
+            bar.advance()
+            if max_time_s is not None and now - self.t0 >= max_time_s and not control.should_training_stop:
                 self.timed_out = control.should_training_stop = control.should_log = True
-                control.should_evaluate = control.should_save = self.evaluates
+                control.should_evaluate = control.should_save = evaluates
 
-    return Watch
+    return Watch()
 
 
 def _history(log: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Trainer's log history as one entry per logged step (train loss, lr, validation NLL)."""
     names = {"loss": "train_loss", "learning_rate": "lr", "eval_nll": "valid_nll"}
     by_step: dict[int, dict[str, Any]] = {}
-    for entry in log:
+    for e in log:
         for key, name in names.items():
-            if key in entry:
-                value = entry[key]
-                by_step.setdefault(entry["step"], {"step": entry["step"]})[name] = value if name == "lr" else round(value, 5)
+            if key in e:
+                value = e[key] if name == "lr" else round(e[key], 5)
+                by_step.setdefault(e["step"], {"step": e["step"]})[name] = value
     return [by_step[s] for s in sorted(by_step)]
 
 
 def _nll_per_token(logits: Any, labels: Any) -> Any:
     """Per-token NLL of the labels (0 at padding): what evaluation keeps instead of the logits."""
-    if isinstance(logits, tuple):  # (logits, encoder states...)
-        logits = logits[0]
-    logp = torch.log_softmax(logits.float(), dim=-1)
+    logp = torch.log_softmax(logits[0].float() if isinstance(logits, tuple) else logits.float(), dim=-1)
     nll = -logp.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
     return nll.masked_fill(labels.eq(IGNORE), 0.0)
 
@@ -329,82 +279,77 @@ def _mean_nll(pred: Any) -> dict[str, float]:
     return {"nll": float(pred.predictions[mask].sum() / max(mask.sum(), 1))}
 
 
-def trainer_arguments(hp: Hyperparameters, device: str, output_dir: str, seed: int, evaluates: bool) -> dict[str, Any]:
-    """``Seq2SeqTrainingArguments`` of a run on ``device`` (a plain dict: a test can check the CUDA flags on
-    a machine where transformers refuses to build them). See the module docstring for each choice."""
-    # the shared precision, seeding and quiet defaults of every Trainer engine, then the NMT run's own
+def trainer_arguments(hp: Hyperparameters, device: str, output_dir: str, seed: int, evaluates: bool) -> dict:
+    """``Seq2SeqTrainingArguments`` of a run on ``device`` (a plain dict: a test can check the CUDA
+    flags where transformers refuses to build them): the shared precision, seeding and quiet
+    defaults of every Trainer engine, then the NMT run's own (module docstring)."""
+    steps = "steps" if evaluates else "no"
     return dict(
         runtime.trainer_defaults(device, seed, runtime.autocast_dtype(device)),
-        output_dir=output_dir, max_steps=hp.max_steps, per_device_train_batch_size=1, per_device_eval_batch_size=64,
-        learning_rate=hp.lr, lr_scheduler_type="inverse_sqrt", warmup_steps=hp.warmup, optim="adamw_torch",
-        adam_beta1=hp.betas[0], adam_beta2=hp.betas[1], adam_epsilon=hp.adam_eps, weight_decay=hp.weight_decay,
-        max_grad_norm=hp.clip_norm, label_smoothing_factor=hp.label_smoothing,
-        logging_strategy="steps", logging_steps=hp.log_every,
+        output_dir=output_dir, max_steps=hp.max_steps, per_device_train_batch_size=1,
+        per_device_eval_batch_size=64, learning_rate=hp.lr, lr_scheduler_type="inverse_sqrt",
+        warmup_steps=hp.warmup, optim="adamw_torch", adam_beta1=hp.betas[0], adam_beta2=hp.betas[1],
+        adam_epsilon=hp.adam_eps, weight_decay=hp.weight_decay, max_grad_norm=hp.clip_norm,
+        label_smoothing_factor=hp.label_smoothing, logging_strategy="steps", logging_steps=hp.log_every,
         logging_nan_inf_filter=False,  # its isnan check would make every step wait for the GPU
-        eval_strategy="steps" if evaluates else "no", eval_steps=hp.eval_every,
-        save_strategy="steps" if evaluates else "no", save_steps=hp.eval_every, save_only_model=True,
-        save_total_limit=1, load_best_model_at_end=evaluates, metric_for_best_model="nll", greater_is_better=False,
-        dataloader_pin_memory=device.startswith("cuda"))
+        eval_strategy=steps, eval_steps=hp.eval_every, save_strategy=steps, save_steps=hp.eval_every,
+        save_only_model=True, save_total_limit=1, load_best_model_at_end=evaluates,
+        metric_for_best_model="nll", greater_is_better=False, dataloader_pin_memory=device.startswith("cuda"))
 
 
-def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[str]] = (), preset: str = "small", *,
-          seed: int = 1, device: str = "auto", output_dir: str | Path | None = None,
+def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[str]] = (),
+          preset: str = "small", *, seed: int = 1, device: str = "auto", output_dir: str | Path | None = None,
           **overrides: Any) -> TrainedModel:
     """Train a model on ``(English, Chinese)`` pairs; select the best checkpoint on ``valid_pairs``.
 
-    ``overrides`` are :class:`Hyperparameters` fields. With no validation pairs the last
-    weights are kept. ``max_time_s`` bounds the training loop (evaluations included, data
-    preparation not). In the returned record, ``tokens_per_s`` counts target tokens (with
-    ``</s>``, fairseq's ``wps``) and ``examples_per_s`` pairs, per second of training steps
-    (evaluations and checkpoint saves excluded); ``wall_time_s`` is the whole call;
-    ``hyperparameters`` holds the options plus the model size, vocabularies, epochs, best step
-    and why training stopped.
+    ``overrides`` are :class:`Hyperparameters` fields. With no validation pairs the last weights
+    are kept. ``max_time_s`` bounds the training loop (evaluations included). The record's
+    ``tokens_per_s`` counts target tokens (with ``</s>``, fairseq's ``wps``) and
+    ``examples_per_s`` pairs per second of training steps (evaluations and saves excluded).
     """
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
     hp = Hyperparameters.from_preset(preset, **overrides)
-    _check_pairs(train_pairs, "training")
-    _check_pairs(valid_pairs, "validation")
+    for what, given in (("training", train_pairs), ("validation", valid_pairs)):
+        for i, pair in enumerate(given):
+            if len(pair) != 2 or not all(isinstance(x, str) and x.strip() for x in pair):
+                raise ConfigError(f"{what} pair {i} is {pair!r}; expected (English, Chinese), both non-empty")
     if not train_pairs:
         raise ConfigError("no training pairs", hint="Pass a non-empty list of (English, Chinese) pairs")
     dev = runtime.pick_device(device)
     start = time.perf_counter()
     runtime.seed_everything(seed)
-
     features, source, target = prepare(train_pairs, hp)
     batches = [[features[i] for i in b] for b in token_batches(features, hp.max_tokens, seed)]
-    # in pair order, so that evaluation batches hold 64 consecutive pairs
-    valid = prepare(valid_pairs, hp, source, target)[0] if valid_pairs else []
+    valid = prepare(valid_pairs, hp, source, target)[0] if valid_pairs else []  # 64 pairs a batch, in order
     net = new_model(hp, source.get_vocab_size(), target.get_vocab_size())
     collator = _Collator(source, net)
-    evaluates = bool(valid)
     with tempfile.TemporaryDirectory(prefix="benchsmith-nmt-") as tmp, \
             progress.bar("train seq2seq", total=hp.max_steps) as bar:
-        watch = _watch_class()(collator, hp.max_time_s, bar, evaluates)
-        args = Seq2SeqTrainingArguments(**trainer_arguments(hp, dev, tmp, seed, evaluates))
+        watch = _watch(collator, hp.max_time_s, bar, bool(valid))
+        args = Seq2SeqTrainingArguments(**trainer_arguments(hp, dev, tmp, seed, bool(valid)))
         trainer = runtime.quiet(Seq2SeqTrainer(
             model=net, args=args, train_dataset=batches, eval_dataset=valid or None, data_collator=collator,
-            callbacks=[watch], compute_metrics=_mean_nll if evaluates else None,
-            preprocess_logits_for_metrics=_nll_per_token))
+            callbacks=[watch], compute_metrics=_mean_nll, preprocess_logits_for_metrics=_nll_per_token))
         trainer.train()
-        state = trainer.state
-    net = trainer.model.eval()
-    best_step = int(Path(state.best_model_checkpoint).name.rsplit("-", 1)[1]) if state.best_model_checkpoint else 0
-    dtype = runtime.autocast_dtype(dev)
+    state, net = trainer.state, trainer.model.eval()
+    best_step = int(state.best_model_checkpoint.rsplit("-", 1)[1]) if state.best_model_checkpoint else 0
     record = runtime.RunRecord(
         baseline="seq2seq-transformer", model=f"transformer-{preset} (trained from scratch)",
-        model_sha256=weights_sha256(net), seed=seed, device=dev,
-        dtype=runtime.dtype_name(dtype), gpu=runtime.gpu_name(dev), steps=state.global_step)
+        model_sha256=weights_sha256(net), seed=seed, device=dev, steps=state.global_step,
+        dtype=runtime.dtype_name(runtime.autocast_dtype(dev)), gpu=runtime.gpu_name(dev))
     record.hyperparameters = {
-        "preset": preset, **asdict(hp), "parameters": net.num_parameters(only_trainable=True), "model_class": "MarianMTModel",
-        "loop": "transformers.Seq2SeqTrainer", "src_vocab": source.get_vocab_size(), "tgt_vocab": target.get_vocab_size(),
-        "bpe_merges_learned": subword.num_merges(target), "train_pairs": len(train_pairs), "valid_pairs": len(valid_pairs),
-        "batches_per_epoch": len(batches), "epochs": round(state.global_step / len(batches), 2),
-        "best_step": best_step, "best_valid": None if state.best_metric is None else round(state.best_metric, 5),
-        "stopped_by": "max_time_s" if watch.timed_out else "max_steps", "train_time_s": round(watch.train_time, 3),
+        "preset": preset, **asdict(hp), "parameters": net.num_parameters(only_trainable=True),
+        "model_class": "MarianMTModel", "loop": "transformers.Seq2SeqTrainer",
+        "src_vocab": source.get_vocab_size(), "tgt_vocab": target.get_vocab_size(),
+        "bpe_merges_learned": subword.num_merges(target), "train_pairs": len(train_pairs),
+        "valid_pairs": len(valid_pairs), "batches_per_epoch": len(batches),
+        "epochs": round(state.global_step / len(batches), 2), "best_step": best_step,
+        "best_valid": None if state.best_metric is None else round(state.best_metric, 5),
+        "stopped_by": "max_time_s" if watch.timed_out else "max_steps",
+        "train_time_s": round(watch.train_time, 3),
     }
     if watch.train_time > 0:
         record.tokens_per_s = round(watch.tokens / watch.train_time, 2)
@@ -420,10 +365,10 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
 
 @dataclass
 class TrainedModel:
-    """A trained model with everything needed to translate with it and to reproduce it."""
+    """A trained model, its vocabularies (``tokenizers.Tokenizer``) and what reproduces it."""
 
     model: Any
-    source: Any  # the source / target vocabularies: tokenizers.Tokenizer (:mod:`.subword`)
+    source: Any
     target: Any
     hp: Hyperparameters
     record: runtime.RunRecord
@@ -433,16 +378,15 @@ class TrainedModel:
     preset: str = "small"
 
     def save(self, path: str | Path) -> Path:
-        """``save_pretrained`` (``config.json``, weights) plus ``nmt.json``, ``source_vocab.json``,
-        ``target_bpe.json`` and ``record.json``."""
+        """``save_pretrained`` plus ``source_vocab.json``, ``target_bpe.json`` and ``nmt.json``
+        (preset, hyperparameters, best step, run record, history)."""
         path = Path(path)
         self.model.save_pretrained(path)
-        config = {"preset": self.preset, "hyperparameters": asdict(self.hp), "best_step": self.best_step}
-        (path / "nmt.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         self.source.save(str(path / "source_vocab.json"))
         self.target.save(str(path / "target_bpe.json"))
-        (path / "record.json").write_text(json.dumps({"record": self.record.to_dict(), "history": self.history},
-                                                     indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        saved = {"preset": self.preset, "hyperparameters": asdict(self.hp), "best_step": self.best_step,
+                 "record": self.record.to_dict(), "history": self.history}
+        (path / "nmt.json").write_text(json.dumps(saved, indent=2, ensure_ascii=False), encoding="utf-8")
         return path
 
     @classmethod
@@ -453,13 +397,13 @@ class TrainedModel:
         if not (path / "nmt.json").is_file() or not (path / "config.json").is_file():
             raise ConfigError("not a seq2seq model folder (nmt.json / config.json missing)", path=path,
                               hint="Pass the output_dir of a seq2seq training run")
-        config = json.loads((path / "nmt.json").read_text(encoding="utf-8"))
-        hp = Hyperparameters(**{**config["hyperparameters"], "betas": tuple(config["hyperparameters"]["betas"])})
+        saved = json.loads((path / "nmt.json").read_text(encoding="utf-8"))
+        hp = Hyperparameters.from_preset(saved["preset"], **saved["hyperparameters"])
         dev = runtime.pick_device(device)
-        net = MarianMTModel.from_pretrained(path, local_files_only=True)
-        saved = json.loads((path / "record.json").read_text(encoding="utf-8"))
-        return cls(net.to(dev).eval(), subword.load(path / "source_vocab.json"), subword.load(path / "target_bpe.json"),
-                   hp, runtime.RunRecord(**saved["record"]), saved["history"], config["best_step"], dev, config["preset"])
+        net = MarianMTModel.from_pretrained(path, local_files_only=True).to(dev).eval()
+        vocabularies = subword.load(path / "source_vocab.json"), subword.load(path / "target_bpe.json")
+        return cls(net, *vocabularies, hp, runtime.RunRecord(**saved["record"]), saved["history"],
+                   saved["best_step"], dev, saved["preset"])
 
 
 @contextmanager
@@ -482,33 +426,33 @@ def generation_vocab(net: Any) -> Iterator[None]:
 
 def translate(model: TrainedModel, sources: Sequence[str], beam: int = 5, *, length_penalty: float = 1.0,
               batch_size: int = 64) -> list[str]:
-    """Plain Chinese translations of English sentences (what ``evaluate cognition`` reads), in order;
-    at most ``2 * longest source in the batch + 10`` new tokens."""
+    """Plain Chinese translations of English sentences (what ``evaluate cognition`` reads), in
+    order; at most ``2 * longest source in the batch + 10`` new tokens."""
     from benchsmith.nlp.segment import unsegment
 
-    if not isinstance(beam, int) or isinstance(beam, bool) or beam < 1:
+    if type(beam) is not int or beam < 1:
         raise ConfigError(f"beam={beam!r}; expected a positive int")
     net, dev, padder = model.model, model.device, _padder(model.source)
     ids = [e.ids[: model.hp.max_len] + [EOS_ID] for e in model.source.encode_batch(list(sources))]
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # similar lengths share a batch
-    results: list[str] = [""] * len(ids)
-    net.eval()
-    with torch.inference_mode(), autocast(dev), generation_vocab(net):
+    results = [""] * len(ids)
+    with torch.inference_mode(), autocast(dev), generation_vocab(net.eval()):
         for start in progress.track(range(0, len(order), batch_size), f"decode (beam {beam})"):
             batch = order[start : start + batch_size]
             src = padder.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt").to(dev)
             out = net.generate(**src, num_beams=beam, do_sample=False, early_stopping=True,
-                               length_penalty=length_penalty, max_new_tokens=2 * src["input_ids"].size(1) + 10,
+                               length_penalty=length_penalty, max_new_tokens=2 * src.input_ids.size(1) + 10,
                                suppress_tokens=[PAD_ID, BOS_ID], pad_token_id=PAD_ID, eos_token_id=EOS_ID)
             for i, row in zip(batch, out[:, 1:].tolist()):  # drop the decoder start token
-                results[i] = unsegment(subword.decode(model.target, row[: row.index(EOS_ID)] if EOS_ID in row else row))
+                row = row[: row.index(EOS_ID)] if EOS_ID in row else row
+                results[i] = unsegment(subword.decode(model.target, row))
     return results
 
 
 # --------------------------------------------------------------------------- the nmt engine
 
-#: The ``nmt`` engine's options: ``preset``, the decoder's ``beam`` and ``length_penalty``, and every
-#: :class:`Hyperparameters` field, None meaning "the preset's value" (built from Hyperparameters' fields
+#: The ``nmt`` engine's options: ``preset``, the decoder's ``beam`` and ``length_penalty``, and
+#: every :class:`Hyperparameters` field, None meaning "the preset's value" (built from its fields
 #: so that the two never drift apart).
 NMTOptions = make_dataclass(
     "NMTOptions",
@@ -518,42 +462,38 @@ NMTOptions = make_dataclass(
 )
 
 
-@register_engine("nmt", options=NMTOptions)
-def nmt_engine(call: EngineCall) -> EngineOutput:
+@engine.register_engine("nmt", options=NMTOptions)
+def nmt_engine(call: engine.EngineCall) -> engine.EngineOutput:
     """CoGnition's Transformer NMT from scratch: train on ``config/train_split``, select on
     ``selection_split``, translate every evaluated split, score with the spec's hook."""
     spec, release, opts, o = call.spec, call.release, call.run, call.options
-    out = EngineOutput()
-    train_on, out.caveats = train_split(spec, release, opts)
-    select, caveats = selection_split(spec, release, train_on)
+    out = engine.EngineOutput()
+    train_on, out.caveats = engine.train_split(spec, release, opts)
+    select, caveats = engine.selection_split(spec, release, train_on)
     out.caveats += caveats
-    n, seed = opts.max_examples, opts.seed
-    train_pairs = pairs(subsample(seq_items(spec, release, spec.config, train_on), n, seed))
-    valid_pairs = pairs(subsample(seq_items(spec, release, spec.config, select), n, seed)) if select else []
+    pairs = [engine.pairs(engine.subsample(engine.seq_items(spec, release, spec.config, split),
+                                           opts.max_examples, opts.seed)) if split else []
+             for split in (train_on, select)]
     settings = {f.name: getattr(o, f.name) for f in fields(Hyperparameters) if getattr(o, f.name) is not None}
     preset = opts.preset or o.preset
-    steps = opts.max_steps or settings.get("max_steps", _preset(preset).max_steps)
-    settings["max_steps"] = steps
+    settings["max_steps"] = steps = opts.max_steps or settings.get("max_steps", _preset(preset).max_steps)
     if opts.epochs:
         out.notes.append("--epochs does not apply to nmt (it trains for --max-steps): ignored")
     if preset != "paper":
         out.caveats.append(f"preset {preset} (not the paper's Transformer base: --preset paper)")
     elif steps < PRESETS["paper"].max_steps:
         out.caveats.append(f"trained for at most {steps:,} steps, the paper {PRESETS['paper'].max_steps:,}")
-    model_dir = out_file(opts, "model") if opts.save_model else None
-    model = train(train_pairs, valid_pairs, preset, seed=seed, device=opts.device, output_dir=model_dir, **settings)
+    model_dir = engine.out_file(opts, "model") if opts.save_model else None
+    model = train(*pairs, preset, seed=opts.seed, device=opts.device, output_dir=model_dir, **settings)
     if model_dir is not None:
         out.outputs["model"] = model_dir
     t0 = time.perf_counter()
     decoded = [(config, split, items, translate(model, [it.source for it in items], beam=o.beam,
                                                 length_penalty=o.length_penalty))
-               for config, split, items in eval_items(call, out)]
-    record = model.record
-    record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train_on}",
-                                  selection=f"{spec.config}/{select}" if select else None, beam=o.beam,
-                                  length_penalty=o.length_penalty, decode_time_s=round(time.perf_counter() - t0, 3))
-    score_outputs(call, out, decoded)
-    out.records = [record]
-    out.model = record.model
-    out.details["history"] = model.history
+               for config, split, items in engine.eval_items(call, out)]
+    model.record.hyperparameters.update(
+        spec=spec.name, train=f"{spec.config}/{train_on}", selection=select and f"{spec.config}/{select}",
+        beam=o.beam, length_penalty=o.length_penalty, decode_time_s=round(time.perf_counter() - t0, 3))
+    engine.score_outputs(call, out, decoded)
+    out.records, out.model, out.details["history"] = [model.record], model.record.model, model.history
     return out

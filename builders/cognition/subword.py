@@ -57,7 +57,8 @@ def source_vocab(lines: Sequence[str]) -> Any:
     from tokenizers import models, trainers
 
     tok = _words(models.WordLevel(unk_token=UNK))
-    trainer = trainers.WordLevelTrainer(vocab_size=1 << 31, special_tokens=list(SPECIAL_TOKENS), show_progress=False)
+    trainer = trainers.WordLevelTrainer(vocab_size=1 << 31, special_tokens=[*SPECIAL_TOKENS],
+                                        show_progress=False)
     tok.train_from_iterator(lines, trainer, length=len(lines))
     return tok
 
@@ -76,7 +77,8 @@ def _train_bpe(lines: Sequence[str], vocab_size: int) -> Any:
     bpe = {"unk_token": UNK, "continuing_subword_prefix": PREFIX}
     trained = _words(models.BPE(**bpe))
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[*SPECIAL_TOKENS, *continuations],
-                                  continuing_subword_prefix=PREFIX, min_frequency=MIN_FREQUENCY, show_progress=False)
+                                  continuing_subword_prefix=PREFIX, min_frequency=MIN_FREQUENCY,
+                                  show_progress=False)
     trained.train_from_iterator(lines, trainer, length=len(lines))
     model = json.loads(trained.to_str())["model"]
     tok = _words(models.BPE(vocab=model["vocab"], merges=[tuple(m) for m in model["merges"]], **bpe))
@@ -124,5 +126,5 @@ def load(path: str | Path) -> Any:
     for i, name in enumerate(SPECIAL_TOKENS):
         if vocab.get(name) != i:
             raise ConfigError(f"vocabulary has {name!r} at id {vocab.get(name)}, expected {i}", path=path,
-                              hint="Save a vocabulary built by source_vocab / target_bpe (special tokens first)")
+                              hint="Save a vocabulary that source_vocab or target_bpe built")
     return tok
