@@ -129,19 +129,15 @@ def _preset(name: str) -> Hyperparameters:
 
 # --------------------------------------------------------------------------- data
 
-def target_words(text: str) -> str:
-    """jieba words of a Chinese line, space-separated."""
-    from benchsmith.nlp.segment import segment
-
-    return " ".join(segment(text))
-
-
 def prepare(pairs: Sequence[Sequence[str]], hp: Hyperparameters, source: Any = None,
             target: Any = None) -> tuple[list[dict[str, list[int]]], Any, Any]:
     """One feature per pair (``input_ids`` x + ``</s>``, ``labels`` y + ``</s>``) and the source /
-    target vocabularies (:mod:`.subword`), learned from ``pairs`` when not given."""
+    target vocabularies (:mod:`.subword`), learned from ``pairs`` when not given. The Chinese side
+    is re-segmented by jieba (Section 5.1), the English side split on spaces."""
+    from benchsmith.nlp.segment import segment
+
     english = [en for en, _ in pairs]
-    chinese = [target_words(zh) for _, zh in pairs]
+    chinese = [" ".join(segment(zh)) for _, zh in pairs]
     source = source or subword.source_vocab(english)
     target = target or subword.target_bpe(chinese, hp.bpe_merges)
     src = [e.ids[: hp.max_len] for e in source.encode_batch(english)]
@@ -211,12 +207,6 @@ def new_model(hp: Hyperparameters, src_vocab: int, tgt_vocab: int) -> Any:
         attention_dropout=hp.dropout, activation_dropout=hp.dropout, scale_embedding=True,
         max_position_embeddings=2 * hp.max_len + 16, pad_token_id=PAD_ID, bos_token_id=BOS_ID,
         eos_token_id=EOS_ID, decoder_start_token_id=BOS_ID, forced_eos_token_id=EOS_ID))
-
-
-def autocast(device: str) -> Any:
-    """The autocast context of decoding on ``device`` (disabled on CPU)."""
-    dtype = runtime.autocast_dtype(device)
-    return torch.autocast(device.split(":")[0], dtype=dtype, enabled=dtype is not None)
 
 
 def weights_sha256(net: Any) -> str:
@@ -344,8 +334,8 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
         "preset": preset, **asdict(hp), "parameters": net.num_parameters(only_trainable=True),
         "model_class": "MarianMTModel", "loop": "transformers.Seq2SeqTrainer",
         "src_vocab": source.get_vocab_size(), "tgt_vocab": target.get_vocab_size(),
-        "bpe_merges_learned": subword.num_merges(target), "train_pairs": len(train_pairs),
-        "valid_pairs": len(valid_pairs), "batches_per_epoch": len(batches),
+        "bpe_merges_learned": len(json.loads(target.to_str())["model"]["merges"]),
+        "train_pairs": len(train_pairs), "valid_pairs": len(valid_pairs), "batches_per_epoch": len(batches),
         "epochs": round(state.global_step / len(batches), 2), "best_step": best_step,
         "best_valid": None if state.best_metric is None else round(state.best_metric, 5),
         "stopped_by": "max_time_s" if watch.timed_out else "max_steps",
@@ -435,8 +425,9 @@ def translate(model: TrainedModel, sources: Sequence[str], beam: int = 5, *, len
     net, dev, padder = model.model, model.device, _padder(model.source)
     ids = [e.ids[: model.hp.max_len] + [EOS_ID] for e in model.source.encode_batch(list(sources))]
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))  # similar lengths share a batch
-    results = [""] * len(ids)
-    with torch.inference_mode(), autocast(dev), generation_vocab(net.eval()):
+    results, dtype = [""] * len(ids), runtime.autocast_dtype(dev)  # bf16 / fp16 autocast on CUDA
+    with torch.inference_mode(), torch.autocast(dev.split(":")[0], dtype=dtype, enabled=dtype is not None), \
+            generation_vocab(net.eval()):
         for start in progress.track(range(0, len(order), batch_size), f"decode (beam {beam})"):
             batch = order[start : start + batch_size]
             src = padder.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt").to(dev)

@@ -96,10 +96,6 @@ def target_bpe(segmented: Sequence[str], merges: int = 3000) -> Any:
     return _train_bpe(lines, _train_bpe(lines, 1).get_vocab_size() + merges)
 
 
-def num_merges(tok: Any) -> int:
-    return len(json.loads(tok.to_str())["model"]["merges"])
-
-
 def encode_targets(tok: Any, segmented: Sequence[str]) -> list[list[int]]:
     """Subword ids of space-segmented lines (no ``<s>`` / ``</s>``)."""
     for line in segmented:
