@@ -4,7 +4,8 @@
   its loss falls, the best checkpoint is restored, beam and greedy ``generate`` give one output
   per input, a seeded rerun is identical, save/load round-trips, the CUDA precision flags are
   the ones a GPU run gets;
-* subword.py: target BPE round-trips exactly and learns exactly the merges asked for;
+* subword.py: target BPE round-trips exactly and learns exactly the merges asked for; the source
+  vocabulary is ordered by frequency, then alphabetically;
 * lm_scoring.py: a tiny random Marian model scores the MuCoW fixture suite into a file the
   ``--scores`` reader (and ``benchsmith evaluate mucow``) accepts;
 * generation.py: a tiny GPT-2 and a tiny Marian model are fine-tuned and emit one output
@@ -23,10 +24,11 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
 from benchsmith.builders.cognition import seq2seq
-from benchsmith.builders.cognition.subword import PREFIX, TargetBPE
+from benchsmith.builders.cognition import subword
 from model_helpers import one_thread  # noqa: F401 - autouse fixture
 
 from benchsmith.errors import ConfigError
+from benchsmith.nlp.segment import segment
 
 FIX = Path(__file__).parent / "fixtures" / "mucow"
 
@@ -69,7 +71,7 @@ def test_marian_config_and_tied_target_embeddings(trained):
     cfg = net.config
     assert (cfg.d_model, cfg.encoder_layers, cfg.decoder_layers, cfg.encoder_ffn_dim) == (32, 1, 1, 64)
     assert cfg.activation_function == "relu" and cfg.scale_embedding and not cfg.share_encoder_decoder_embeddings
-    assert cfg.vocab_size == len(trained.src_vocab) and cfg.decoder_vocab_size == trained.bpe.vocab_size
+    assert cfg.vocab_size == trained.source.get_vocab_size() and cfg.decoder_vocab_size == trained.target.get_vocab_size()
     assert net.lm_head.weight.data_ptr() == net.model.decoder.embed_tokens.weight.data_ptr()
     untied = seq2seq.new_model(seq2seq.Hyperparameters.from_preset("small", **{**TINY, "tie_target_embeddings": False}),
                                20, 30)
@@ -78,8 +80,8 @@ def test_marian_config_and_tied_target_embeddings(trained):
 
 def test_best_checkpoint_is_restored(trained):
     """The returned weights are the selected step's: their validation NLL is the recorded best."""
-    src, tgt, _, _ = seq2seq.prepare(VALID, trained.hp, trained.src_vocab, trained.bpe)
-    batch = seq2seq.make_batch(src, tgt).inputs
+    features = seq2seq.prepare(VALID, trained.hp, trained.source, trained.target)[0]
+    batch = seq2seq._Collator(trained.source, trained.model)(features)
     with torch.inference_mode():
         logits = trained.model(**{k: v for k, v in batch.items() if k != "labels"}).logits
     nll = seq2seq._nll_per_token(logits, batch["labels"]).sum() / batch["labels"].ne(seq2seq.IGNORE).sum()
@@ -109,10 +111,6 @@ def test_beam_and_greedy_give_one_output_per_input(trained):
         assert len(out) == len(sources) and all(isinstance(t, str) for t in out)
         assert sum(bool(t) for t in out) >= len(out) - 2
         assert not any(" " in t for t in out)  # plain Chinese: segmentation undone
-    words = seq2seq.translate(trained, sources[:3], beam=2, output="words")
-    pieces = seq2seq.translate(trained, sources[:3], beam=2, output="bpe")
-    assert [w.replace(" ", "") for w in words] == seq2seq.translate(trained, sources[:3], beam=2)
-    assert all(p.replace(" " + PREFIX, "") == w for p, w in zip(pieces, words))
     # batching does not change what is decoded
     assert seq2seq.translate(trained, sources, beam=3, batch_size=5) == seq2seq.translate(trained, sources, beam=3)
     with pytest.raises(ConfigError, match="beam=0"):
@@ -147,14 +145,6 @@ def test_max_time_stops_training_and_still_selects():
     assert m.best_step == m.record.steps
 
 
-def test_checkpoint_selection_by_validation_bleu():
-    m = seq2seq.train(TRAIN, VALID, "small", seed=3, device="cpu", **{**TINY, "select_by": "bleu"})
-    evaluated = [h for h in m.history if "valid_bleu" in h]
-    assert [h["step"] for h in evaluated] == [20, 40] and all(0 <= h["valid_bleu"] <= 100 for h in evaluated)
-    best = max(evaluated, key=lambda h: (h["valid_bleu"], -h["step"]))
-    assert m.best_step == best["step"] and m.record.hyperparameters["best_valid"] == -best["valid_bleu"]
-
-
 @pytest.mark.parametrize("bf16", [True, False])
 def test_cuda_precision_flags(monkeypatch, bf16):
     """The flags a CUDA run gets (bf16, else fp16 with Trainer's scaler; pinned batches); CPU gets fp32 and
@@ -171,21 +161,25 @@ def test_cuda_precision_flags(monkeypatch, bf16):
     assert not (cpu["bf16"] or cpu["fp16"] or cpu["dataloader_pin_memory"]) and cpu["use_cpu"]
     args = Seq2SeqTrainingArguments(**cpu)
     assert args.max_steps == 100_000 and args.adam_beta2 == 0.98 and args.eval_strategy == "no"
-    assert seq2seq.autocast("cpu").fast_dtype is not None and not seq2seq.autocast("cpu")._enabled
 
 
-def test_token_batches_respect_max_tokens():
+def test_token_batches_respect_max_tokens(trained):
     src = [[4] * n for n in (3, 9, 1, 5, 5, 2, 30)]
     tgt = [[4] * n for n in (4, 2, 2, 6, 1, 3, 2)]
-    batches = seq2seq.token_batches(src, tgt, max_tokens=16, seed=0)
+    features = [{"input_ids": [*x, 2], "labels": [*y, 2]} for x, y in zip(src, tgt)]
+    batches = seq2seq.token_batches(features, max_tokens=16, seed=0)
     assert sorted(i for b in batches for i in b) == list(range(7))
     for b in batches:
         longest = max(max(len(src[i]), len(tgt[i])) + 1 for i in b)
         assert len(b) == 1 or longest * len(b) <= 16
-    batch = seq2seq.make_batch([[4, 5], [6]], [[7], [8, 9]]).inputs
+    assert batches == [[2, 5, 0], [4, 3], [1], [6]]
+    # a training step's batch: decoder input <s> + y, labels y + </s> padded with -100
+    collator = seq2seq._Collator(trained.source, trained.model)
+    batch = collator([[{"input_ids": [4, 5, 2], "labels": [7, 2]}, {"input_ids": [6, 2], "labels": [8, 9, 2]}]])
     assert batch["labels"].tolist() == [[7, 2, -100], [8, 9, 2]]
-    assert batch["decoder_input_ids"].tolist() == [[1, 7, 0], [1, 8, 9]]
-    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0]]
+    assert batch["decoder_input_ids"].tolist()[1] == [1, 8, 9] and batch["decoder_input_ids"][0, :2].tolist() == [1, 7]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0]] and batch["input_ids"][1, 2] == 0
+    assert list(collator.queue) == [(5, 2)]  # target tokens and rows of the training step
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -193,7 +187,8 @@ def test_token_batches_respect_max_tokens():
     ({"d_modle": 64}, "did you mean 'd_model'"),
     ({"norm_first": True}, "unknown seq2seq option 'norm_first'"),
     ({"d_model": 30, "heads": 4}, "not divisible"),
-    ({"select_by": "acc"}, "select_by='acc'"),
+    ({"select_by": "bleu"}, "unknown seq2seq option 'select_by'"),
+    ({"bpe_merges": -1}, "bpe_merges=-1"),
     ({"max_steps": 0}, "positive int"),
 ])
 def test_bad_options_are_config_errors(kwargs, words):
@@ -210,21 +205,32 @@ def test_bad_pairs_are_config_errors():
 
 
 def test_bpe_round_trips_and_learns_the_merges_asked_for(tmp_path):
-    lines = [seq2seq.target_words(zh) for _, zh in PAIRS] + ["凝视着 窗外 。", "他 凝视着 她 。"]
-    bpe = TargetBPE.train(lines, merges=10)
-    assert bpe.num_merges == 10
-    ids = bpe.encode_batch(lines)
-    assert [bpe.decode(i) for i in ids] == lines
-    assert any(p.startswith(PREFIX) for i in ids for p in bpe.pieces(i))  # some words are split
-    assert TargetBPE.train(lines, merges=None, vocab_size=bpe.vocab_size).vocab_size == bpe.vocab_size
-    bpe.save(tmp_path / "bpe.json")
-    again = TargetBPE.load(tmp_path / "bpe.json")
-    assert again.encode_batch(lines) == ids and TargetBPE.from_json(bpe.to_json()).encode(lines[0]) == ids[0]
-    assert bpe.decode(bpe.encode("狗 看见 了 鲸鱼")).startswith("狗 看见 了 <unk>")  # unseen characters
+    lines = [" ".join(segment(zh)) for _, zh in PAIRS] + ["凝视着 窗外 。", "他 凝视着 她 。"]
+    bpe = subword.target_bpe(lines, merges=10)
+    assert len(json.loads(bpe.to_str())["model"]["merges"]) == 10
+    ids = subword.encode_targets(bpe, lines)
+    assert [subword.decode(bpe, i) for i in ids] == lines
+    assert any(bpe.id_to_token(t).startswith(subword.PREFIX) for i in ids for t in i)  # some words are split
+    assert subword.target_bpe(lines, merges=10).to_str() == bpe.to_str()  # reproducible
+    bpe.save(str(tmp_path / "bpe.json"))
+    assert subword.encode_targets(subword.load(tmp_path / "bpe.json"), lines) == ids
+    assert subword.decode(bpe, subword.encode_targets(bpe, ["狗 看见 了 鲸鱼"])[0]).startswith("狗 看见 了 <unk>")
     with pytest.raises(ConfigError, match="subword marker"):
-        bpe.encode("狗 ##看见")
-    with pytest.raises(ConfigError, match="exactly one"):
-        TargetBPE.train(lines, merges=5, vocab_size=50)
+        subword.encode_targets(bpe, ["狗 ##看见"])
+    with pytest.raises(ConfigError, match="not found"):
+        subword.load(tmp_path / "nothing.json")
+
+
+def test_source_vocabulary_is_by_frequency_then_alphabetical(tmp_path):
+    vocab = subword.source_vocab(["b a c a .", "c c d", "b"])
+    order = sorted(vocab.get_vocab(), key=vocab.get_vocab().get)
+    assert order == [*subword.SPECIAL_TOKENS, "c", "a", "b", ".", "d"]
+    assert vocab.encode("a zebra").ids == [5, subword.UNK_ID]
+    from tokenizers import Tokenizer, models
+
+    Tokenizer(models.WordLevel({"x": 0, "<pad>": 1}, unk_token="<pad>")).save(str(tmp_path / "v.json"))
+    with pytest.raises(ConfigError, match="'<pad>' at id 1, expected 0"):
+        subword.load(tmp_path / "v.json")
 
 
 # ----------------------------------------------------------------------------- tiny HF models

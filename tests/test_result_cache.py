@@ -102,3 +102,36 @@ def test_a_crash_is_not_stored(tmp_path, monkeypatch):
     assert any(x.check == "lengths" and "crashed" in x.summary for x in first.results)
     second = _validate(r)
     assert not any(x.check == "lengths" and "crashed" in x.summary for x in second.results)
+
+
+def test_the_cheap_baselines_are_cached_and_a_hit_is_the_recomputation(tmp_path, monkeypatch):
+    from benchsmith.validation.baselines.cheap import CheapBaselines
+
+    calls = []
+    real = CheapBaselines.run
+    monkeypatch.setattr(CheapBaselines, "run", lambda self, release: calls.append(1) or real(self, release))
+    r = _release(tmp_path)
+    first = runner.validate(r, baselines="cheap", builder=None, previous=None, write=False)
+    second = runner.validate(r, baselines="cheap", builder=None, previous=None, write=False)
+    fresh = runner.validate(r, baselines="cheap", builder=None, previous=None, write=False, cache=False)
+    assert len(calls) == 2 and any("baselines" in n.split(": ")[-1].split(", ") for n in second.notes)
+    assert [x.to_dict() for x in first.results] == [x.to_dict() for x in second.results] \
+        == [x.to_dict() for x in fresh.results]
+
+
+def test_fidelity_is_keyed_by_its_figures_and_a_hit_is_the_recomputation(tmp_path):
+    from benchsmith.validation.fidelity import FidelityCheck
+
+    from benchsmith.expectation import Expectation
+
+    r = _release(tmp_path)
+    count = Expectation.count("default", "test", 30, "Table 1")
+    key = result_cache.check_key(FidelityCheck([count]), result_cache.release_digest(r))
+    assert key is not None  # the measure (a function) is named by cache_params, not refused
+    other = Expectation.count("default", "test", 31, "Table 1")
+    assert result_cache.check_key(FidelityCheck([other]), result_cache.release_digest(r)) != key
+    hits: list[str] = []
+    (cached,) = result_cache.cached_checks(r, [FidelityCheck([count])], hits)
+    first, second = cached.run(r), cached.run(r)
+    assert hits == ["fidelity"] and [x.to_dict() for x in first] == [x.to_dict() for x in second] \
+        == [x.to_dict() for x in FidelityCheck([count]).run(r)]

@@ -569,6 +569,7 @@ def test_uriel_vectors_come_from_the_cache_without_importing_lang2vec(tmp_path, 
         raise AssertionError("lang2vec imported")
 
     monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    monkeypatch.setattr(diversity, "URIEL_SNAPSHOT", tmp_path / "no-snapshot.json")  # the cache alone
     diversity.uriel_syntax.cache_clear()  # the per-process cache would hide the disk one
     try:
         fresh = diversity.uriel_syntax(("est", "tha"))
@@ -588,6 +589,27 @@ def test_uriel_vectors_come_from_the_cache_without_importing_lang2vec(tmp_path, 
                 diversity.uriel_syntax(("est", "tha"))
         diversity.uriel_syntax.cache_clear()
         assert diversity.uriel_syntax(("est", "ita"))["est"] == fresh["est"]  # lang2vec again, added to the file
+    finally:
+        diversity.uriel_syntax.cache_clear()
+
+
+def test_uriel_snapshot_is_what_lang2vec_gives_and_spares_its_import(tmp_path, monkeypatch):
+    import json
+
+    from benchsmith.builders.xcopa import diversity
+
+    snapshot = json.loads(diversity.URIEL_SNAPSHOT.read_text(encoding="utf-8"))
+    langs = tuple(snapshot["sets"][diversity.URIEL_FEATURE_SET])
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    diversity.uriel_syntax.cache_clear()
+    try:
+        with monkeypatch.context() as m:  # a fresh home: the snapshot alone, lang2vec not imported
+            m.setattr(diversity, "_import_lang2vec", lambda: pytest.fail("lang2vec imported"))
+            shipped = diversity.uriel_syntax(langs)
+        monkeypatch.setattr(diversity, "URIEL_SNAPSHOT", tmp_path / "no-snapshot.json")
+        diversity.uriel_syntax.cache_clear()
+        assert diversity.uriel_syntax(langs) == shipped  # lang2vec's own vectors, recomputed
+        assert snapshot["lang2vec"] == diversity._lang2vec_version()
     finally:
         diversity.uriel_syntax.cache_clear()
 

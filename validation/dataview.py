@@ -35,7 +35,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,6 +44,7 @@ from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.policy import AUTO, Policy
 
 if TYPE_CHECKING:
+    from benchsmith.features import Features
     from benchsmith.release import Release
 
 # Scripts written without spaces between words get one token per character: CJK
@@ -105,8 +105,26 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
+def features_of(release: Release, config: str) -> Features:
+    """The config's features as :mod:`benchsmith.features` types, without importing ``datasets``
+    (~1 s of a warm ``validate``'s start-up); through ``release.features`` (datasets) only for a
+    type those do not know. The two compare equal (tests/test_core_features.py)."""
+    from benchsmith.features import Features
+    from benchsmith.manifest import _thaw
+
+    try:
+        return Features.from_dict(_thaw(release.config_info(config).features_dict))
+    except (KeyError, TypeError, ValueError):
+        return release.features(config)  # type: ignore[return-value]  # datasets' twin
+
+
+def _kind(f: Any) -> str:
+    """A feature's type name: ``Value``, ``ClassLabel``... (benchsmith's or datasets' twin)."""
+    return type(f).__name__
+
+
 def _is_text_feature(f: Any) -> bool:
-    if isinstance(f, datasets.Value):
+    if _kind(f) == "Value":
         return f.dtype in ("string", "large_string")
     inner = getattr(f, "feature", None)
     return inner is not None and _is_text_feature(inner)
@@ -377,7 +395,7 @@ class ConfigView:
     def __init__(self, release: Release, config: str) -> None:
         self.release = release
         self.config = config
-        self.features: datasets.Features = release.features(config)
+        self.features: Features = features_of(release, config)
         entry = release.config_info(config)
         self.metadata: Mapping[str, Any] = entry.metadata
         self.policy: Policy = entry.validation_policy
@@ -403,13 +421,13 @@ class ConfigView:
             return None
         if declared != AUTO and declared in self.features:
             return declared
-        labels = [n for n, f in self.features.items() if isinstance(f, datasets.ClassLabel)]
+        labels = [n for n, f in self.features.items() if _kind(f) == "ClassLabel"]
         return labels[0] if len(labels) == 1 else None
 
     @property
     def label_fields(self) -> list[str]:
         """ClassLabel fields plus the declared (int) label field."""
-        out = [n for n, f in self.features.items() if isinstance(f, datasets.ClassLabel)]
+        out = [n for n, f in self.features.items() if _kind(f) == "ClassLabel"]
         lf = self.label_field
         if lf and lf not in out:
             out.append(lf)
@@ -417,7 +435,7 @@ class ConfigView:
 
     def label_names(self, field: str) -> list[str] | None:
         f = self.features[field]
-        if isinstance(f, datasets.ClassLabel):
+        if _kind(f) == "ClassLabel":
             return list(f.names)
         mc = self.multiple_choice
         if mc is not None and field == mc.label and not mc.list_field:

@@ -34,9 +34,19 @@ def _fmt(v: Any) -> str:
 class FidelityCheck(Check):
     name = "fidelity"
     family = "fidelity"
+    #: a measure reads the release (and installed packages: lang2vec's URIEL) only, by contract of
+    #: ``published.yaml``'s measures; a figure that needs more is a ``needs`` skip
+    cacheable = True
 
     def __init__(self, expectations: Sequence[Any]) -> None:
         self.expectations = list(expectations)
+
+    def cache_params(self) -> list[list[Any]]:
+        """The result cache's key part (validation/result_cache.py): each figure as declared, a
+        measure by its name (a function has no JSON form; its code is in the cache key)."""
+        return [[e.key, e.published, e.reference, e.tolerance, e.description, getattr(e, "discrepancy", None),
+                 getattr(e, "needs", None), getattr(e.measure, "__qualname__", repr(e.measure))]
+                for e in self.expectations]
 
     def run(self, release: Release) -> list[CheckResult]:
         return [self._one(release, e) for e in self.expectations]

@@ -14,13 +14,15 @@ stored as JSON under ``$BENCHSMITH_HOME/cache/validation/<key>.json`` (best effo
 * the installed distributions and their versions (the ``*.dist-info`` names on
   ``sys.path``: a new scikit-learn or sacremoses misses);
 * the check's class and its parameters (``vars(check)`` as JSON; a parameter that has no
-  JSON form, such as a function, makes the check uncacheable for that run).
+  JSON form, such as a function, makes the check uncacheable for that run, unless the check
+  says what stands for it with ``cache_params()``: ``fidelity`` gives each figure's declaration,
+  its measure being the builder's code, which the code digest covers).
 
 So a hit is the result the check would compute again, bit for bit, unless the check reads
 something it did not declare. Checks that read more stay uncached and run every time:
 ``schema`` (reads the card, which ``validate`` rewrites), ``contamination`` (other releases),
-``drift`` (the previous release), ``fidelity`` and builder checks that read raw sources,
-and the model baselines. ``validate --no-cache`` (or ``BENCHSMITH_NO_CACHE=1``) runs
+``drift`` (the previous release), builder checks that read raw sources or annotation
+files, and the model baselines. ``validate --no-cache`` (or ``BENCHSMITH_NO_CACHE=1``) runs
 every check. The report says which results came from the cache (``notes``).
 """
 
@@ -115,8 +117,9 @@ def check_key(check: Check, release_key: str) -> str | None:
     ``release_key``, or None when the check is not cacheable."""
     if not getattr(check, "cacheable", False):
         return None
+    own = getattr(check, "cache_params", None)  # a check whose parameters hold functions names them itself
     try:
-        params = json.dumps(vars(check), sort_keys=True, default=_param)
+        params = json.dumps(own() if own is not None else vars(check), sort_keys=True, default=_param)
     except (TypeError, ValueError):
         return None
     cls = type(check)

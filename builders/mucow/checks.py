@@ -81,7 +81,7 @@ Inspection = tuple[list[str], dict[str, Any], dict[str, Any]]
 
 def variant_of(release: Release, config: str) -> str | None:
     """``scoring`` / ``translation`` from the config's features (None: not a MuCoW suite)."""
-    features = release.features(config)
+    features = release.config_info(config).features_dict  # names only: no datasets import
     if "contrastive_translations" in features:
         return SCORING
     if "correct_words" in features:

@@ -113,9 +113,12 @@ def _name(feature: Any, value: Any) -> Any:
 
 def balance(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
     """Label and question counts per config and split (label names and question strings as keys)."""
+    from benchsmith.features import Features
+    from benchsmith.manifest import _thaw
+
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for config in release.configs():
-        feats = release.features(config)
+        feats = Features.from_dict(_thaw(release.config_info(config).features_dict))  # no datasets import
         for split in release.splits(config):
             table = release.table(config, split, ["label", "question"])
             labels = Counter(_name(feats["label"], v) for v in table.column("label").to_pylist())
@@ -290,7 +293,7 @@ def card_sections(release: Release) -> dict[str, str]:
     from .agreement import changed_counts, fleiss, translator_matrix
     from .fields import FIELD_DOCS, HUB_COMPARISON
 
-    fields = [name for c in release.configs() for name in release.features(c)]
+    fields = [name for c in release.configs() for name in release.config_info(c).features_dict]
     out = {"Field meanings": "\n".join(
         ["| field | meaning |", "|---|---|"]
         + [f"| `{name}` | {doc} |" for name, doc in FIELD_DOCS.items() if name in fields]

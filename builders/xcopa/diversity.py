@@ -132,6 +132,11 @@ def log_base(value: Any) -> float:
 
 #: file under ``$BENCHSMITH_HOME/cache`` that keeps the URIEL vectors read so far
 URIEL_CACHE = "uriel-syntax.json"
+#: the vectors of the languages XCOPA's figures read, as lang2vec 1.1.2 gives them (same format as
+#: the cache; tests/test_xcopa_fixture.py recomputes it): a first ``validate`` on a fresh
+#: ``$BENCHSMITH_HOME`` need not import lang2vec (~3.5 s, as much as the whole build). Another
+#: lang2vec version ignores it.
+URIEL_SNAPSHOT = Path(__file__).with_name("uriel-syntax.json")
 
 
 @lru_cache(maxsize=32)
@@ -142,7 +147,7 @@ def uriel_syntax(iso_codes: tuple[str, ...], feature_set: str = URIEL_FEATURE_SE
     Importing lang2vec costs ~3.5 s (it lists its languages at import by re-reading a zipped
     array per language), so the vectors read are kept in ``$BENCHSMITH_HOME/cache/``
     :data:`URIEL_CACHE`, keyed by lang2vec's installed version: a later validation of the
-    same languages does not import it.
+    same languages does not import it; XCOPA's own languages ship in :data:`URIEL_SNAPSHOT`.
 
     ``syntax_knn`` must be complete for every language; in the other sets a missing
     value (lang2vec's ``--``) is ``None``.
@@ -194,13 +199,16 @@ def _lang2vec_version() -> str | None:
 
 
 def _read_uriel_cache(version: str | None) -> dict[str, dict[str, list[float | None]]]:
-    """``{feature_set: {iso639_3: vector}}`` read with lang2vec ``version``; {} if none or unreadable."""
+    """``{feature_set: {iso639_3: vector}}`` read with lang2vec ``version`` from :data:`URIEL_SNAPSHOT`
+    and the cache (the cache wins); {} if neither is of that version."""
     from benchsmith.cache import cache_path, read_json
 
-    data = read_json(cache_path(URIEL_CACHE))
-    if not isinstance(data, dict) or data.get("lang2vec") != version or not isinstance(data.get("sets"), dict):
-        return {}
-    return data["sets"]
+    sets: dict[str, dict[str, list[float | None]]] = {}
+    for data in (read_json(URIEL_SNAPSHOT), read_json(cache_path(URIEL_CACHE))):
+        if isinstance(data, dict) and data.get("lang2vec") == version and isinstance(data.get("sets"), dict):
+            for name, vectors in data["sets"].items():
+                sets.setdefault(name, {}).update(vectors)
+    return sets
 
 
 def _write_uriel_cache(version: str, sets: dict[str, dict[str, list[float | None]]]) -> None:

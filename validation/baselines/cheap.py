@@ -32,6 +32,7 @@ def train_split(view: ConfigView) -> str:
 class CheapBaselines(Check):
     name = "baselines"
     family = "baselines"
+    cacheable = True  # reads the release's data only (validation/result_cache.py)
 
     def run(self, release: Release) -> list[CheckResult]:
         out = []

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,6 +44,18 @@ def _norm_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
+def _yaml_list(features: Any) -> list[dict[str, Any]]:
+    """The card's YAML form of ``features`` (benchsmith's ``Features`` or datasets' twin)."""
+    to_yaml = getattr(features, "to_yaml_list", None)
+    return to_yaml() if to_yaml is not None else features._to_yaml_list()
+
+
+def _from_yaml_list(card_list: list[Any]) -> Any:
+    import datasets  # only for a card whose features differ from the manifest's rendering
+
+    return datasets.Features._from_yaml_list(card_list)
+
+
 def card_front_matter(release: Release) -> dict[str, Any] | None:
     """The YAML front matter of the release's README.md, or None if there is none.
 
@@ -60,7 +71,8 @@ def card_front_matter(release: Release) -> dict[str, Any] | None:
     end = text.find("\n---", 4)
     if end < 0:
         return None
-    return yaml.safe_load(text[4:end]) or {}
+    # libyaml's safe loader when built (the same values; 10x faster on XCOPA's 133 KB of YAML)
+    return yaml.load(text[4:end], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
 
 
 @register_check
@@ -143,8 +155,11 @@ class SchemaCheck(Check):
         if info is None:
             problems.append(f"the card's dataset_info has no config {view.config!r}")
             return problems
+        card_list = info.get("features") or []
+        if card_list == _yaml_list(view.features):  # as the card writer renders them: no datasets import
+            card_list = None
         try:
-            card_features = datasets.Features._from_yaml_list(info.get("features") or [])
+            card_features = view.features if card_list is None else _from_yaml_list(card_list)
         except Exception as exc:  # noqa: BLE001 - malformed YAML features are a finding, not a crash
             problems.append(f"the card's features for {view.config!r} do not parse: {exc}")
         else:
