@@ -138,9 +138,8 @@ def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, tmp_path, monkeypatc
 def test_cuda_settings_on_cpu(tiny, tmp_path):
     """What ``--device cuda`` gives Trainer (bf16, or fp16 and its grad scaler) and what CPU gets."""
     import torch
-    from transformers import TrainingArguments
-
     from benchsmith.validation.baselines.runtime import trainer_defaults
+    from transformers import TrainingArguments
 
     def arguments(opts, device, dtype, select):
         return {**trainer_defaults(device, opts.seed, dtype), **trainer_overrides(opts, device, steps=30, select=select)}

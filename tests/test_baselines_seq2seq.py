@@ -23,8 +23,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from benchsmith.builders.cognition import seq2seq
-from benchsmith.builders.cognition import subword
+from benchsmith.builders.cognition import seq2seq, subword
 from model_helpers import one_thread  # noqa: F401 - autouse fixture
 
 from benchsmith.errors import ConfigError
@@ -278,8 +277,8 @@ def marian(tmp_path_factory):
 
 
 def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, capsys):
-    from benchsmith.builders.mucow.metric import MucowScoringAccuracy, read_scores
     from benchsmith.builders.mucow.lm_scoring import score_suite
+    from benchsmith.builders.mucow.metric import MucowScoringAccuracy, read_scores
 
     items = _mucow_items()
     rows = [{"source": it.source, "reference": it.reference, "ambiguous_word": it.ambiguous_word, "sense": it.sense,
@@ -313,8 +312,9 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
 def test_lm_scoring_engine_reports_what_evaluate_reports(marian, tmp_path, capsys):
     """``benchsmith baseline mucow`` (the lm_scoring engine) writes the scores file score_suite writes and
     reports the accuracy ``benchsmith evaluate mucow --scores`` computes from it."""
-    from benchsmith.builder import get_builder
     from benchsmith.builders.mucow.lm_scoring import score_suite
+
+    from benchsmith.builder import get_builder
     from benchsmith.cli import main
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import resolve_sources
@@ -401,8 +401,8 @@ def test_generation_with_a_tiny_seq2seq(marian):
 
 
 def test_bad_model_paths_are_config_errors(tmp_path):
-    from benchsmith.validation.baselines.generation import finetune_and_generate
     from benchsmith.builders.mucow.lm_scoring import score_suite, suite_pairs
+    from benchsmith.validation.baselines.generation import finetune_and_generate
 
     with pytest.raises(ConfigError, match="no config.json"):
         finetune_and_generate(tmp_path / "missing", COMVE, ["x"], device="cpu")

@@ -21,8 +21,8 @@ from benchsmith.builders.comve.errata import Restoration, derive_rows
 from comve_helpers import FIXTURE_DATA, GOOD, FixtureComVE, build, derive_fixture_errata
 
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
-from benchsmith.manifest import ReleaseInfo
 from benchsmith.errors import ParseError, SchemaError
+from benchsmith.manifest import ReleaseInfo
 from benchsmith.source import resolve_sources
 
 

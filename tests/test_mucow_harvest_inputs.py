@@ -22,7 +22,12 @@ from pathlib import Path
 
 import pytest
 from benchsmith.builders.mucow import harvest as harvest_mod
-from benchsmith.builders.mucow.aligner import ALIGN_PREFIX, HARVEST_PREFIX, remove_stale_scratch, require_eflomal
+from benchsmith.builders.mucow.aligner import (
+    ALIGN_PREFIX,
+    HARVEST_PREFIX,
+    remove_stale_scratch,
+    require_eflomal,
+)
 from benchsmith.builders.mucow.metric import _same_pair
 
 from benchsmith.cli import main

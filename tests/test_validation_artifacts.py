@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from benchsmith.validation.baselines.cheap import CheapBaselines
-from benchsmith.validation.checks.partial_input import PartialInputCheck
 from benchsmith.validation.check import Status
 from benchsmith.validation.checks.artifacts import CueCheck, cue_table
+from benchsmith.validation.checks.partial_input import PartialInputCheck
 from benchsmith.validation.fidelity import FidelityCheck
 from validation_helpers import MC_META, balanced_text_rows, make_release, mc_features, mc_rows, text_features
 

@@ -65,7 +65,7 @@ def read_findings(path: str | Path) -> list[Finding]:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,
                          line=mark.line + 1 if mark else None) from None
-    doc = yaml.load(text, Loader=loader) or {}  # noqa: S506 - a safe loader
+    doc = yaml.load(text, Loader=loader) or {}
     if not isinstance(doc, dict) or set(doc) != {"findings"} or not isinstance(doc["findings"], list):
         raise ParseError("expected a mapping with exactly one key, `findings:` (a list)", path=path, line=1)
     rows = next(v for k, v in node.value if k.value == "findings").value

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchsmith.validation.check import CheckResult, Status
 from benchsmith.validation.checks.partial_input import (
     FOLDS,
     MIN_EXAMPLES,
@@ -35,7 +36,6 @@ from benchsmith.validation.checks.partial_input import (
     partial_input_examples,
     verdict,
 )
-from benchsmith.validation.check import CheckResult, Status
 from benchsmith.validation.dataview import ConfigView
 
 from benchsmith import progress
