@@ -71,11 +71,13 @@ def cross_encoder(call: EngineCall) -> EngineOutput:
     if opts.max_steps:
         out.notes.append("--max-steps does not apply to cross_encoder (it trains whole epochs): ignored")
     options = replace(call.options, epochs=opts.epochs or call.options.epochs)
-    result = train_multiple_choice(_items(call, spec.config, train), next(iter(scored.values()), None), evaluate,
-                                   options, model_path=opts.model_path, device=opts.device, seed=opts.seed)
+    validation = next(iter(scored.values()), None)
+    result = train_multiple_choice(_items(call, spec.config, train), validation, evaluate, options,
+                                   model_path=opts.model_path, device=opts.device, seed=opts.seed)
     for key, items in {**scored, **evaluate}.items():
         config, _, split = key.partition("/")
-        out.rows.append(accuracy_row(config, split, result.accuracy[key if key in evaluate else "validation"], items))
+        accuracy = result.accuracy[key if key in evaluate else "validation"]
+        out.rows.append(accuracy_row(config, split, accuracy, items))
     record = result.record
     record.hyperparameters.update(spec=spec.name, variant=spec.variant, train=f"{spec.config}/{train}",
                                   selection=f"{spec.config}/{select}" if select else None)
@@ -112,8 +114,8 @@ def label_issues(call: EngineCall) -> EngineOutput:
         items += [replace(it, id=f"{split}/{it.id}") for it in mc_items(spec, release, config, split)]
     items = subsample(items, opts.max_examples, opts.seed)
     mc = replace(o, epochs=opts.epochs or o.epochs)  # a LabelIssuesOptions is the cross-encoder's MCOptions
-    report = detect_label_issues(items, folds=o.folds, seed=opts.seed, options=mc, top=o.top, filter_by=o.filter_by,
-                                 model_path=opts.model_path, device=opts.device)
+    report = detect_label_issues(items, folds=o.folds, seed=opts.seed, options=mc, top=o.top,
+                                 filter_by=o.filter_by, model_path=opts.model_path, device=opts.device)
     where = "+".join(splits)
     config = call.evaluations[0][0]
     out.rows = [{"config": config, "split": where, "metric": "out_of_fold_accuracy",
@@ -126,7 +128,8 @@ def label_issues(call: EngineCall) -> EngineOutput:
     out.model = out.records[0].model if out.records else ""
     out.details = {"candidate_errata": [asdict(i) for i in report.issues], "folds": report.folds,
                    "filter_by": report.filter_by, "n_items": report.n_items,
-                   "note": "candidates for a maintainer to read, never applied: a flagged item may be hard, not wrong"}
+                   "note": "candidates for a maintainer to read, never applied: a flagged item may be hard, "
+                   "not wrong"}
     return out
 
 
@@ -144,7 +147,8 @@ def generation(call: EngineCall) -> EngineOutput:
     sources = [it.source for _, _, items in batches for it in items]
     options = replace(call.options, epochs=opts.epochs or call.options.epochs,
                       max_steps=opts.max_steps or call.options.max_steps)
-    outputs, record = finetune_and_generate(path, train_pairs, sources, options, seed=opts.seed, device=opts.device)
+    outputs, record = finetune_and_generate(path, train_pairs, sources, options, seed=opts.seed,
+                                            device=opts.device)
     record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train}")
     decoded, k = [], 0
     for config, split, items in batches:
@@ -167,8 +171,8 @@ def copy(call: EngineCall) -> EngineOutput:
 
     out = EngineOutput(model="copy (the source is the output; no model)")
     batches = eval_items(call, out)
-    record = RunRecord(baseline="copy-source", model=out.model, model_sha256=None, seed=call.run.seed, device="cpu",
-                       dtype="-", hyperparameters={"spec": call.spec.name})
+    record = RunRecord(baseline="copy-source", model=out.model, model_sha256=None, seed=call.run.seed,
+                       device="cpu", dtype="-", hyperparameters={"spec": call.spec.name})
     with timed(record, examples=sum(len(items) for _, _, items in batches)):
         score_outputs(call, out, [(c, s, items, [it.source for it in items]) for c, s, items in batches])
     out.records = [record]

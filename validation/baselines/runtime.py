@@ -47,7 +47,8 @@ def pick_device(preference: str = "auto") -> str:
     import torch
 
     if preference not in DEVICES:
-        raise ConfigError(f"device {preference!r} is not one of {list(DEVICES)}", hint="Use --device auto|cpu|cuda")
+        raise ConfigError(f"device {preference!r} is not one of {list(DEVICES)}",
+                          hint="Use --device auto|cpu|cuda")
     if preference == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda was asked for, but torch sees no CUDA device",
                           hint="Use --device auto (CPU here) or run on a machine with a GPU")
