@@ -125,20 +125,11 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self), default=str))
 
-    def throughput(self, examples: int, tokens: int, seconds: float) -> None:
+    def throughput(self, examples: int, tokens: int | None, seconds: float) -> None:
         """``examples_per_s``/``tokens_per_s`` over ``seconds`` (left None when nothing was timed)."""
         if seconds > 0:
-            self.examples_per_s, self.tokens_per_s = round(examples / seconds, 2), round(tokens / seconds, 2)
-
-
-@contextmanager
-def timed(record: RunRecord, *, examples: int | None = None) -> Iterator[RunRecord]:
-    """Time the body into ``record.wall_time_s`` and derive ``examples_per_s`` from ``examples``."""
-    start = time.perf_counter()
-    yield record
-    record.wall_time_s = round(time.perf_counter() - start, 3)
-    if examples is not None and record.wall_time_s > 0:
-        record.examples_per_s = round(examples / record.wall_time_s, 2)
+            self.examples_per_s = round(examples / seconds, 2)
+            self.tokens_per_s = None if tokens is None else round(tokens / seconds, 2)
 
 
 def gpu_name(device: str) -> str | None:
