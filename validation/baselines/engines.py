@@ -1,19 +1,15 @@
-"""The generic baseline engines (any dataset): each registers itself with
-:func:`~benchsmith.validation.baselines.engine.register_engine` when this module is imported
-(on the first engine lookup).
+"""The generic baseline engines (any dataset), registered when this module is imported (on the
+first engine lookup). The model, device, seed, epochs and ``--max-examples`` come from the run
+(:class:`~.engine.RunOptions`), never from an engine's options.
 
-* ``cross_encoder`` (:class:`~.multiple_choice.MCOptions`) ->
-  :func:`~.multiple_choice.train_multiple_choice`: trains on ``config/train_split``, selects on
-  ``config/selection_split``, scores every pair. Rows: accuracy (%) per split, with the chance
-  level of the items scored.
-* ``label_issues`` (:class:`LabelIssuesOptions`: the cross-encoder's options plus ``folds``,
-  ``top``, ``filter_by``) -> :func:`~.label_issues.detect_label_issues` over the pooled pairs
-  (ids prefixed with their split). Rows: out-of-fold accuracy (%) and the number flagged;
-  details: the ranked candidate errata.
-* ``generation`` (:class:`~.generation.GenerationOptions`) ->
-  :func:`~.generation.finetune_and_generate` (``--model-path`` required); ``copy`` (no
-  options): the source is the output. Rows: whatever the spec's ``score`` returns (default:
-  sacreBLEU against the references).
+* ``cross_encoder`` (:class:`~.multiple_choice.MCOptions`): trains on ``config/train_split``,
+  selects on ``config/selection_split``, scores every pair; rows: accuracy (%) per split with
+  the chance level of the items scored.
+* ``label_issues`` (:class:`LabelIssuesOptions`): :func:`~.label_issues.detect_label_issues`
+  over the pooled splits (ids prefixed with their split); rows: out-of-fold accuracy (%) and
+  the number flagged; details: the ranked candidate errata.
+* ``generation`` (:class:`~.generation.GenerationOptions`, ``--model-path`` required) and
+  ``copy`` (the source is the output); rows: the spec's ``score`` (default sacreBLEU).
 """
 
 from __future__ import annotations
