@@ -30,11 +30,11 @@ from benchsmith.commands import (
     err_console,
     harvest_app,
     literal,
+    plain_table,
     registry_path,
     resolve_release,
     root_commands,
     stage_app,
-    table,
 )
 from benchsmith.errors import BenchsmithError, EnvironmentFault
 from benchsmith.evaluate_cli import evaluate_app
@@ -90,16 +90,9 @@ def list_cmd(json_out: bool = JSON_OPTION) -> None:
     out = summaries()  # cached between runs: see benchsmith/builder_index.py
 
     def human() -> None:
-        console.print(
-            table(
-                "benchsmith datasets",
-                ["name", "versions", "configs"],
-                [
-                    (n, ", ".join(v["versions"]), ", ".join(v["configs"][:8]) + (" ..." if len(v["configs"]) > 8 else ""))
-                    for n, v in out.items()
-                ],
-            )
-        )
+        rows = [(n, ", ".join(v["versions"]), ", ".join(v["configs"][:8]) + (" ..." * bool(v["configs"][8:])))
+                for n, v in out.items()]
+        sys.stdout.write(plain_table("benchsmith datasets", ["name", "versions", "configs"], rows))
 
     emit({"builders": out}, json_out, human)
 
@@ -249,45 +242,43 @@ def build_cmd(
 
     def human() -> None:
         _print_summary(summary, f"built {name} {release.version} -> {release.path}")
-        style = {"match": "green", "registered": "green"}.get(outcome.status, "yellow")
-        from rich.markup import escape
-
-        console.print(f"[{style}]fingerprints {outcome.status}[/]: {escape(outcome.note)}", highlight=False)
+        print(f"fingerprints {outcome.status}: {outcome.note}")
 
     emit(summary, json_out, human)
 
 
 def _print_summary(summary: dict, title: str) -> None:
+    """A release's summary as plain text (no rich: :func:`benchsmith.commands.plain_table`)."""
     rows = [(c, s, f"{n:,}") for c, splits in summary["configs"].items() for s, n in splits.items()]
-    console.print(table(title, ["config", "split", "examples"], rows))
+    lines = [plain_table(title, ["config", "split", "examples"], rows).rstrip("\n")]
     if "status" in summary:
         detail = summary.get("on_fingerprints") or summary.get("report")
-        console.print(f"status: {summary['status']}" + (f" ({detail})" if detail else ""), highlight=False,
-                      markup=False)
+        lines.append(f"status: {summary['status']}" + (f" ({detail})" if detail else ""))
     where = summary.get("published_to") or {}
     if where.get("local"):
-        console.print("published: in this registry", highlight=False)
+        lines.append("published: in this registry")
     for hub in where.get("hub", []):
-        console.print(f"published: {hub.get('repo')}@{hub.get('tag')} (commit {str(hub.get('commit'))[:12]}, "
-                      f"{hub.get('endpoint')})", highlight=False, markup=False)
+        lines.append(f"published: {hub.get('repo')}@{hub.get('tag')} (commit {str(hub.get('commit'))[:12]}, "
+                     f"{hub.get('endpoint')})")
     check = summary.get("seal")
     if check is not None:
         if check["digest"] is None:
-            console.print(f"seal: none ({check['source']})", highlight=False)
+            lines.append(f"seal: none ({check['source']})")
         elif check["matches"]:
-            console.print(f"seal: {check['digest'][:12]} ({check['source']}): the bytes match, checked by "
-                          f"{check['checked']}", highlight=False, markup=False)
+            lines.append(f"seal: {check['digest'][:12]} ({check['source']}): the bytes match, checked by "
+                         f"{check['checked']}")
         else:
-            console.print(f"seal: {check['digest'][:12]} ({check['source']}): the bytes DIFFER, checked by "
-                          f"{check['checked']}: {'; '.join(check['problems'][:3])}", highlight=False, markup=False)
+            lines.append(f"seal: {check['digest'][:12]} ({check['source']}): the bytes DIFFER, checked by "
+                         f"{check['checked']}: {'; '.join(check['problems'][:3])}")
     if summary.get("partial"):
         missing = summary.get("missing_configs") or []
-        console.print("[yellow]partial build[/]" + (f": {len(missing)} config(s) not built" if missing else ""))
+        lines.append("partial build" + (f": {len(missing)} config(s) not built" if missing else ""))
     for c, why in summary.get("skipped", {}).items():
         reasons = "; ".join(f"{s}: {r}" for s, r in why.items()) if isinstance(why, dict) else str(why)
-        console.print(f"[yellow]skipped[/] {literal(c)}: {literal(reasons)}", highlight=False)
+        lines.append(f"skipped {c}: {reasons}")
     if summary.get("errata_applied"):
-        console.print("errata applied: " + ", ".join(summary["errata_applied"]), markup=False)
+        lines.append("errata applied: " + ", ".join(summary["errata_applied"]))
+    print("\n".join(lines))
 
 
 @app.command("show")

@@ -141,6 +141,54 @@ def emit(obj: Any, as_json: bool, human: Callable[[], None] | None = None) -> No
         console.print_json(json.dumps(to_jsonable(obj), ensure_ascii=False))
 
 
+#: rich's default table box (a heavy head), and a plain-ASCII one for a stdout that cannot encode it
+_BOX = "┏┳┓━┃┡╇┩━│└┴┘─"
+_ASCII_BOX = "+++-|+++-|+++-"
+
+
+def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The text of :func:`table`'s table as rich draws it by default, drawn without rich.
+
+    For the commands whose output is a table and a few plain lines (``list``, ``build``,
+    ``show``): importing rich and laying out a one-row table took 0.17 s CPU against 0.04 s for
+    a bare interpreter (``python -c``, medians of 3), a third of ``list``. What rich does and
+    this does not: wrap cells to the terminal's width (a long cell widens its column) and
+    count East Asian wide characters as two columns (names and ids here are ASCII). Cells are
+    literal text, as in :func:`table`.
+    """
+    import shutil
+    import textwrap
+
+    cells = [[str(c) for c in columns], *[[str(v) for v in r] for r in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    # as rich: fit the terminal (80 columns when stdout is not one), wrapping the widest column
+    room = shutil.get_terminal_size((80, 24)).columns - 3 * len(widths) - 1
+    while sum(widths) > room and max(widths) > 8:
+        widest = widths.index(max(widths))
+        widths[widest] = max(8, widths[widest] - (sum(widths) - room))
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        _BOX.encode(encoding)
+        box = _BOX
+    except (UnicodeEncodeError, LookupError):
+        box = _ASCII_BOX
+
+    def rule(left: str, mid: str, right: str, fill: str) -> str:
+        return left + mid.join(fill * (w + 2) for w in widths) + right
+
+    def row(values: list[str], bar: str) -> str:
+        wrapped = [textwrap.wrap(v, w) or [""] for v, w in zip(values, widths)]
+        return "\n".join(
+            bar + bar.join(f" {(c[k] if k < len(c) else '').ljust(w)} " for c, w in zip(wrapped, widths))
+            + bar
+            for k in range(max(map(len, wrapped))))
+
+    lines = [title, rule(box[0], box[1], box[2], box[3]), row(cells[0], box[4]),
+             rule(box[5], box[6], box[7], box[8]), *[row(r, box[9]) for r in cells[1:]],
+             rule(box[10], box[11], box[12], box[13])]
+    return "\n".join(lines) + "\n"
+
+
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
     """A table whose title, headers and cells are literal text (never markup: they hold data)."""
     from rich.table import Table

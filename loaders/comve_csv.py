@@ -334,12 +334,17 @@ def _by_id(reference: Sequence[Any], other: Sequence[Any], ref_path: Path, other
     return by_id
 
 
+#: the columns of :func:`load_columns`: :class:`Instance`'s fields, options and references one each
+COLUMNS = ("id", "sent0", "sent1", "a_label", "b_false_sent", "option_a", "option_b", "option_c", "b_label",
+           "c_false_sent", "reference1", "reference2", "reference3")
+
+
 def load_instances(files: SplitFiles) -> list[Instance]:
     """Read and join the six files of a split, in the order of the subtask A data file.
 
     The answers files are the truth for labels; ids are kept as upstream spells them.
 
-    Two paths, one result (issue 26). The bulk path (:func:`_bulk_instances`) parses each file in
+    Two paths, one result (issue 26). The bulk path (:func:`_bulk_columns`) parses each file in
     one ``csv`` pass and checks everything a file can get wrong on whole columns at once; only
     when one of those checks fails does the exact path below (:func:`_load_instances_exact`) read
     the files again, record by record, to raise the error that names the file and line. The
@@ -348,12 +353,34 @@ def load_instances(files: SplitFiles) -> list[Instance]:
     is ``csv``, not ``pyarrow.csv``: the records must be exactly strict ``csv``'s, and the
     parse is not the cost (98 ms CPU of the 485 ms the exact path took for the train split).
     """
-    return _bulk_instances(files) or _load_instances_exact(files)
+    columns = _bulk_columns(files)
+    return _load_instances_exact(files) if columns is None else _instances_of(columns)
+
+
+def load_columns(files: SplitFiles) -> dict[str, list]:
+    """:func:`load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
+    instance (14,000 :class:`Instance` and their example dicts cost a ComVE build ~0.3 s CPU)."""
+    columns = _bulk_columns(files)
+    if columns is None:
+        instances = _load_instances_exact(files)  # raises the error, naming file and line
+        columns = {n: [getattr(i, n) for i in instances] for n in (*COLUMNS[:5], "b_label", "c_false_sent")}
+        options = [list(o) for o in zip(*(i.options for i in instances))] or [[], [], []]
+        references = [list(r) for r in zip(*(i.references for i in instances))] or [[], [], []]
+        columns.update(zip(COLUMNS[5:8], options))
+        columns.update(zip(COLUMNS[10:], references))
+        columns = {n: columns[n] for n in COLUMNS}
+    return columns
+
+
+def _instances_of(c: dict[str, list]) -> list[Instance]:
+    return [Instance(id=k, sent0=s0, sent1=s1, a_label=al, b_false_sent=bf, options=(oa, ob, oc), b_label=bl,
+                     c_false_sent=cf, references=(r1, r2, r3))
+            for k, s0, s1, al, bf, oa, ob, oc, bl, cf, r1, r2, r3 in zip(*(c[n] for n in COLUMNS))]
 
 
 def _bulk_records(path: Path, columns: Sequence[str], header: bool) -> list[list[str]] | None:
-    """The records of a file (header dropped) if the file passes :func:`read_rows`' checks and
-    :func:`_rows`' (non-empty, unique ids), else None."""
+    """The records of a file (header dropped) if the file passes :func:`read_rows`' checks, else
+    None (:func:`_bulk_columns` checks the ids as :func:`_rows` does)."""
     try:
         text = read_bytes(path).decode("utf-8")
         records = [r for r in csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True) if r]
@@ -367,15 +394,13 @@ def _bulk_records(path: Path, columns: Sequence[str], header: bool) -> list[list
         records = records[1:]
     if any(len(r) != len(columns) for r in records):
         return None
-    ids = [r[0].strip() for r in records]
-    if not all(ids) or len(set(ids)) != len(ids):
-        return None
     return records
 
 
-def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
-    """:func:`load_instances` without per-record objects; None where any check fails."""
-    tables = []
+def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
+    """:func:`load_columns` without per-record objects; None where any check fails."""
+    aligned: list[list[list[str]]] = []
+    ids: list[str] = []
     for path, columns, header in (
         (files.a_data, A_HEADER, True), (files.a_answers, ("id", "answer"), False),
         (files.b_data, B_HEADER, True), (files.b_answers, ("id", "answer"), False),
@@ -384,22 +409,33 @@ def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
         records = _bulk_records(Path(path), columns, header)
         if records is None:
             return None
-        tables.append({r[0].strip(): r for r in records})  # ids are unique: nothing is overwritten
-    a, a_ans, b, b_ans, c, c_ans = tables
-    if not all(t.keys() == a.keys() for t in tables[1:]):  # an extra or a missing id somewhere
+        rids = [r[0].strip() for r in records]
+        if not all(rids) or len(set(rids)) != len(rids):  # an empty or a repeated id
+            return None
+        if not aligned:
+            ids = rids
+        elif rids != ids:  # upstream's files agree in order; any other order is joined by id
+            if set(rids) != set(ids):  # an extra or a missing id somewhere
+                return None
+            by_id = dict(zip(rids, records))
+            records = [by_id[k] for k in ids]
+        aligned.append(records)
+    a, a_ans, b, b_ans, c, c_ans = ([list(col) for col in zip(*t)] or [[]] * n
+                                    for t, n in zip(aligned, (3, 2, 5, 2, 2, 4)))
+    a_labels = [x.strip() for x in a_ans[1]]
+    b_labels = [x.strip() for x in b_ans[1]]
+    if not set(a_labels) <= set(A_LABELS) or not set(b_labels) <= set(B_LABELS):
         return None
-    a_labels = {k: r[1].strip() for k, r in a_ans.items()}
-    b_labels = {k: r[1].strip() for k, r in b_ans.items()}
-    if not set(a_labels.values()) <= set(A_LABELS) or not set(b_labels.values()) <= set(B_LABELS):
+    if not all(r1.strip() or r2.strip() or r3.strip() for r1, r2, r3 in zip(*c_ans[1:])):
         return None
-    if not all(r[1].strip() or r[2].strip() or r[3].strip() for r in c_ans.values()):
-        return None
-    return [
-        Instance(id=k, sent0=ra[1], sent1=ra[2], a_label=int(a_labels[k]), b_false_sent=b[k][1],
-                 options=(b[k][2], b[k][3], b[k][4]), b_label=b_labels[k], c_false_sent=c[k][1],
-                 references=(c_ans[k][1], c_ans[k][2], c_ans[k][3]))
-        for k, ra in a.items()
-    ]
+    return dict(zip(COLUMNS, (ids, a[1], a[2], [int(x) for x in a_labels], b[1], b[2], b[3], b[4], b_labels,
+                              c[1], c_ans[1], c_ans[2], c_ans[3])))
+
+
+def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
+    """:func:`load_instances`' bulk path: None where any check fails."""
+    columns = _bulk_columns(files)
+    return None if columns is None else _instances_of(columns)
 
 
 def _load_instances_exact(files: SplitFiles) -> list[Instance]:

@@ -62,7 +62,7 @@ def test_a_registered_engine_runs_from_a_declaration(release):
     result = run_spec(spec, release, seed=0)
     [row] = result.scores
     assert row.value == round(100 * labels.count(0) / len(labels), 2) and row.n == len(labels)
-    assert result.engine == "pick_option" and result.model == "pick option 0"
+    assert result.spec.engine == "pick_option" and result.model == "pick option 0"
     # --set reaches the engine's typed options; a key meant for another engine is noted, not applied
     other = run_spec(spec, release, overrides={"index": 1, "lr": 1e-3})
     assert other.scores[0].value == round(100 * labels.count(1) / len(labels), 2)

@@ -26,7 +26,7 @@ pytest.importorskip("tokenizers")
 
 from benchsmith.validation.baselines.checks import GatedBaselines
 from benchsmith.validation.baselines.run import run_spec
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate, select_specs
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits, select_specs
 from conftest import FIXTURES, one_json, run_cli
 from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 from validation_helpers import make_release, mc_features, mc_rows
@@ -139,8 +139,8 @@ def test_every_builder_declares_its_baselines():
     assert set(found["cognition"]) == {"nmt"} and set(found["mucow"]) == {"lm-scoring"}
     gated = {n for specs in found.values() for n, s in specs.items() if s.gate is not None}
     assert gated == {"subtask-b-options-only", "copa-en-nop", "copa-en-noq"}
-    assert found["comve"]["subtask-c-generation"].requires_model_path
-    assert found["xcopa"]["use-co-zs"].paper == ("table5/CO-ZS/USE", "table8/CO-ZS/USE")
+    assert found["comve"]["subtask-c-generation"].engine_info.needs_model_path
+    assert found["xcopa"]["use-co-zs"].setup.paper == ("table5/CO-ZS/USE", "table8/CO-ZS/USE")
     # a fixture subclass defined in tests/ inherits its dataset's declarations; a builder without
     # baseline.py declares none
     assert [s.name for s in FixtureXcopa("1.1.0").baselines()] == list(found["xcopa"])
@@ -149,15 +149,32 @@ def test_every_builder_declares_its_baselines():
     assert ToyBuilder().baselines() == ()
 
 
-def test_bad_declarations_and_selections_are_config_errors(xcopa):
-    with pytest.raises(ConfigError, match="unknown engine 'cross_encodr'.*Did you mean 'cross_encoder'"):
-        BaselineSpec("x", "cross_encodr", "en")
-    with pytest.raises(ConfigError, match="variant 'NoP' needs an items adapter"):
-        BaselineSpec("x", "cross_encoder", "en", variant="NoP")
-    with pytest.raises(ConfigError, match="only accuracy engines can gate"):
-        BaselineSpec("x", "nmt", "parallel", gate=Gate(min_accuracy=0.1))
-    with pytest.raises(ConfigError, match="needs Gate\\(min_accuracy=...\\) or Gate\\(max_gain=...\\)"):
-        BaselineSpec("x", "cross_encoder", "en", gate=Gate())
+@pytest.mark.parametrize(
+    ("engine", "config", "declared", "error"),
+    [
+        ("cross_encodr", "en", {}, "unknown engine 'cross_encodr'.*Did you mean 'cross_encoder'"),
+        ("cross_encoder", "en", {"name": "Copa-EN"}, "baseline name 'Copa-EN' is not a lower-case slug"),
+        ("cross_encoder", "en", {"variant": "NoP"}, "variant 'NoP' needs an items adapter"),
+        ("copy", "c", {"variant": "options_only"}, "options_only applies to multiple-choice engines"),
+        ("nmt", "parallel", {"gate": Gate(min_accuracy=0.1)}, "only accuracy engines can gate"),
+        ("cross_encoder", "en", {"gate": Gate()}, "needs Gate\\(min_accuracy=...\\) or Gate\\(max_gain"),
+        ("cross_encoder", "en", {"splits": Splits(eval=())}, "no eval splits"),
+        ("cross_encoder", "en", {"splits": Splits(eval="test")}, "a tuple of names is a string"),
+        ("cross_encoder", "en", {"eval_configs": "translation-*"}, "a tuple of names is a string"),
+        ("copy", "c", {"setup": Setup(averages={"All": ("et",)})}, "averages apply to accuracy engines"),
+        ("use_zero_shot", "c", {"setup": Setup(averages={"All": ()})}, "an average names no languages"),
+        ("use_zero_shot", "c", {"setup": Setup(averages={"one": "et"})}, "a tuple of names is a string"),
+    ],
+)
+def test_bad_declarations_are_one_line_config_errors(engine, config, declared, error):
+    get_builder("cognition").baselines()  # registers nmt
+    with pytest.raises(ConfigError, match=error) as exc:
+        rest = {k: v for k, v in declared.items() if k != "name"}
+        BaselineSpec(declared.get("name", "x"), engine, config, **rest)
+    assert "\n" not in exc.value.message
+
+
+def test_bad_gates_and_selections_are_config_errors(xcopa):
     with pytest.raises(ConfigError, match="gate max_gain=2; expected a fraction"):
         Gate(max_gain=2)
     specs = get_builder("xcopa").baselines()
@@ -207,21 +224,14 @@ def test_declared_averages(scored, averages, expected, missing):
     release = SimpleNamespace(configs=lambda: list(configs), info=info, config_info=info.configs.__getitem__)
     from benchsmith.builders.xcopa.baseline import source_language
 
-    spec = BaselineSpec("avg", "use_zero_shot", "en", averages=averages, language=source_language)
+    setup = Setup(averages=averages, language=source_language)
+    spec = BaselineSpec("avg", "use_zero_shot", "en", setup=setup)
     rows = [ScoreRow(config=c, split="test", metric="accuracy", value=v, n=5) for c, v in scored.items()]
     rows.append(ScoreRow(config="en", split="validation", metric="accuracy", value=99.0, n=5))  # not an eval split
     got, notes = average_rows(spec, release, rows)
     assert {r.config: r.value for r in got} == expected and all(r.split == "test" and r.n is None for r in got)
     assert [n for n in notes if "not computed" in n] == [f"average 'All' of test not computed: {m} not scored"
                                                          for m in missing]
-
-
-def test_averages_are_declared_for_accuracy_kinds_only():
-    with pytest.raises(ConfigError, match="averages apply to accuracy engines"):
-        BaselineSpec("x", "copy", "c", averages={"All": ("et",)})
-    with pytest.raises(ConfigError, match="names no languages"):
-        BaselineSpec("x", "use_zero_shot", "c", averages={"All": ()})
-    assert BaselineSpec("x", "use_zero_shot", "c", averages={"one": "et"}).averages == {"one": ("et",)}
 
 
 # ----------------------------------------------------------------------------- benchsmith baseline xcopa

@@ -170,6 +170,10 @@ def test_subtask_statements_agree_but_for_one(releases):
     assert disagree == ["test/1698"]  # erratum test-1698-statement
 
 
+# slow (a third real build, a third of the module's setup): the default run keeps the property in
+# tests/test_comve_builder.py (TestComveBuilder.test_rebuild_is_byte_identical, the fixture's 1.1.0
+# with its errata, compared byte for byte)
+@pytest.mark.slow
 def test_rebuild_is_byte_identical(raw, releases, tmp_path):
     again = build(raw, tmp_path / "reg", "1.1.0", checksums=True)
     first = releases["1.1.0"]

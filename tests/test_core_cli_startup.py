@@ -43,10 +43,27 @@ def test_help_and_json_listing_import_none_of_the_heavy_libraries(args, tmp_path
         assert {"comve", "xcopa", "mucow", "cognition"} <= set(json.loads(out)["builders"])
 
 
-def test_list_for_people_imports_rich_only(tmp_path):
+def test_list_for_people_imports_none_of_them_either(tmp_path):
     code, modules, out = _imported_by(["list"], tmp_path)
-    assert code == 0 and "xcopa" in out
-    assert modules == ["rich"], modules
+    assert code == 0 and "│ xcopa " in out  # the table, drawn by benchsmith.commands.plain_table
+    assert modules == [], modules
+
+
+def test_plain_table_draws_what_rich_draws(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from benchsmith.commands import plain_table, table
+
+    monkeypatch.setenv("COLUMNS", "60")
+    rows = [("comve", "1.0.0, 1.1.0", "subtask_a, subtask_b"), ("[b]x[/b]", "", "et")]
+    out = io.StringIO()
+    console = Console(file=out, width=60, soft_wrap=True, emoji=False)
+    console.print(table("datasets", ["name", "v", "configs"], rows))
+    assert plain_table("datasets", ["name", "v", "configs"], rows) == out.getvalue()
+    wrapped = plain_table("t", ["a", "b"], [("x" * 30, "y " * 40)]).splitlines()
+    assert max(map(len, wrapped)) <= 60 and len(wrapped) > 5  # too wide: the widest column wraps
 
 
 def test_a_user_mistake_still_prints_one_line_and_exits_2(tmp_path):
@@ -155,3 +172,23 @@ def test_only_plain_parameters_take_the_front():
     assert plain(str) and plain(bool) and plain(Path) and plain(list[str]) and plain(list[Path])
     assert not plain(int) and not plain(float) and not plain(list[int]) and not plain(tuple[str, str])
     assert not plain(str, parser=str.upper) and not plain(Path, path_type=str)
+
+
+# ----------------------------------------------------------------------------- builder index key
+
+
+def test_index_key_scans_the_distributions_again_only_when_a_site_folder_changes(tmp_path, monkeypatch):
+    from benchsmith import builder_index
+
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "home"))
+    scans = []
+    real = builder_index._scan_distributions
+    monkeypatch.setattr(builder_index, "_scan_distributions", lambda: scans.append(1) or real())
+    first = builder_index.stamp()
+    assert builder_index.stamp() == first and len(scans) == 1  # remembered: no second scan
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))  # a new sys.path folder (as a package installed into one)
+    assert builder_index.stamp() != first and len(scans) == 2
+    builder_index.stamp()
+    assert len(scans) == 2

@@ -179,6 +179,65 @@ def test_schema_errors_name_the_example_and_leave_nothing(tmp_path, cls, pattern
     assert leftovers(tmp_path) == []
 
 
+def _as_columns(cls: type[ToyBuilder]) -> type[ToyBuilder]:
+    """``cls`` handing the writer columns (``Builder.columns``): its examples transposed."""
+
+    class Columns(cls):  # type: ignore[valid-type, misc]
+        def columns(self, config, split, sources):
+            rows = list(cls.examples(self, config, split, sources))  # cls's, not a subclass's
+            names = list(rows[0]) if rows else list(config.features)
+            return {n: [r.get(n) for r in rows] for n in names} if rows else {n: [] for n in names}
+
+    return Columns
+
+
+@pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])  # 1.1.0 applies the toy's errata (a drop)
+@pytest.mark.parametrize("batch_rows", [3, 64])
+def test_columns_write_the_bytes_examples_write(tmp_path, version, batch_rows):
+    rows = build(tmp_path / "rows", ToyBuilder(version), batch_rows=batch_rows)
+    columns = build(tmp_path / "columns", _as_columns(ToyBuilder)(version), batch_rows=batch_rows)
+    assert columns.fingerprints() == rows.fingerprints()
+    for config in rows.configs():
+        for split in rows.splits(config):
+            for a, b in zip(rows.files(config, split), columns.files(config, split), strict=True):
+                assert a.read_bytes() == b.read_bytes()
+    manifest = {r: json.loads((r.path / "release.json").read_text()) for r in (rows, columns)}
+    assert manifest[rows].pop("builder") == "toy_builder.ToyBuilder"  # the subclass's path differs
+    assert manifest[columns].pop("builder").endswith("Columns") and manifest[rows] == manifest[columns]
+
+
+class _Ragged(ToyBuilder):
+    def columns(self, config, split, sources):
+        rows = list(self.examples(config, split, sources))
+        return {n: [r[n] for r in rows][: None if n != "text" else -1] for n in rows[0]}
+
+
+@pytest.mark.parametrize(
+    ("cls", "pattern"),
+    [
+        (_as_columns(_BadLabel), r"example #6 \(id 'toy-07'\): label 'label' is 'maybe'; expected one of"),
+        (_as_columns(_MissingField), r"plain/train columns: missing fields \['tokens'\]"),
+        (_as_columns(_DuplicateId), r"example #4 \(id 'toy-01'\): duplicate id 'toy-01'"),
+        (_as_columns(_WrongType), r"example #8 \(id 'toy-09'\): field 'text' value 42 does not fit"),
+        (_Ragged, r"plain/train columns differ in length: .*'text': 19"),
+    ],
+)
+def test_column_schema_errors_name_the_example_and_leave_nothing(tmp_path, cls, pattern):
+    with pytest.raises(SchemaError, match=pattern):
+        build(tmp_path, cls())
+    assert leftovers(tmp_path) == []
+
+
+def test_a_subclass_that_overrides_examples_only_is_written_from_them(tmp_path):
+    class Wrapped(_as_columns(ToyBuilder)):  # type: ignore[misc]  # its columns() must not bypass this
+        def examples(self, config, split, sources):
+            yield from super().examples(config, split, sources)
+            raise RuntimeError("examples() was used")
+
+    with pytest.raises(RuntimeError, match=r"examples\(\) was used"):
+        build(tmp_path, Wrapped())
+
+
 class _Repeats(ToyBuilder):
     """``repeat[i] = j``: the example ``toy-i`` gets ``toy-j``'s id."""
 
@@ -376,3 +435,19 @@ def test_fingerprint_does_not_depend_on_how_rows_are_cut():
             fp.update(table.slice(at, k).combine_chunks().to_batches()[0])
             at += k
         assert fp.hexdigest() == want, cuts
+
+
+def test_table_conform_equals_cast_without_importing_compute_for_renamed_lists():
+    import pyarrow as pa
+
+    from benchsmith.release.reader import _conform
+
+    stored = pa.schema([("id", pa.string()), ("refs", pa.list_(pa.field("element", pa.string())))])
+    declared = pa.schema([("id", pa.string()), ("refs", pa.list_(pa.string()))], metadata={b"k": b"v"})
+    table = pa.table({"id": ["a", "b"], "refs": [["x", "y"], []]}, schema=stored)
+    got = _conform(table, declared)
+    assert got.schema.equals(declared, check_metadata=True) and got.equals(table.cast(declared))
+    # a real type difference (same width: a view would reinterpret the bits) is cast, not viewed
+    ints = pa.table({"n": pa.array([1, 2], pa.int64())})
+    floats = pa.schema([("n", pa.float64())])
+    assert _conform(ints, floats).column("n").to_pylist() == [1.0, 2.0]

@@ -84,7 +84,40 @@ class SplitEncoder:
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
-    def check_ids(self, ids: list, rows: list[dict], start: int) -> None:
+    def encode_columns(self, columns: dict[str, list], start: int) -> pa.RecordBatch:
+        """Validate and convert one batch given as columns (``Builder.columns``): the same
+        checks as :meth:`encode`, each column converted in one ``pa.array`` call."""
+        if columns.keys() != self.name_set:
+            raise SchemaError(
+                f"{self.config.name}/{self.split} columns: missing fields "
+                f"{sorted(self.name_set - columns.keys())} and extra fields "
+                f"{sorted(columns.keys() - self.name_set)}",
+                hint="Make the builder give exactly the config's features",
+            )
+        lengths = {n: len(v) for n, v in columns.items()}
+        if len(set(lengths.values())) > 1:
+            raise SchemaError(f"{self.config.name}/{self.split} columns differ in length: {lengths}",
+                              hint="Make the builder give one value per example in every column")
+        rows = _Rows(columns)
+        if self.id_field:
+            self.check_ids(columns[self.id_field], rows, start)
+        arrays = []
+        for n, typ in zip(self.names, self.schema.types):
+            values = columns[n]
+            if n in self.class_labels:
+                values = self._labels(self.class_labels[n], n, values, rows, start)
+            try:
+                arrays.append(pa.array(values, type=typ))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
+                bad = self._find_bad(values, typ)
+                raise SchemaError(
+                    f"{self.where(start + bad, rows[bad])}: field {n!r} value {values[bad]!r} "
+                    f"does not fit feature {self.features[n]!r} ({exc})",
+                    hint="Fix the builder or the declared features",
+                ) from None
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def check_ids(self, ids: list, rows: Any, start: int) -> None:
         """Record the batch's ids; a repeat raises SchemaError (see :class:`IdIndex`)."""
         ordered = mixed_batch(ids)
         if len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any()):
@@ -181,3 +214,13 @@ class SplitEncoder:
             )
         return value
 
+
+
+class _Rows:
+    """Columns read as rows, built only for an error message (``rows[i]`` is example i's dict)."""
+
+    def __init__(self, columns: dict[str, list]) -> None:
+        self.columns = columns
+
+    def __getitem__(self, i: int) -> dict:
+        return {n: v[i] for n, v in self.columns.items()}

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem
+from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem, Setup
 
 from .atoms import CATEGORIES
 from .seq2seq import nmt_engine  # noqa: F401 - registers the nmt engine
@@ -78,11 +78,11 @@ def score_translations(release: Release, config: str, split: str, items: Sequenc
 
 BASELINES = [
     BaselineSpec(
-        "nmt", "nmt", "parallel", train_split="train", selection_split="validation",
-        eval_configs=("parallel", "cg_test"), eval_splits=("test",), items=translation_items,
-        score=score_translations, model="transformer", setup="Table 6", paper=PAPER,
-        paper_note="the paper trains fairseq's Transformer base for 100,000 steps on the 196,246 training pairs "
-        "(--preset paper); the default preset small is a CPU-sized model",
+        "nmt", "nmt", "parallel", eval_configs=("parallel", "cg_test"), items=translation_items,
+        score=score_translations, setup=Setup(
+            "Table 6", model="transformer", paper=PAPER, note="the paper trains fairseq's Transformer base "
+            "for 100,000 steps on the 196,246 training pairs (--preset paper); the default preset small is a "
+            "CPU-sized model"),
         description="Transformer NMT from scratch (en -> zh, jieba + BPE targets), BLEU on the random and CG "
         "test sets, CTER on the CG test set",
     ),

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.builders.comve.errata import DEGENERATE_OPTIONS
-from benchsmith.loaders.comve_csv import B_LABELS, Instance, SplitFiles, load_instances
+from benchsmith.loaders.comve_csv import B_LABELS, SplitFiles, load_columns
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
@@ -264,41 +264,50 @@ class ComVE(Builder):
         return card_sections(release, self)
 
     # ---------------------------------------------------------------- examples
-    def instances(self, split: str, sources: Sources) -> list[Instance]:
+    def split_columns(self, split: str, sources: Sources) -> dict[str, list]:
         """The split's instances joined across subtasks, as upstream has them (the core applies
-        the errata while writing). Parsed once per split and source folder (four configs read
-        the same files).
+        the errata while writing), as columns (``loaders.comve_csv.COLUMNS``). Parsed once per
+        split and source folder (four configs read the same files).
         """
         paths = {k: sources.path(SOURCE, rel) for k, rel in split_files(split).items()}
         key = (split, str(paths["a_data"]))
-        cache = self.__dict__.setdefault("_instances", {})
+        cache = self.__dict__.setdefault("_columns", {})
         if key not in cache:
-            cache[key] = load_instances(SplitFiles(**paths))
+            cache[key] = load_columns(SplitFiles(**paths))
         return cache[key]
 
-    def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict[str, Any]]:
-        for inst in self.instances(split, sources):
-            yield self.example(config.name, inst)
-
-    @staticmethod
-    def example(config: str, inst: Instance) -> dict[str, Any]:
-        if config == "subtask_a":
-            return {"id": inst.id, "sent0": inst.sent0, "sent1": inst.sent1, "label": inst.a_label}
-        if config == "subtask_b":
-            a, b, c = inst.options
-            return {"id": inst.id, "false_sent": inst.b_false_sent, "option_a": a, "option_b": b, "option_c": c,
-                    "label": inst.b_label}
-        if config == "subtask_c":
-            return {"id": inst.id, "false_sent": inst.c_false_sent, "references": list(inst.references)}
-        if config == "tuples":
-            c1, c2 = inst.confusing_reasons
+    def columns(self, config: Config, split: str, sources: Sources) -> dict[str, list]:
+        """Each config's columns from the split's (no dict per example: ``Builder.columns``)."""
+        c = self.split_columns(split, sources)
+        if config.name in ("subtask_c", "tuples"):
+            references = list(map(list, zip(c["reference1"], c["reference2"], c["reference3"])))
+        if config.name == "subtask_a":
+            return {"id": c["id"], "sent0": c["sent0"], "sent1": c["sent1"], "label": c["a_label"]}
+        if config.name == "subtask_b":
+            return {"id": c["id"], "false_sent": c["b_false_sent"], "option_a": c["option_a"],
+                    "option_b": c["option_b"], "option_c": c["option_c"], "label": c["b_label"]}
+        if config.name == "subtask_c":
+            return {"id": c["id"], "false_sent": c["c_false_sent"], "references": references}
+        if config.name == "tuples":
+            pairs = list(zip(c["sent0"], c["sent1"], c["a_label"]))
+            options = list(zip(c["option_a"], c["option_b"], c["option_c"]))
+            correct = [B_LABELS.index(x) for x in c["b_label"]]
+            confusing = [[o for k, o in enumerate(opts) if k != i] for opts, i in zip(options, correct)]
             return {
-                "id": inst.id,
-                "sensical_statement": inst.sensical,
-                "nonsensical_statement": inst.nonsensical,
-                "correct_reason": inst.correct_reason,
-                "confusing_reason1": c1,
-                "confusing_reason2": c2,
-                "references": list(inst.references),
+                "id": c["id"],
+                # the nonsensical statement is sent[a_label], the sensical one the other
+                "sensical_statement": [s1 if x == 0 else s0 for s0, s1, x in pairs],
+                "nonsensical_statement": [s0 if x == 0 else s1 for s0, s1, x in pairs],
+                "correct_reason": [opts[i] for opts, i in zip(options, correct)],
+                "confusing_reason1": [x[0] for x in confusing],
+                "confusing_reason2": [x[1] for x in confusing],
+                "references": references,
             }
-        raise ConfigError(f"comve has no config {config!r}", hint=did_you_mean(config, FEATURES))
+        raise ConfigError(f"comve has no config {config.name!r}", hint=did_you_mean(config.name, FEATURES))
+
+    def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict[str, Any]]:
+        """:meth:`columns` row by row (one truth for both)."""
+        columns = self.columns(config, split, sources)
+        names = list(columns)
+        for values in zip(*columns.values()):
+            yield dict(zip(names, values))

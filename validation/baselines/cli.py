@@ -1,26 +1,22 @@
 """``benchsmith baseline NAME``: run a dataset's declared model baselines on its release.
 
 ``NAME`` is a dataset (its newest release in the registry), ``NAME/VERSION``, or a release
-directory. The builder's ``BASELINES`` (``builders/<name>/baseline.py``) are selected with
-``--baseline`` (repeatable), ``--config`` (the specs that score that config, scoring only
-it), ``--model`` (``use`` ...), ``--setup`` (``CO-ZS``, ``TrTe`` ...) and ``--variant``
-(``NoP`` ...); an unknown name gets suggestions. ``--list`` shows the declarations.
+directory. The builder's ``BASELINES`` are selected with ``--baseline`` (repeatable), ``--config``
+(the specs that score that config, scoring only it), ``--model``, ``--setup`` and ``--variant``;
+an unknown name gets suggestions. ``--list`` shows the declarations.
 
-Each result (scores per config and split with the paper's figures beside them, the run
-record, caveats, the gate) is printed, or ``--json`` prints one object
-``{name, version, release, passed, results: [...], saved: [...]}``. Unless ``--no-save``,
-each result is saved as ``reports/baselines/<baseline>[@<config>].json`` of the release
-(outside a published release: ``<registry>/<name>/.reports/<version>/baselines/``) with
-its predictions, translations or score files in the folder of the same name; ``benchsmith
-validate`` then lists them in the report and the card. ``--out DIR`` puts the files
-elsewhere and also keeps trained weights there (NMT), which never go into the release's
-folder (it is published with its reports). A gated baseline whose gate fails exits 1 (after
-printing).
+Each result is printed, or ``--json`` prints one object ``{name, version, release, passed,
+results: [...], saved: [...]}``. Unless ``--no-save``, each result is saved as
+``reports/baselines/<baseline>[@<config>].json`` of the release (a published release:
+``<registry>/<name>/.reports/<version>/baselines/``) with its predictions, translations or score
+files in the folder of the same name; ``benchsmith validate`` then lists them in the report and
+the card. ``--out DIR`` puts the files elsewhere and also keeps trained weights there (NMT), which
+never go into the release's folder (it is published with its reports). A gated baseline whose
+gate fails exits 1 (after printing).
 
-A saved result holds no absolute path of the machine that ran it (it is published with the
-release): the files beside it are recorded relative to the saved result's folder, a model folder
-or an ``--out`` outside it by its name (:func:`~.run.portable`; the run record's sha256 still
-identifies the weights). The printed result (``--json``) shows the paths as they are.
+A saved result holds no absolute path of the machine that ran it (:func:`~.run.portable`): files
+beside it are relative to its folder, a model folder or an ``--out`` outside it go by name (the
+run record's sha256 still identifies the weights). The printed result shows the paths as they are.
 """
 
 from __future__ import annotations
@@ -91,82 +87,64 @@ def _resolve(name: str, registry: Path | None) -> tuple[Any, Any]:
 
 
 def _print(result: BaselineResult, saved: Path | None) -> None:
-    head = (f"{result.dataset} {result.version} · {result.spec} ({result.engine}, {result.variant}) · "
+    spec = result.spec
+    head = (f"{result.dataset} {result.version} · {spec.name} ({spec.engine}, {spec.variant}) · "
             f"model {result.model} · {result.wall_time_s:.1f} s")
-    rows = []
-    for r in result.scores:
-        paper = ", ".join(f"{p['value']} ({p['id']})" for p in r.paper) or "—"
-        rows.append((r.config, r.split, r.metric, "—" if r.value is None else r.value,
-                     "" if r.n is None else r.n, paper))
+    rows = [(r.config, r.split, r.metric, "—" if r.value is None else r.value, "" if r.n is None else r.n,
+             ", ".join(f"{p['value']} ({p['id']})" for p in r.paper) or "—") for r in result.scores]
     console.print(table(head, ["config", "split", "metric", "ours", "n", "paper"], rows))
-    if result.paper_note and any(r.paper for r in result.scores):
-        console.print(f"[dim]paper: {literal(result.paper_note)}[/]", highlight=False)
+    lines = []
+    if spec.setup.note and any(r.paper for r in result.scores):
+        lines.append(f"[dim]paper: {literal(spec.setup.note)}[/]")
     if result.caveats:
-        label = "NOT comparable with the paper" if result.paper else "caveats"
-        console.print(f"[bold yellow]{label}:[/] " + literal("; ".join(result.caveats)), highlight=False)
+        label = "NOT comparable with the paper" if spec.setup.paper else "caveats"
+        lines.append(f"[bold yellow]{label}:[/] " + literal("; ".join(result.caveats)))
     if result.gate:
         style = {"pass": "green", "warn": "yellow", "fail": "bold red"}[result.gate["status"]]
         why = "; ".join(f"{c['config']}/{c['split']}: accuracy {c['accuracy']:.1%}, chance {c['chance']:.1%}"
                         + (f" ({c['why']})" if c["why"] else "") for c in result.gate["checks"])
-        console.print(f"gate [{style}]{result.gate['status']}[/] ({literal(result.gate['rule'])}): {literal(why)}",
-                      highlight=False)
-    for note in result.notes:
-        console.print(f"[dim]note: {literal(note)}[/]", highlight=False)
+        rule = literal(result.gate["rule"])
+        lines.append(f"gate [{style}]{result.gate['status']}[/] ({rule}): {literal(why)}")
+    lines += [f"[dim]note: {literal(note)}[/]" for note in result.notes]
     rec = result.record
     if rec is not None:
-        speed = (f"{rec.examples_per_s} examples/s" if rec.examples_per_s else "") + \
-            (f", {rec.tokens_per_s} tokens/s" if rec.tokens_per_s else "")
-        record = (f"record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, "
-                  f"{rec.wall_time_s} s{', ' + speed if speed else ''}; sha256 {(rec.model_sha256 or '-')[:16]}")
-        console.print(f"[dim]{literal(record)}[/]", highlight=False)
+        speed = "".join(f", {v} {what}/s" for v, what in ((rec.examples_per_s, "examples"),
+                                                          (rec.tokens_per_s, "tokens")) if v)
+        record = (f"record: {rec.device} {rec.dtype}, seed {rec.seed}, {rec.steps} steps, {rec.wall_time_s} s"
+                  f"{speed}; sha256 {(rec.model_sha256 or '-')[:16]}")
+        lines.append(f"[dim]{literal(record)}[/]")
+    for line in lines:
+        console.print(line, highlight=False)
     if saved is not None:
         console.print(f"saved: {saved}", highlight=False, markup=False)
 
 
-#: columns ``baseline --list`` leaves out, in this order, when the names would not fit the terminal
-LIST_DROP_ORDER = ("paper", "setup", "gate", "variant")
-#: the column that wraps (paper figure ids, one a line); the others hold names, never cut
-LIST_WRAP = "paper"
-
-
-def fitted_table(title: str, columns: list[str], rows: list[list[str]], width: int,
-                 drop_order: tuple[str, ...] = LIST_DROP_ORDER, wrap: str = LIST_WRAP) -> tuple[Any, list[str]]:
-    """A table that fits ``width`` without cutting a name: every column but ``wrap`` keeps its
-    cells whole; ``wrap`` folds its lines; if the whole names still do not fit, columns are left
-    out in ``drop_order``. Returns (the table, the columns left out)."""
+def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
+    """``baseline --list`` at the terminal's width (80 columns too): every column but ``paper``
+    keeps its cells whole (names are never cut); ``paper`` wraps, one figure id a line; if the
+    names still do not fit, ``paper``, ``setup``, ``gate`` and ``variant`` are left out, in that
+    order."""
     from rich.table import Table
 
-    keep = list(range(len(columns)))
-
-    def natural(i: int) -> int:
-        cells = [columns[i], *(line for r in rows for line in str(r[i]).splitlines() or [""])]
-        return max(len(c) for c in cells)
-
-    def need() -> int:
-        return sum(min(natural(i), 16) if columns[i] == wrap else natural(i) for i in keep) + 3 * len(keep) + 1
-
-    dropped = []
-    for name in drop_order:
-        if need() <= width:
-            break
-        if name in columns and columns.index(name) in keep:
-            keep.remove(columns.index(name))
-            dropped.append(name)
-    t = Table(title=title)
-    for i in keep:
-        whole = columns[i] != wrap
-        t.add_column(columns[i], no_wrap=whole, overflow="fold", min_width=natural(i) if whole else None)
-    for r in rows:
-        t.add_row(*[str(r[i]) for i in keep])
-    return t, dropped
-
-
-def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
-    """``baseline --list`` at the terminal's width (80 columns too): names whole, paper ids one a line."""
     columns = ["baseline", "engine", "config", "variant", "gate", "setup", "paper"]
     rows = [[s["name"], s["engine"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
              "\n".join(s["paper"])] for s in specs]
-    t, dropped = fitted_table(f"{name} baselines", columns, rows, console.width)
+    widths = [max(len(line) for cell in [c, *(r[i] for r in rows)] for line in cell.splitlines() or [""])
+              for i, c in enumerate(columns)]
+    keep, dropped = list(range(len(columns))), []
+    for drop in ("paper", "setup", "gate", "variant"):
+        need = sum(min(widths[i], 16) if columns[i] == "paper" else widths[i] for i in keep)
+        need += 3 * len(keep) + 1  # borders and padding
+        if need <= console.width:
+            break
+        keep.remove(columns.index(drop))
+        dropped.append(drop)
+    t = Table(title=f"{name} baselines")
+    for i in keep:
+        whole = columns[i] != "paper"
+        t.add_column(columns[i], no_wrap=whole, overflow="fold", min_width=widths[i] if whole else None)
+    for r in rows:
+        t.add_row(*[r[i] for i in keep])
     console.print(t)
     if dropped:
         console.print(f"[dim]left out to fit {console.width} columns: {', '.join(dropped)} (a wider terminal or "
@@ -231,12 +209,9 @@ def baseline_cmd(
     for key in overrides:
         if key not in known:
             raise ConfigError(f"--set {key}: no selected baseline's engine takes it", hint=did_you_mean(key, known))
-    skipped = []
-    if model_path is None and not baseline:
-        for s in specs:
-            if s.requires_model_path:
-                skipped.append(f"{s.name} needs --model-path (a local model for engine {s.engine}): skipped")
-        specs = [s for s in specs if not s.requires_model_path] or specs  # alone, it says why it cannot run
+    unrun = [s for s in specs if s.engine_info.needs_model_path] if model_path is None and not baseline else []
+    skipped = [f"{s.name} needs --model-path (a local model for engine {s.engine}): skipped" for s in unrun]
+    specs = [s for s in specs if s not in unrun] or specs  # alone, it runs to say why it cannot
     results, saved = [], []
     base = saved_dir(release)
     for spec in specs:
@@ -266,7 +241,7 @@ def baseline_cmd(
     emit(payload, json_out, human)
     if failed:
         raise GateError(f"{len(failed)} gated baseline(s) failed for {release.name} {release.version}: "
-                        + ", ".join(r.spec for r in failed), path=release.path,
+                        + ", ".join(r.spec.name for r in failed), path=release.path,
                         hint="A partial-input model beats chance by more than the threshold: read the gate lines")
 
 

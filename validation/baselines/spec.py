@@ -1,51 +1,20 @@
 """Baseline declarations and the engine registry: a dataset says *which* baselines apply to
-*which* configs; a registered engine knows *how* to run one.
-
-A builder declares its baselines in ``builders/<name>/baseline.py`` as a module-level
-``BASELINES = [BaselineSpec(...), ...]``; :meth:`benchsmith.builder.Builder.baselines` finds
-them. ``benchsmith baseline NAME`` runs them (:func:`~.run.run_spec`), ``benchsmith validate
---baselines model`` runs the gated ones. Layering, with no import cycle: this module (what a
-declaration is) <- :mod:`~.engine` (what an engine receives and the helpers engines share) <-
-:mod:`~.run` (a declared baseline run into a result: paper figures, averages, the gate).
+*which* configs (``BASELINES = [BaselineSpec(...), ...]`` in ``builders/<name>/baseline.py``,
+found by :meth:`benchsmith.builder.Builder.baselines`); a registered engine knows *how* to run
+one. Layering, with no import cycle: this module <- :mod:`~.engine` (what an engine receives,
+the helpers engines share) <- :mod:`~.run` (a run into a result: paper figures, averages, gate).
 
 **Engines** register themselves, in the style of lm-eval's registry: adding one is one module
-with a typed options dataclass and ``@register_engine(name, options=..., accuracy=...)`` on a
-function ``EngineCall -> EngineOutput``. Generic ones (:mod:`~.engines`: ``cross_encoder``,
-``label_issues``, ``generation``, ``copy``) load on the first lookup; a dataset's own engine
-lives in its builder folder and registers when its ``baseline.py`` imports it (``nmt``,
-``lm_scoring``, ``use_zero_shot``). What the runner needs to know of an engine is declared with
-it, never looked up in a list of names: ``accuracy`` (its rows are multiple-choice accuracies:
-it can gate and average), ``multiple_choice`` (its items are ``MCItem``: ``options_only``
-applies), ``trains`` (it has train/selection splits), ``needs_model_path`` (nothing is
-downloaded), ``subsamples`` (``--max-examples`` cuts what it scores), and ``run_fields``: fields
-of its options dataclass the run supplies (``--device``, ``--seed``), which a declaration or
-``--set`` may not name. An unknown engine or option name is a ConfigError with suggestions.
+with a typed options dataclass and ``@register_engine(name, options=..., **flags)`` on a function
+``EngineCall -> EngineOutput``. The generic ones (:mod:`~.engines`) load on the first lookup; a
+dataset's own lives in its builder folder and registers when its ``baseline.py`` imports it.
+What the runner needs to know of an engine is declared with it (the :class:`Engine` flags),
+never looked up in a list of names.
 
-**A declaration** (:class:`BaselineSpec`) holds what every baseline has, plus the engine's options:
-
-* ``engine`` and ``options``: the engine's options dataclass (or a mapping of its fields),
-  checked when the spec is declared; ``--set KEY=VALUE`` overrides them at run time.
-* where it trains and what it scores: ``config`` with ``train_split`` and ``selection_split``
-  (model selection; an engine registered with ``trains=False`` ignores both); ``eval_configs``
-  (default ``config``; shell patterns such as ``translation-*`` match the release's configs)
-  times ``eval_splits``. A config or split the release lacks is left out and noted.
-* ``variant``: ``full``, ``options_only`` (the context hidden, generic) or a dataset's own partial
-  input (XCOPA's ``NoP``/``NoQ``), which its ``items`` adapter produces.
-* ``items(release, config, split) -> list``: the dataset's shaping (``MCItem`` for
-  multiple-choice engines, :class:`Seq2SeqItem` for output engines, release rows for
-  ``lm_scoring``). Without one, multiple-choice items come from the config's typed policy.
-* ``score(release, config, split, items, outputs) -> {metric: value, ...}``: the dataset's scorer
-  for output engines (``validation/`` never imports a builder, so it arrives through this hook);
-  numbers become score rows, other entries details. Default: sacreBLEU.
-* ``gate``: a :class:`Gate` (accuracy engines only; see :func:`~.run.gate_verdict`): ``max_gain``
-  over chance (None: the config's ``policy.partial_input_max_gain``, default 0.10, the cheap
-  partial-input check's threshold) under the one partial-input rule, and/or ``min_accuracy``,
-  over ``splits`` (default ``eval_splits``). Thresholds are fractions; score rows percentages.
-* ``paper``: ids of ``published.yaml`` figures shown beside ours (never gated on), with
-  ``paper_note`` saying how the paper's setup differs; ``averages`` ``{name: (language, ...)}``:
-  a mean accuracy row per eval split (e.g. a paper's "All"); ``language(release, config)``: what
-  a config is called there (default its name; XCOPA's ``translation-et`` is ``et``).
-* ``model``/``setup``: short names ``--model``/``--setup`` select by; ``description``.
+**A declaration** holds what every baseline has; what only some need is grouped in typed objects
+whose defaults mean "not used" (:class:`Splits`, :class:`Gate`, :class:`Setup`). Unknown names
+and bad declarations are one-line ConfigErrors (with suggestions) when the builder's module is
+imported. Thresholds are fractions; score rows percentages.
 """
 
 from __future__ import annotations
@@ -54,7 +23,7 @@ import fnmatch
 import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import ConfigError, did_you_mean
@@ -76,38 +45,28 @@ class Seq2SeqItem:
     references: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Gate:
-    """How a gated baseline passes (see the module docstring and :func:`~.run.gate_verdict`)."""
-
-    max_gain: float | None = None
-    min_accuracy: float | None = None
-    #: the splits gated on (default: the spec's ``eval_splits``)
-    splits: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("max_gain", "min_accuracy"):
-            value = getattr(self, name)
-            if value is not None and not 0 <= value <= 1:
-                raise ConfigError(f"gate {name}={value!r}; expected a fraction in [0, 1]")
-        object.__setattr__(self, "splits", (self.splits,) if isinstance(self.splits, str) else tuple(self.splits))
-
-
 # --------------------------------------------------------------------------- the engine registry
 
 
 @dataclass(frozen=True)
 class Engine:
-    """A registered engine (see module docstring); ``run`` takes an :class:`~.engine.EngineCall`."""
+    """A registered engine: ``run`` takes an :class:`~.engine.EngineCall`; the flags tell the
+    runner what it may do with it."""
 
     name: str
     run: Callable[[Any], Any]
     options: type
+    #: its rows are multiple-choice accuracies: it can gate and average
     accuracy: bool = False
+    #: its items are ``MCItem``: ``options_only`` applies
     multiple_choice: bool = False
+    #: it trains: the spec's train and selection splits apply (else they are ignored)
     trains: bool = True
+    #: it needs ``--model-path`` (nothing is downloaded)
     needs_model_path: bool = False
+    #: ``--max-examples`` cuts what it scores
     subsamples: bool = True
+    #: options fields the run supplies (``--device``, ``--seed``): no declaration or ``--set`` names them
     run_fields: frozenset[str] = frozenset()
 
     @property
@@ -116,12 +75,11 @@ class Engine:
         return [f.name for f in fields(self.options) if f.name not in self.run_fields]
 
     def make_options(self, base: Any = None, overrides: Mapping[str, Any] | None = None, *, where: str = "") -> Any:
-        """``base`` (this engine's options, a mapping of their fields, or None: the defaults) with
+        """``base`` (the options dataclass, a mapping of its fields, or None: the defaults) with
         ``overrides`` on top; an unknown or run-supplied name is a ConfigError with suggestions."""
         values = dict(overrides or {})
         if base is None or isinstance(base, Mapping):
-            values = {**(base or {}), **values}
-            base = None
+            values, base = {**(base or {}), **values}, None
         elif not isinstance(base, self.options):
             raise ConfigError(f"{where}options are a {type(base).__name__}; engine {self.name!r} takes "
                               f"{self.options.__name__} (or a mapping of its fields)")
@@ -147,9 +105,7 @@ _ENGINES: dict[str, Engine] = {}
 
 def register_engine(name: str, *, options: type, run_fields: Sequence[str] = (), **flags: bool) -> Callable[[Any], Any]:
     """Register the decorated function as engine ``name`` with its options dataclass and the
-    :class:`Engine` flags. Another function under a registered name is a ConfigError."""
-    if not is_dataclass(options):
-        raise ConfigError(f"engine {name!r}: options must be a dataclass, not {options!r}")
+    :class:`Engine` flags; another function under a registered name is a ConfigError."""
 
     def decorate(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
         old = _ENGINES.get(name)
@@ -181,36 +137,82 @@ def get_engine(name: str) -> Engine:
 
 
 @dataclass(frozen=True)
+class Splits:
+    """Where a baseline trains (``train``) and selects its model (``selection``; an engine
+    registered with ``trains=False`` ignores both) and the splits it scores (``eval``) in each
+    eval config. A split the release lacks is left out and noted."""
+
+    train: str | None = "train"
+    selection: str | None = "validation"
+    eval: tuple[str, ...] = ("test",)
+
+
+@dataclass(frozen=True)
+class Gate:
+    """How a gated baseline passes on its eval splits (accuracy engines only; see
+    :func:`~.run.gate_verdict`): ``max_gain`` over chance under the one partial-input rule (None:
+    the config's ``policy.partial_input_max_gain``, default 0.10, the cheap partial-input check's
+    threshold), and/or ``min_accuracy``."""
+
+    max_gain: float | None = None
+    min_accuracy: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, value in (("max_gain", self.max_gain), ("min_accuracy", self.min_accuracy)):
+            if value is not None and not 0 <= value <= 1:
+                raise ConfigError(f"gate {name}={value!r}; expected a fraction in [0, 1]")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The experiment a baseline stands for: ``name`` (a paper's name for it, ``CO-ZS``, ``TrTe``:
+    ``--setup`` selects by it), ``model`` (the model's short name: ``--model``), ``paper`` (ids of
+    ``published.yaml`` figures shown beside ours, never gated on) with ``note`` (how the paper's
+    setup differs), ``averages`` ``{name: (language, ...)}`` (accuracy engines: a mean row per eval
+    split, e.g. a paper's "All") and ``language(release, config)``: what a config is called in
+    ``averages`` and the paper's figures (default its name)."""
+
+    name: str | None = None
+    model: str | None = None
+    paper: tuple[str, ...] = ()
+    note: str = ""
+    averages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    language: Callable[[Release, str], str | None] | None = None
+
+    def language_of(self, release: Release, config: str) -> str:
+        return (self.language(release, config) if self.language else None) or config
+
+
+@dataclass(frozen=True)
 class BaselineSpec:
-    """One declared baseline (see module docstring). Bad declarations are ConfigErrors."""
+    """One declared baseline. It trains on ``config`` and scores ``eval_configs`` (default
+    ``config``; shell patterns such as ``translation-*`` match the release's configs) times
+    ``splits.eval``. ``options``: the engine's options dataclass or a mapping of its fields
+    (``--set KEY=VALUE`` overrides them). ``variant``: ``full``, ``options_only`` (the context
+    hidden) or a dataset's own partial input (XCOPA's ``NoP``), which its ``items`` adapter
+    produces. ``items(release, config, split)``: the dataset's shaping (``MCItem``, or
+    :class:`Seq2SeqItem` for output engines; default: multiple-choice items from the config's
+    typed policy). ``score(release, config, split, items, outputs) -> {metric: value}``: the
+    dataset's scorer for output engines, as ``validation/`` never imports a builder (numbers
+    become score rows, other entries details; default sacreBLEU).
+    """
 
     name: str
     engine: str
     config: str
-    #: the engine's options dataclass (a mapping of its fields is turned into it)
     options: Any = None
-    train_split: str | None = "train"
-    selection_split: str | None = "validation"
-    eval_splits: tuple[str, ...] = ("test",)
+    splits: Splits = Splits()
     eval_configs: tuple[str, ...] = ()
     variant: str = "full"
     items: Callable[[Any, str, str], Sequence[Any]] | None = None
     score: Callable[[Any, str, str, Sequence[Any], Any], Mapping[str, Any]] | None = None
     gate: Gate | None = None
-    paper: tuple[str, ...] = ()
-    paper_note: str = ""
-    averages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    language: Callable[[Any, str], str | None] | None = None
-    model: str | None = None
-    setup: str | None = None
+    setup: Setup = Setup()
     description: str = ""
 
     def __post_init__(self) -> None:
-        for name in ("eval_splits", "eval_configs", "paper"):
-            value = getattr(self, name)
-            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         where = f"baseline {self.name!r}"
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not _NAME.match(self.name):
             raise ConfigError(f"baseline name {self.name!r} is not a lower-case slug",
                               hint="Use letters, digits and - _ . + (e.g. 'Full-Input' -> 'full-input')")
         try:
@@ -218,28 +220,30 @@ class BaselineSpec:
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
         object.__setattr__(self, "options", engine.make_options(self.options, where=f"{where}: "))
-        averages = {k: (v,) if isinstance(v, str) else tuple(v) for k, v in dict(self.averages).items()}
-        object.__setattr__(self, "averages", averages)
-        for avg, langs in averages.items():
-            if not langs:
-                raise ConfigError(f"{where}: average {avg!r} names no languages",
-                                  hint="averages={'All': ('et', 'ht', ...)}")
-        if averages and not engine.accuracy:
-            raise ConfigError(f"{where}: averages apply to accuracy engines, not {self.engine!r}")
-        if self.variant not in GENERIC_VARIANTS and self.items is None:
-            raise ConfigError(f"{where}: variant {self.variant!r} needs an items adapter that produces it",
-                              hint=f"Generic variants: {', '.join(GENERIC_VARIANTS)}; pass items=...")
-        if self.variant == "options_only" and not engine.multiple_choice:
-            raise ConfigError(f"{where}: options_only applies to multiple-choice engines, not {self.engine!r}")
-        if self.gate is not None:
-            if not engine.accuracy:
-                raise ConfigError(f"{where}: only accuracy engines can gate, not {self.engine!r}")
-            if not self.partial and self.gate.min_accuracy is None and self.gate.max_gain is None:
-                raise ConfigError(f"{where}: a gated full-input baseline needs Gate(min_accuracy=...) or "
-                                  "Gate(max_gain=...)", hint="Partial-input variants default to "
-                                  "policy.partial_input_max_gain")
-        if not self.eval_splits:
-            raise ConfigError(f"{where}: no eval_splits")
+        averages = self.setup.averages
+        names = (self.eval_configs, self.splits.eval, self.setup.paper, *averages.values())
+        problems = [  # (wrong, what, hint); the first that holds is the error
+            (any(isinstance(n, str) for n in names), "a tuple of names is a string",
+             "Write ('test',) with its comma: eval_configs, splits.eval, setup.paper, averages"),
+            (not self.splits.eval, "no eval splits", "Splits(eval=('test',))"),
+            (self.variant not in GENERIC_VARIANTS and self.items is None,
+             f"variant {self.variant!r} needs an items adapter that produces it",
+             f"Generic variants: {', '.join(GENERIC_VARIANTS)}; pass items=..."),
+            (self.variant == "options_only" and not engine.multiple_choice,
+             f"options_only applies to multiple-choice engines, not {self.engine!r}", None),
+            (self.gate is not None and not engine.accuracy,
+             f"only accuracy engines can gate, not {self.engine!r}", None),
+            (self.gate == Gate() and not self.partial,
+             "a gated full-input baseline needs Gate(min_accuracy=...) or Gate(max_gain=...)",
+             "Partial-input variants default to policy.partial_input_max_gain"),
+            (bool(averages) and not engine.accuracy,
+             f"averages apply to accuracy engines, not {self.engine!r}", None),
+            (not all(averages.values()), "an average names no languages",
+             "averages={'All': ('et', 'ht', ...)}"),
+        ]
+        for wrong, what, hint in problems:
+            if wrong:
+                raise ConfigError(f"{where}: {what}", hint=hint)
 
     @property
     def partial(self) -> bool:
@@ -250,64 +254,64 @@ class BaselineSpec:
     def engine_info(self) -> Engine:
         return get_engine(self.engine)
 
+    # the split names engines read
     @property
-    def trains(self) -> bool:
-        return self.engine_info.trains
+    def train_split(self) -> str | None:
+        return self.splits.train
 
     @property
-    def requires_model_path(self) -> bool:
-        """Whether the engine needs ``--model-path`` (nothing is downloaded)."""
-        return self.engine_info.needs_model_path
+    def selection_split(self) -> str | None:
+        return self.splits.selection
 
-    def language_of(self, release: Release, config: str) -> str:
-        """What ``config`` is called in ``averages`` and paper mappings (see module docstring)."""
-        name = self.language(release, config) if self.language is not None else None
-        return str(name) if name else config
+    @property
+    def eval_splits(self) -> tuple[str, ...]:
+        return self.splits.eval
 
     def eval_config_names(self, release: Release) -> list[str]:
         """``eval_configs`` (default ``config``) expanded against the release's configs, in order."""
         names: list[str] = []
         for pattern in self.eval_configs or (self.config,):
-            hits = fnmatch.filter(release.configs(), pattern) if any(c in pattern for c in "*?[") \
-                else [pattern] if pattern in release.configs() else []
-            names += [h for h in hits if h not in names]
+            names += [c for c in fnmatch.filter(release.configs(), pattern) if c not in names]
         return names
 
     def evaluations(self, release: Release, restrict: Sequence[str] = ()) -> tuple[list[tuple[str, str]], list[str]]:
         """``([(config, split), ...], notes)``: what this spec scores in ``release`` (within
         ``restrict`` configs when given) and what it leaves out."""
-        notes = []
-        pairs = []
+        pairs, notes = [], []
         for config in self.eval_config_names(release):
-            if restrict and config not in restrict:
-                continue
-            for split in self.eval_splits:
+            for split in self.eval_splits if not restrict or config in restrict else ():
                 if split in release.splits(config):
                     pairs.append((config, split))
                 else:
                     notes.append(f"{config}/{split} is not in this release: not scored")
-        declared = [p for p in (self.eval_configs or (self.config,)) if not any(c in p for c in "*?[")]
-        for config in declared:
-            if config not in release.configs() and (not restrict or config in restrict):
+        for config in self.eval_configs or (self.config,):
+            if not any(x in config for x in "*?[") and config not in release.configs() \
+                    and (not restrict or config in restrict):
                 notes.append(f"config {config} is not in this release: not scored")
         return pairs, notes
 
     def summary(self) -> dict[str, Any]:
-        """What ``benchsmith baseline NAME --list`` shows of the declaration (hooks by name)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out.update(options=asdict(self.options), averages={k: list(v) for k, v in self.averages.items()},
-                   gate=asdict(self.gate) if self.gate else None)
-        for hook in ("items", "score", "language"):
-            out[hook] = getattr(getattr(self, hook), "__qualname__", None)
-        return out
+        """What ``benchsmith baseline NAME --list`` shows of the declaration (flat; hooks by name)."""
+        s = self.setup
+        return {"name": self.name, "engine": self.engine, "config": self.config,
+                "options": asdict(self.options),
+                "train_split": self.train_split, "selection_split": self.selection_split,
+                "eval_splits": self.eval_splits, "eval_configs": self.eval_configs, "variant": self.variant,
+                "items": _named(self.items), "score": _named(self.score),
+                "gate": asdict(self.gate) if self.gate else None, "paper": s.paper, "paper_note": s.note,
+                "averages": s.averages, "language": _named(s.language), "model": s.model, "setup": s.name,
+                "description": self.description}
+
+
+def _named(hook: Any) -> str | None:
+    return getattr(hook, "__qualname__", None)
 
 
 def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), model: str | None = None,
                  setup: str | None = None, variant: str | None = None, config: str | None = None,
                  release: Release | None = None, dataset: str = "this dataset") -> list[BaselineSpec]:
-    """The specs a command line asks for; an unknown name (spec, model, setup, variant,
-    config) is a ConfigError with suggestions and the valid names."""
-    specs = list(specs)
+    """The specs a command line asks for; an unknown name (spec, model, setup, variant, config)
+    is a ConfigError with suggestions."""
     if not specs:
         raise ConfigError(f"{dataset} declares no model baselines",
                           hint="Declare BASELINES = [BaselineSpec(...)] in its builders/<name>/baseline.py")
@@ -315,15 +319,16 @@ def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), mo
     for n in names:
         if n not in by_name:
             raise ConfigError(f"{dataset} has no baseline {n!r}", hint=did_you_mean(n, by_name))
-    out = [by_name[n] for n in dict.fromkeys(names)] if names else specs
+    out = [by_name[n] for n in dict.fromkeys(names)] if names else list(specs)
+    labels: dict[str, Callable[[BaselineSpec], str | None]] = {
+        "model": lambda s: s.setup.model, "setup": lambda s: s.setup.name, "variant": lambda s: s.variant}
     for attr, wanted in (("model", model), ("setup", setup), ("variant", variant)):
         if wanted is None:
             continue
-        known = sorted({getattr(s, attr) for s in specs if getattr(s, attr)})
-        low = wanted.lower()
-        if low not in {k.lower() for k in known}:
+        known = sorted({label for s in specs if (label := labels[attr](s))})
+        if wanted.lower() not in {k.lower() for k in known}:
             raise ConfigError(f"{dataset} has no baseline with {attr} {wanted!r}", hint=did_you_mean(wanted, known))
-        out = [s for s in out if (getattr(s, attr) or "").lower() == low]
+        out = [s for s in out if (labels[attr](s) or "").lower() == wanted.lower()]
     if config is not None and release is not None:
         if config not in release.configs():
             raise ConfigError(f"release {release.name} {release.version} has no config {config!r}",
@@ -338,5 +343,5 @@ def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), mo
     return out
 
 
-__all__ = ["BaselineSpec", "Engine", "Gate", "Seq2SeqItem", "engine_names", "get_engine", "register_engine",
-           "select_specs"]
+__all__ = ["BaselineSpec", "Engine", "Gate", "Seq2SeqItem", "Setup", "Splits", "engine_names", "get_engine",
+           "register_engine", "select_specs"]
