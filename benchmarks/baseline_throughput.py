@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.validation.baselines.multiple_choice import (
+    BUCKET_BATCHES,
     MCItem,
     MCOptions,
     encode_items,
@@ -57,6 +58,7 @@ from benchsmith.validation.baselines.multiple_choice import (
 )
 from benchsmith.validation.baselines.runtime import autocast_dtype, pick_device, seed_everything
 
+SEED = 0
 WORDS = [
     "the", "a", "man", "woman", "dog", "cat", "ate", "drank", "ran", "walked", "to", "from", "park", "house",
     "water", "milk", "because", "it", "is", "was", "not", "very", "cold", "hot", "big", "small", "car", "road",
@@ -82,16 +84,16 @@ def comve_items(root: Path, n: int) -> list[MCItem]:
             for i in load_instances(files)[:n]]
 
 
-def plain_loop(items: list[MCItem], opts: MCOptions) -> float:
+def plain_loop(items: list[MCItem], opts: MCOptions, model_path: str | None, device: str) -> float:
     """A hand-written loop; returns its wall time in seconds (load + train)."""
     import torch
     from transformers import AutoModel, AutoTokenizer, get_linear_schedule_with_warmup
 
     start = time.perf_counter()
-    device = pick_device(opts.device)
+    device = pick_device(device)
     dtype = autocast_dtype(device)
-    seed_everything(opts.seed)
-    path = resolve_model_path(opts.model_path)
+    seed_everything(SEED)
+    path = resolve_model_path(model_path)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     encoder = AutoModel.from_pretrained(path, local_files_only=True)
     model = torch.nn.ModuleDict({"encoder": encoder, "head": score_head(encoder.config.hidden_size, opts.dropout)})
@@ -100,7 +102,7 @@ def plain_loop(items: list[MCItem], opts: MCOptions) -> float:
     steps = math.ceil(len(items) / opts.batch_size)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(opts.warmup_ratio * steps), steps)
     scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
-    order = torch.randperm(len(items), generator=torch.Generator().manual_seed(opts.seed)).tolist()
+    order = torch.randperm(len(items), generator=torch.Generator().manual_seed(SEED)).tolist()
     k = len(items[0].options)
     for s in range(0, len(order), opts.batch_size):
         batch = [items[i] for i in order[s:s + opts.batch_size]]
@@ -114,7 +116,7 @@ def plain_loop(items: list[MCItem], opts: MCOptions) -> float:
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), opts.max_grad_norm)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(optimizer)
         scaler.update()
         scheduler.step()
@@ -123,24 +125,24 @@ def plain_loop(items: list[MCItem], opts: MCOptions) -> float:
     return time.perf_counter() - start
 
 
-def padding(items: list[MCItem], opts: MCOptions) -> dict[str, float]:
+def padding(items: list[MCItem], opts: MCOptions, model_path: str | None) -> dict[str, float]:
     """Padded / real tokens of both sides' batches (same tokenizer, same truncation)."""
     import torch
     from transformers import AutoTokenizer
     from transformers.trainer_pt_utils import get_length_grouped_indices
 
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(opts.model_path), local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(model_path), local_files_only=True)
     enc = encode_items(tokenizer, items, opts.max_length)
-    real = sum(enc.tokens(i) for i in range(len(items)))
+    lengths = [max(map(len, f["input_ids"])) for f in enc]
+    real = sum(sum(map(len, f["input_ids"])) for f in enc)
 
     def padded(batches: list[list[int]]) -> int:
-        return sum(sum(len(enc.ids[i]) for i in b) * max(enc.length(i) for i in b) for b in batches)
+        return sum(sum(len(enc[i]["input_ids"]) for i in b) * max(lengths[i] for i in b) for b in batches)
 
-    generator = torch.Generator().manual_seed(opts.seed)
-    grouped = get_length_grouped_indices([enc.length(i) for i in range(len(items))], opts.batch_size,
-                                         opts.bucket_batches, generator=generator)
+    generator = torch.Generator().manual_seed(SEED)
+    grouped = get_length_grouped_indices(lengths, opts.batch_size, BUCKET_BATCHES, generator=generator)
     ours = [grouped[s:s + opts.batch_size] for s in range(0, len(grouped), opts.batch_size)]
-    order = torch.randperm(len(items), generator=torch.Generator().manual_seed(opts.seed)).tolist()
+    order = torch.randperm(len(items), generator=torch.Generator().manual_seed(SEED)).tolist()
     plain = [order[s:s + opts.batch_size] for s in range(0, len(order), opts.batch_size)]
     return {"ours": round(padded(ours) / real, 3), "plain": round(padded(plain) / real, 3)}
 
@@ -182,11 +184,15 @@ def main() -> None:
     hf_logging.set_verbosity_error()
 
     items = comve_items(args.comve, args.examples) if args.comve else synthetic_items(args.examples)
-    opts = MCOptions(model_path=args.model_path, epochs=1, batch_size=args.batch_size, device=args.device,
-                     pooling="mean", lr=3e-5)
+    opts = MCOptions(epochs=1, batch_size=args.batch_size, pooling="mean", lr=3e-5)
+    run = {"model_path": args.model_path, "device": args.device, "seed": SEED}
     old = old_module(args.against) if args.against else None
-    old_opts = old.MCOptions(**{k: getattr(opts, k) for k in old.MCOptions.__dataclass_fields__}) if old else None
-    sides = {"plain": lambda: plain_loop(items, opts), "ours": lambda: train_multiple_choice(items, None, None, opts)}
+    # an older MCOptions may hold the run's fields (model_path, device, seed) itself
+    old_opts = old.MCOptions(**{k: getattr(opts, k) if hasattr(opts, k) else run[k]
+                                for k in old.MCOptions.__dataclass_fields__ if hasattr(opts, k) or k in run}
+                             ) if old else None
+    sides = {"plain": lambda: plain_loop(items, opts, args.model_path, args.device),
+             "ours": lambda: train_multiple_choice(items, None, None, opts, **run)}
     if old is not None:
         old_items = [old.MCItem(it.context, it.options, it.label, it.id) for it in items]
         sides["old"] = lambda: old.train_multiple_choice(old_items, None, None, old_opts)
@@ -211,7 +217,7 @@ def main() -> None:
         "data": "comve subtask B train" if args.comve else "synthetic (3 options)",
         "model": record.model, "threads": __import__("torch").get_num_threads(), "repeat": args.repeat,
         "ours": {**side("ours"), "training_loop_examples_per_s": loop_eps}, "plain": side("plain"),
-        "padding_over_real_tokens": padding(items, opts),
+        "padding_over_real_tokens": padding(items, opts, args.model_path),
         "ratio": round(best["plain"][0] / best["ours"][0], 3), "cpu_ratio": round(best["plain"][1] / best["ours"][1], 3),
     }
     if old is not None:

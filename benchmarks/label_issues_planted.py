@@ -45,8 +45,8 @@ def main() -> None:
     items = subsample(items, args.max_examples, args.seed)
     start = time.perf_counter()
     res = measure_planted_errors(items, fraction=args.fraction, seed=args.seed, folds=args.folds,
-                                 options=MCOptions(model_path=args.model_path, device=args.device,
-                                                   epochs=args.epochs, seed=args.seed))
+                                 options=MCOptions(epochs=args.epochs), model_path=args.model_path,
+                                 device=args.device)
     res.pop("report")
     res.pop("flipped_ids")
     res.update(items=len(items), folds=args.folds, epochs=args.epochs, release=str(release.path),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from dataclasses import replace
+from dataclasses import asdict, replace
+from functools import partial
 
 import numpy as np
 import pytest
@@ -18,13 +19,13 @@ from benchsmith.builders.xcopa import use_transfer as ut
 from benchsmith.builders.xcopa.baseline import COPA_PROMPTS, TABLE5_AVERAGES, copa_items
 from benchsmith.validation.baselines import label_issues as li
 from benchsmith.validation.baselines.multiple_choice import (
-    Collator,
     MCItem,
     MCOptions,
     encode_items,
     load_model,
     options_only,
     train_multiple_choice,
+    trainer_classes,
     trainer_overrides,
 )
 from benchsmith.validation.baselines.runtime import model_sha256
@@ -63,9 +64,14 @@ def tiny_model(tmp_path_factory):
 
 
 @pytest.fixture()
-def tiny(tiny_model) -> MCOptions:
-    return MCOptions(model_path=str(tiny_model), epochs=6, batch_size=8, lr=3e-3, max_length=32, dropout=0.0,
-                     device="cpu", warmup_ratio=0.0)
+def tiny() -> MCOptions:
+    return MCOptions(epochs=6, batch_size=8, lr=3e-3, max_length=32, dropout=0.0, warmup_ratio=0.0)
+
+
+@pytest.fixture()
+def train(tiny_model):
+    """``train_multiple_choice`` on the tiny model, on CPU (what the run supplies)."""
+    return partial(train_multiple_choice, model_path=str(tiny_model), device="cpu")
 
 
 class Recorder:
@@ -88,14 +94,22 @@ def recorder(path) -> Recorder:
 # --------------------------------------------------------------------------- cross-encoder
 
 
-def test_training_learns_and_records_everything(tiny, tiny_model):
-    train, validation, test = make_items(40), make_items(12, 100), make_items(12, 200)
-    result = train_multiple_choice(train, validation, {"test": test}, tiny)
+def losses(result) -> list[float]:
+    return [h["train_loss"] for h in result.history]
 
-    assert result.train_loss[-1] < result.train_loss[0]
-    assert len(result.history) == tiny.epochs and all(v is not None for v in result.validation_accuracy)
+
+def validation_accuracies(result) -> list[float | None]:
+    return [h["validation_accuracy"] for h in result.history]
+
+
+def test_training_learns_and_records_everything(tiny, tiny_model, train):
+    train_items, validation, test = make_items(40), make_items(12, 100), make_items(12, 200)
+    result = train(train_items, validation, {"test": test}, tiny)
+
+    assert losses(result)[-1] < losses(result)[0]
+    assert len(result.history) == tiny.epochs and all(v is not None for v in validation_accuracies(result))
     assert set(result.accuracy) == {"validation", "test"}
-    assert result.accuracy["validation"] == max(result.validation_accuracy)  # the best epoch was kept
+    assert result.accuracy["validation"] == max(validation_accuracies(result))  # the best epoch was kept
     assert result.accuracy["test"] > 0.5
     for split, items in (("validation", validation), ("test", test)):
         preds = result.predictions[split]
@@ -107,20 +121,21 @@ def test_training_learns_and_records_everything(tiny, tiny_model):
     rec = result.record
     assert rec.model == str(tiny_model) and rec.model_sha256 == model_sha256(tiny_model)
     assert (rec.seed, rec.device, rec.dtype, rec.gpu) == (0, "cpu", "float32", None)
-    assert rec.steps == tiny.epochs * math.ceil(len(train) / tiny.batch_size)
+    assert rec.steps == tiny.epochs * math.ceil(len(train_items) / tiny.batch_size)
     assert rec.wall_time_s > 0 and rec.examples_per_s > 0 and rec.tokens_per_s > 0
     assert {"python", "torch", "transformers"} <= set(rec.versions)
     hp = rec.hyperparameters
     for name in ("epochs", "batch_size", "eval_batch_size", "lr", "weight_decay", "warmup_ratio", "max_length",
-                 "dropout", "max_grad_norm", "bucket_batches", "max_examples", "compile", "pooling", "head",
+                 "dropout", "max_grad_norm", "bucket_batches", "pooling", "head",
                  "optimizer", "schedule", "selection", "best_epoch", "split_sizes"):
         assert name in hp, name
     assert hp["pooling"] == "cls"  # no sentence-transformers pooling config in the folder: the paper's CLS
     assert (hp["loop"], hp["model_class"]) == ("transformers.Trainer", "BertForMultipleChoice")
-    json.dumps(result.to_dict())
+    assert "model_path" not in hp and "device" not in hp  # the run's, recorded in the record itself
+    json.dumps(asdict(result))
 
 
-def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, tmp_path, monkeypatch):
+def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, train, tmp_path, monkeypatch):
     """A validation split whose gold option is the 'bad' one: the better the model learns the cue,
     the worse it scores there, so the best epoch is an early one and Trainer's load_best_model_at_end
     must bring it back; the temporary checkpoints must be gone afterwards."""
@@ -128,8 +143,8 @@ def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, tmp_path, monkeypatc
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     inverted = [replace(it, label=(it.label + 1) % len(it.options)) for it in make_items(12, 100)]
-    result = train_multiple_choice(make_items(40), inverted, options=tiny, epochs=3, lr=1e-4)
-    accs = result.validation_accuracy
+    result = train(make_items(40), inverted, options=replace(tiny, epochs=3, lr=1e-4))
+    accs = validation_accuracies(result)
     assert result.best_epoch == accs.index(max(accs)) + 1 < len(accs) and accs[-1] < max(accs)
     assert result.accuracy["validation"] == max(accs)  # the selected model is the best epoch's, not the last
     assert list(tmp_path.iterdir()) == []  # nothing left on disk
@@ -142,7 +157,7 @@ def test_cuda_settings_on_cpu(tiny, tmp_path):
     from transformers import TrainingArguments
 
     def arguments(opts, device, dtype, select):
-        return {**trainer_defaults(device, opts.seed, dtype), **trainer_overrides(opts, device, steps=30, select=select)}
+        return {**trainer_defaults(device, 0, dtype), **trainer_overrides(opts, device, steps=30, select=select)}
 
     cuda = arguments(tiny, "cuda", torch.bfloat16, True)
     assert (cuda["bf16"], cuda["fp16"], cuda["use_cpu"], cuda["dataloader_pin_memory"]) == (True, False, False, True)
@@ -158,14 +173,14 @@ def test_cuda_settings_on_cpu(tiny, tmp_path):
     assert args.load_best_model_at_end and args.metric_for_best_model == "accuracy"
 
 
-def test_bf16_training_path_on_cpu(tiny, monkeypatch):
+def test_bf16_training_path_on_cpu(tiny, train, monkeypatch):
     """The CUDA run's precision path (bf16 autocast through Trainer, the option mask on bf16 scores,
     mean pooling under autocast), run on CPU autocast: the dtype ``--device cuda`` picks on an H100."""
     import torch
-    from benchsmith.validation.baselines import multiple_choice as mc
+    from benchsmith.validation.baselines import runtime
 
-    monkeypatch.setattr(mc, "autocast_dtype", lambda device: torch.bfloat16)
-    result = train_multiple_choice(make_items(16), make_items(6, 100), options=tiny, epochs=1, pooling="mean")
+    monkeypatch.setattr(runtime, "autocast_dtype", lambda device: torch.bfloat16)
+    result = train(make_items(16), make_items(6, 100), options=replace(tiny, epochs=1, pooling="mean"))
     assert result.record.dtype == "bfloat16" and result.record.hyperparameters["grad_scaler"] is False
     for pred in result.predictions["validation"].values():
         assert math.isclose(sum(pred.probabilities), 1.0, abs_tol=1e-4)
@@ -179,7 +194,7 @@ def test_model_is_auto_multiple_choice_with_mean_pooling(tiny_model):
     tok, cls_model, pooling = load_model(tiny_model, "cls", 0.0)
     _, mean_model, _ = load_model(tiny_model, "mean", 0.0)
     assert (type(cls_model).__name__, pooling) == ("BertForMultipleChoice", "cls")
-    batch = Collator(encode_items(tok, items, 32), 0)(range(3))
+    batch = trainer_classes()[1](tok)(encode_items(tok, items, 32))
     assert batch["input_ids"].shape[:2] == (3, 3) and batch["option_mask"].tolist()[1] == [True, True, False]
     inputs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     mean_model.load_state_dict(cls_model.state_dict())
@@ -194,38 +209,37 @@ def test_model_is_auto_multiple_choice_with_mean_pooling(tiny_model):
         assert not torch.allclose(cls_model(**inputs).logits, expected, atol=1e-3)
 
 
-def test_seeded_rerun_is_identical(tiny):
-    train, validation = make_items(24), make_items(9, 100)
-    first = train_multiple_choice(train, validation, options=tiny, epochs=2, dropout=0.1)
-    second = train_multiple_choice(train, validation, options=tiny, epochs=2, dropout=0.1)
-    assert first.train_loss == second.train_loss
+def test_seeded_rerun_is_identical(tiny, train):
+    items, validation, opts = make_items(24), make_items(9, 100), replace(tiny, epochs=2, dropout=0.1)
+    first = train(items, validation, options=opts)
+    second = train(items, validation, options=opts)
+    assert losses(first) == losses(second)
     assert first.predictions == second.predictions
-    other = train_multiple_choice(train, validation, options=tiny, epochs=2, dropout=0.1, seed=1)
-    assert other.train_loss != first.train_loss
+    other = train(items, validation, options=opts, seed=1)
+    assert losses(other) != losses(first)
 
 
-def test_max_examples_and_mean_pooling(tiny):
-    result = train_multiple_choice(make_items(30), make_items(20, 100), options=tiny, epochs=1, max_examples=10,
-                                   pooling="mean")
+def test_mean_pooling(tiny, train):
+    result = train(make_items(10), make_items(10, 100), options=replace(tiny, epochs=1, pooling="mean"))
     assert result.record.hyperparameters["split_sizes"] == {"train": 10, "validation": 10}
     assert len(result.predictions["validation"]) == 10
     assert result.record.hyperparameters["pooling"] == "mean"
 
 
-def test_bad_inputs_are_typed_errors(tiny, tmp_path):
+def test_bad_inputs_are_typed_errors(tiny, train, tmp_path):
     with pytest.raises(ConfigError, match=str(tmp_path)):
-        train_multiple_choice(make_items(4), options=tiny, model_path=str(tmp_path))
-    with pytest.raises(ConfigError, match="Did you mean 'epochs'"):
-        MCOptions.make(epoch=2)
+        train(make_items(4), options=tiny, model_path=str(tmp_path))
+    with pytest.raises(ConfigError, match="lr is 0"):
+        MCOptions(lr=0)
     with pytest.raises(ConfigError):
         MCOptions(pooling="max")
     with pytest.raises(ConfigError):
         MCOptions(batch_size=0)
     bad = [MCItem("x", ["a", "b"], 2, "0")]
     with pytest.raises(SchemaError, match="label 2"):
-        train_multiple_choice(bad, options=tiny)
+        train(bad, options=tiny)
     with pytest.raises(SchemaError, match="duplicate id"):
-        train_multiple_choice([MCItem(None, ["a"], 0, "0")] * 2, options=tiny)
+        train([MCItem(None, ["a"], 0, "0")] * 2, options=tiny)
 
 
 # --------------------------------------------------------------------------- partial input
@@ -234,12 +248,12 @@ def test_bad_inputs_are_typed_errors(tiny, tmp_path):
 def test_options_only_never_tokenizes_the_context(tiny_model):
     items = make_items(6)
     tok = recorder(tiny_model)
-    enc = encode_items(tok, options_only(items), 32)
+    features = encode_items(tok, options_only(items), 32)
     contexts = {it.context for it in items}
     assert not contexts & set(tok.texts)
     assert sorted(tok.texts) == sorted(o for it in items for o in it.options)
     single = tok.tokenizer(items[0].options[1])["input_ids"]
-    assert enc.ids[0][1] == single
+    assert features[0]["input_ids"][1] == single
     assert all(it.context is not None for it in items)  # the transform copies, the input is unchanged
 
 
@@ -299,10 +313,11 @@ def test_flip_labels_and_precision_recall():
     assert li.precision_recall([], ["a"])["precision"] is None
 
 
-def test_label_issue_detection_end_to_end(tiny):
+def test_label_issue_detection_end_to_end(tiny, tiny_model):
     items = make_items(40)
     noisy, flipped = li.flip_labels(items, 0.1, seed=0)
-    report = li.detect_label_issues(noisy, folds=2, seed=0, options=tiny, top=10)
+    run = {"model_path": str(tiny_model), "device": "cpu"}
+    report = li.detect_label_issues(noisy, folds=2, seed=0, options=tiny, top=10, **run)
     assert report.n_items == 40 and report.folds == 2 and len(report.records) == 2
     assert 0 <= report.out_of_fold_accuracy <= 1
     by_id = {it.id: it for it in noisy}
@@ -311,11 +326,11 @@ def test_label_issue_detection_end_to_end(tiny):
         assert len(issue.probabilities) == len(by_id[issue.id].options)
     confidences = [i.self_confidence for i in report.issues]
     assert confidences == sorted(confidences)
-    scores = li.precision_recall(report.flagged_ids, flipped)
+    scores = li.precision_recall([i.id for i in report.issues], flipped)
     assert scores["flipped"] == 4
-    json.dumps(report.to_dict())
+    json.dumps(asdict(report))
     with pytest.raises(ConfigError):
-        li.detect_label_issues(noisy, folds=1, options=tiny)
+        li.detect_label_issues(noisy, folds=1, options=tiny, **run)
 
 
 # --------------------------------------------------------------------------- USE transfer

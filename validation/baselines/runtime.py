@@ -1,34 +1,25 @@
 """What every model baseline shares: device choice, precision, seeding, Trainer set-up, the run record.
 
-Shared ``transformers.Trainer`` plumbing, for every engine that trains on Trainer::
-
-    with runtime.training_arguments(device: str, seed: int, **overrides) as args:  # -> TrainingArguments
-        trainer = runtime.quiet(Trainer(model=..., args=args, ...))
-        trainer.train()
-
-A model baseline's figure is only worth something if it can be reproduced, so each
-result carries a :class:`RunRecord`: the model folder and a sha256 over its files,
-seed, device, dtype, library versions, hyper-parameters, optimisation steps, wall
-time and throughput. ``torch`` is imported lazily: importing this module costs nothing
-for commands that never train.
+A model baseline's figure is only worth something if it can be reproduced, so each result
+carries a :class:`RunRecord`: the model folder and a sha256 over its files, seed, device,
+dtype, library versions, hyper-parameters, steps, wall time and throughput. ``torch`` and
+``transformers`` are imported lazily: commands that never train pay nothing.
 
 Decisions:
 
-* ``device="auto"`` means CUDA when ``torch.cuda.is_available()``, else CPU; asking for
-  ``cuda`` on a machine without one is a :class:`~benchsmith.errors.ConfigError`, not
-  a silent fallback.
-* Mixed precision only on CUDA: bf16 where the GPU supports it, else fp16 (with a
-  grad scaler, decided by the caller); CPU runs in fp32 (CPU autocast is slower than
-  fp32 for these small models and changes the numbers).
-* ``seed_everything`` seeds ``random``, numpy and torch (all devices) and asks torch for
-  deterministic algorithms where they exist (``warn_only``), so a seeded CPU rerun gives
-  identical numbers.
-* :func:`training_arguments` holds the defaults every Trainer run here shares: the precision
-  rule above (bf16, else fp16 with Trainer's grad scaler, on CUDA; fp32 and ``use_cpu`` on
-  CPU), ``seed`` and ``data_seed``, no ``report_to``, no checkpoint on disk (``save_strategy="no"``
-  and a temporary ``output_dir`` removed on exit: an engine saves its final model itself), no
-  tqdm, columns kept (our collators build batches), data loaded in the main process.
-  Keyword ``overrides`` win (the schedule, batch size, logging interval...).
+* ``device="auto"`` means CUDA when ``torch.cuda.is_available()``, else CPU; ``cuda`` on a
+  machine without one is a :class:`~benchsmith.errors.ConfigError`, not a silent fallback.
+* Mixed precision only on CUDA: bf16 where the GPU supports it, else fp16 with Trainer's grad
+  scaler; CPU runs in fp32 (CPU autocast is slower than fp32 for these small models and
+  changes the numbers).
+* :func:`seed_everything` is ``transformers.set_seed`` (python, numpy, torch on every device)
+  plus deterministic algorithms where torch has them (``warn_only``: ``set_seed(deterministic=True)``
+  fails on ops without one), so a seeded CPU rerun gives identical numbers.
+* :func:`training_arguments` holds the ``TrainingArguments`` every Trainer run here shares: the
+  precision rule above, ``seed`` and ``data_seed``, no ``report_to``, no checkpoint on disk (a
+  temporary ``output_dir`` removed on exit: an engine saves its final model itself), no tqdm
+  (:class:`Watch` drives benchsmith's bar), columns kept (our collators build batches), data
+  loaded in the main process. Keyword overrides win.
 """
 
 from __future__ import annotations
@@ -37,12 +28,12 @@ import hashlib
 import json
 import os
 import platform
-import random
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +47,12 @@ def pick_device(preference: str = "auto") -> str:
     import torch
 
     if preference not in DEVICES:
-        raise ConfigError(f"device {preference!r} is not one of {list(DEVICES)}", hint="Use --device auto|cpu|cuda")
-    has_cuda = torch.cuda.is_available()
-    if preference == "cuda" and not has_cuda:
+        raise ConfigError(f"device {preference!r} is not one of {list(DEVICES)}",
+                          hint="Use --device auto|cpu|cuda")
+    if preference == "cuda" and not torch.cuda.is_available():
         raise ConfigError("--device cuda was asked for, but torch sees no CUDA device",
                           hint="Use --device auto (CPU here) or run on a machine with a GPU")
-    if preference == "auto":
-        return "cuda" if has_cuda else "cpu"
-    return preference
+    return ("cuda" if torch.cuda.is_available() else "cpu") if preference == "auto" else preference
 
 
 def autocast_dtype(device: str) -> Any:
@@ -80,15 +69,10 @@ def dtype_name(dtype: Any) -> str:
 
 
 def seed_everything(seed: int) -> None:
-    """Seed python, numpy and torch (every device) for a reproducible run."""
-    import numpy as np
     import torch
+    from transformers import set_seed
 
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
+    set_seed(seed)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=True)
 
@@ -103,8 +87,7 @@ def model_sha256(path: str | Path) -> str:
         raise ConfigError("model folder is empty or missing", path=path,
                           hint="Pass --model-path with a local transformers model folder")
     for f in files:
-        rel = f.name if f == path else f.relative_to(path).as_posix()
-        h.update(rel.encode() + b"\0")
+        h.update((f.name if f == path else f.relative_to(path).as_posix()).encode() + b"\0")
         with open(f, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
@@ -115,10 +98,9 @@ def library_versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for name in ("torch", "transformers", "numpy", "tokenizers", "sentencepiece"):
         try:
-            module = __import__(name)
+            out[name] = getattr(__import__(name), "__version__", "?")
         except ImportError:
             continue
-        out[name] = getattr(module, "__version__", "?")
     return out
 
 
@@ -143,17 +125,11 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self), default=str))
 
-
-@contextmanager
-def timed(record: RunRecord, *, examples: int | None = None, tokens: int | None = None) -> Iterator[RunRecord]:
-    """Time the body into ``record.wall_time_s`` and derive throughput from the counts given."""
-    start = time.perf_counter()
-    yield record
-    record.wall_time_s = round(time.perf_counter() - start, 3)
-    if examples is not None and record.wall_time_s > 0:
-        record.examples_per_s = round(examples / record.wall_time_s, 2)
-    if tokens is not None and record.wall_time_s > 0:
-        record.tokens_per_s = round(tokens / record.wall_time_s, 2)
+    def throughput(self, examples: int, tokens: int | None, seconds: float) -> None:
+        """``examples_per_s``/``tokens_per_s`` over ``seconds`` (left None when nothing was timed)."""
+        if seconds > 0:
+            self.examples_per_s = round(examples / seconds, 2)
+            self.tokens_per_s = None if tokens is None else round(tokens / seconds, 2)
 
 
 def gpu_name(device: str) -> str | None:
@@ -165,9 +141,8 @@ def gpu_name(device: str) -> str | None:
 
 
 def trainer_defaults(device: str, seed: int, dtype: Any) -> dict[str, Any]:
-    """The shared ``TrainingArguments`` keywords (module docstring) for a picked ``device`` with
-    autocast ``dtype`` (:func:`autocast_dtype`: bf16/fp16 on CUDA, None on CPU), no ``output_dir``.
-    A plain dict, so what ``--device cuda`` gets can be checked on a machine without a GPU."""
+    """The shared ``TrainingArguments`` keywords (module docstring) for ``device`` with autocast
+    ``dtype``, no ``output_dir``: a plain dict, so what ``--device cuda`` gets is testable without a GPU."""
     import torch
 
     return {
@@ -180,8 +155,7 @@ def trainer_defaults(device: str, seed: int, dtype: Any) -> dict[str, Any]:
 
 @contextmanager
 def training_arguments(device: str, seed: int, **overrides: Any) -> Iterator[Any]:
-    """``transformers.TrainingArguments`` with :func:`trainer_defaults` for a picked ``device``
-    (``cpu``/``cuda``), in a temporary output folder removed on exit; ``overrides`` win."""
+    """``TrainingArguments`` with :func:`trainer_defaults` in a temporary output folder removed on exit."""
     from transformers import TrainingArguments
 
     with tempfile.TemporaryDirectory(prefix="benchsmith-trainer-") as tmp:
@@ -195,3 +169,33 @@ def quiet(trainer: Any) -> Any:
 
     trainer.remove_callback(PrinterCallback)
     return trainer
+
+
+@cache
+def watch_class() -> type:
+    """:class:`Watch`, made on first use (transformers is imported lazily)."""
+    from transformers import TrainerCallback
+
+    class Watch(TrainerCallback):
+        """benchsmith's progress bar and ``max_time_s`` (Trainer has no time limit); the loss is
+        also logged at the last step (Trainer logs every ``logging_steps`` only)."""
+
+        def __init__(self, bar: Any, max_time_s: float | None = None) -> None:
+            self.bar, self.max_time_s, self.timed_out, self.t0 = bar, max_time_s, False, 0.0
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.bar.advance()
+            if self.max_time_s is not None and time.perf_counter() - self.t0 >= self.max_time_s:
+                self.timed_out = control.should_training_stop = True
+            control.should_log = control.should_log or self.timed_out or state.global_step >= state.max_steps
+
+    return Watch
+
+
+def train_seconds(trainer: Any, output: Any) -> float:
+    """Seconds of ``trainer.train()`` (its ``output``) less the evaluations run inside it."""
+    evals = sum(h.get("eval_runtime", 0.0) for h in trainer.state.log_history)
+    return float(output.metrics["train_runtime"]) - evals
