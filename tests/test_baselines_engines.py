@@ -103,7 +103,6 @@ def test_engine_properties_are_declared_with_the_engine():
     assert engines["cross_encoder"].accuracy and not engines["label_issues"].accuracy
     assert engines["generation"].needs_model_path and not engines["copy"].trains
     assert "folds" in engines["label_issues"].option_names and "device" not in engines["label_issues"].option_names
-    assert not engines["cross_encoder"].run_fields and not engines["label_issues"].run_fields
     assert LabelIssuesOptions().folds == 5
     # dataset engines register from their builder folder when its baseline.py is imported
     for dataset, engine in (("mucow", "lm_scoring"), ("cognition", "nmt"), ("xcopa", "use_zero_shot")):

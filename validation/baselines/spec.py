@@ -66,33 +66,25 @@ class Engine:
     needs_model_path: bool = False
     #: ``--max-examples`` cuts what it scores
     subsamples: bool = True
-    #: options fields the run supplies (``--device``, ``--seed``): no declaration or ``--set`` names them
-    run_fields: frozenset[str] = frozenset()
 
     @property
     def option_names(self) -> list[str]:
         """What a declaration's ``options`` and ``--set KEY=VALUE`` may name."""
-        return [f.name for f in fields(self.options) if f.name not in self.run_fields]
+        return [f.name for f in fields(self.options)]
 
     def make_options(self, base: Any = None, overrides: Mapping[str, Any] | None = None, *, where: str = "") -> Any:
         """``base`` (the options dataclass, a mapping of its fields, or None: the defaults) with
-        ``overrides`` on top; an unknown or run-supplied name is a ConfigError with suggestions."""
+        ``overrides`` on top; an unknown name is a ConfigError with suggestions. Run-level values
+        (``--device``, ``--seed``, the model) are not options: engines read them from the call."""
         values = dict(overrides or {})
         if base is None or isinstance(base, Mapping):
             values, base = {**(base or {}), **values}, None
         elif not isinstance(base, self.options):
             raise ConfigError(f"{where}options are a {type(base).__name__}; engine {self.name!r} takes "
                               f"{self.options.__name__} (or a mapping of its fields)")
-        else:
-            default = self.options()
-            taken = sorted(n for n in self.run_fields if getattr(base, n) != getattr(default, n))
-            if taken:
-                raise ConfigError(f"{where}{self.options.__name__} sets {taken[0]!r}, which the run supplies",
-                                  hint="Leave it at its default: the command line sets it")
         for key in values:
             if key not in self.option_names:
-                why = " (set by the run: use the command-line option)" if key in self.run_fields else ""
-                raise ConfigError(f"{where}engine {self.name!r} has no option {key!r}{why}",
+                raise ConfigError(f"{where}engine {self.name!r} has no option {key!r}",
                                   hint=did_you_mean(key, self.option_names))
         try:
             return replace(base, **values) if base is not None else self.options(**values)
@@ -103,7 +95,7 @@ class Engine:
 _ENGINES: dict[str, Engine] = {}
 
 
-def register_engine(name: str, *, options: type, run_fields: Sequence[str] = (), **flags: bool) -> Callable[[Any], Any]:
+def register_engine(name: str, *, options: type, **flags: bool) -> Callable[[Any], Any]:
     """Register the decorated function as engine ``name`` with its options dataclass and the
     :class:`Engine` flags; another function under a registered name is a ConfigError."""
 
@@ -112,7 +104,7 @@ def register_engine(name: str, *, options: type, run_fields: Sequence[str] = (),
         if old is not None and (old.run.__module__, old.run.__qualname__) != (fn.__module__, fn.__qualname__):
             raise ConfigError(f"engine {name!r} is registered twice ({old.run.__module__} and {fn.__module__})",
                               hint="Give the new engine another name")
-        _ENGINES[name] = Engine(name, fn, options, run_fields=frozenset(run_fields), **flags)
+        _ENGINES[name] = Engine(name, fn, options, **flags)
         return fn
 
     return decorate
