@@ -176,7 +176,8 @@ class SplitEncoder:
                 ) from None
         raise SchemaError(f"{self.config.name}/{self.split}: examples do not fit the features ({exc})")
 
-    def _labels(self, feat: ClassLabel, name: str, values: list, rows: list[dict], start: int) -> list:
+    def _labels(self, feat: ClassLabel, name: str, values: list, rows: Sequence[dict] | _Rows,
+                start: int) -> list:
         if all(type(v) is int for v in values):
             lo, hi = (min(values), max(values)) if values else (0, 0)
             if -1 <= lo and hi < feat.num_classes:

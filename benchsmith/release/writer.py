@@ -90,6 +90,7 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
         return {n: v if isinstance(v, list) else list(v) for n, v in columns.items()}
     if id_field is None:
         list(errata.apply([{}]))  # raises: the errata name ids, and this config has none
+        raise AssertionError("unreachable: ErrataApplier.apply raises for examples without ids")
     if id_field not in columns:  # the encoder's field check names what is missing
         return {n: list(v) for n, v in columns.items()}
     hits = [i for i, v in enumerate(map(str, columns[id_field])) if v in errata.rows]
@@ -247,6 +248,8 @@ class ReleaseWriter:
         n_rows = 0
         try:
             columns = None
+            chunks: Iterator[Any]  # lists of example dicts, or dicts of columns
+            rows: Any
             if _writes_columns(self.builder):
                 columns = self.builder.columns(config, split, self.sources)
             if columns is not None:

@@ -165,7 +165,7 @@ def encode_items(tokenizer: Any, items: Sequence[MCItem], max_length: int) -> li
             continue
         texts = [[items[i].options[k] for i, k in keys]]
         if with_context:
-            texts.insert(0, [items[i].context for i, _ in keys])
+            texts.insert(0, [items[i].context or "" for i, _ in keys])  # not None: with_context
         enc = tokenizer(*texts, truncation=True, max_length=max_length)
         for j, (i, k) in enumerate(keys):
             for name, values in enc.items():
