@@ -109,12 +109,7 @@ class SplitEncoder:
             try:
                 arrays.append(pa.array(values, type=typ))
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
-                bad = self._find_bad(values, typ)
-                raise SchemaError(
-                    f"{self.where(start + bad, rows[bad])}: field {n!r} value {values[bad]!r} "
-                    f"does not fit feature {self.features[n]!r} ({exc})",
-                    hint="Fix the builder or the declared features",
-                ) from None
+                raise self._bad_value(n, values, typ, rows, start, exc) from None
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def check_ids(self, ids: list, rows: Any, start: int) -> None:
@@ -168,13 +163,18 @@ class SplitEncoder:
             try:
                 pa.array(values, type=typ)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as col_exc:
-                bad = self._find_bad(values, typ)
-                raise SchemaError(
-                    f"{self.where(start + bad, rows[bad])}: field {n!r} value {values[bad]!r} "
-                    f"does not fit feature {self.features[n]!r} ({col_exc})",
-                    hint="Fix the builder or the declared features",
-                ) from None
+                raise self._bad_value(n, values, typ, rows, start, col_exc) from None
         raise SchemaError(f"{self.config.name}/{self.split}: examples do not fit the features ({exc})")
+
+    def _bad_value(self, name: str, values: list, typ: pa.DataType, rows: Sequence[dict] | _Rows,
+                   start: int, exc: Exception) -> SchemaError:
+        """The error naming the first value of column ``name`` that does not fit ``typ``."""
+        bad = self._find_bad(values, typ)
+        return SchemaError(
+            f"{self.where(start + bad, rows[bad])}: field {name!r} value {values[bad]!r} "
+            f"does not fit feature {self.features[name]!r} ({exc})",
+            hint="Fix the builder or the declared features",
+        )
 
     def _labels(self, feat: ClassLabel, name: str, values: list, rows: Sequence[dict] | _Rows,
                 start: int) -> list:
