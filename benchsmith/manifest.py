@@ -501,17 +501,24 @@ class ConfigInfo:
         return parse_features(self.features_dict, (self._where or _Where(None)).key("features"))
 
     @cached_property
-    def arrow_schema(self) -> pa.Schema:
-        """The features' Arrow schema (computed once) from benchsmith's own feature types, so
-        reading a table does not import ``datasets``; features those types do not know go
-        through ``datasets`` (and its typed error)."""
+    def feature_types(self) -> Any:
+        """The features as benchsmith's own types (:mod:`benchsmith.features`, parsed once), so
+        reading them does not import ``datasets``; a type those do not know goes through
+        ``datasets`` (:attr:`features`, and its typed error). Shared: do not change it."""
         from benchsmith.errors import BenchsmithError
         from benchsmith.features import Features
 
         try:
-            return Features.from_dict(_thaw(self.features_dict)).arrow_schema
+            types = Features.from_dict(_thaw(self.features_dict))
+            _ = types.arrow_schema  # a dtype they name but cannot map fails here, not at first use
+            return types
         except (BenchsmithError, KeyError, TypeError, ValueError):
-            return self.features.arrow_schema
+            return self.features
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The features' Arrow schema (computed once) from :attr:`feature_types`."""
+        return self.feature_types.arrow_schema
 
     @cached_property
     def validation_policy(self) -> Policy:

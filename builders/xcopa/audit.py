@@ -113,12 +113,9 @@ def _name(feature: Any, value: Any) -> Any:
 
 def balance(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
     """Label and question counts per config and split (label names and question strings as keys)."""
-    from benchsmith.features import Features
-    from benchsmith.manifest import _thaw
-
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for config in release.configs():
-        feats = Features.from_dict(_thaw(release.config_info(config).features_dict))  # no datasets import
+        feats = release.config_info(config).feature_types  # no datasets import
         for split in release.splits(config):
             table = release.table(config, split, ["label", "question"])
             labels = Counter(_name(feats["label"], v) for v in table.column("label").to_pylist())
