@@ -278,13 +278,16 @@ class _ReadOnce(Release):
     :class:`benchsmith.features.Features` (same names, ``names``, ``int2str``... as ``datasets``'),
     so rendering a card during a build does not import ``datasets``. Everything else is the
     release's own: a :class:`Release` (what ``Builder.card_sections`` is typed to take) sharing
-    the release's path and typed metadata, read once already.
+    the release's path and typed metadata, read once already. ``tables``: splits already in
+    memory, ``{(config, split): table}`` as :meth:`Release.table` reads them back (a build hands
+    over what it just wrote, so its card reads no parquet back).
     """
 
-    def __init__(self, release: Release) -> None:  # not super().__init__: it would read release.json again
+    def __init__(self, release: Release, tables: Mapping[tuple[str, str], Any] | None = None) -> None:
+        # not super().__init__: it would read release.json again
         self.path, self.info = release.path, release.info
         self._release = release
-        self._tables: dict[tuple[str, str], Any] = {}
+        self._tables: dict[tuple[str, str], Any] = dict(tables or {})
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._release, name)
@@ -322,10 +325,13 @@ def lm_eval_connectors(builder: Builder | None) -> Any:
     return getattr(builder, "lm_eval_connectors", None)
 
 
-def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> str:
+def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
+                tables: Mapping[tuple[str, str], Any] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
+    ``tables``: splits the caller holds in memory, as :meth:`Release.table` would read them
+    (:class:`_ReadOnce`).
     """
     info = release.info
     m = info.to_dict()  # the template renders the documented JSON form (benchsmith.manifest)
@@ -333,7 +339,7 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
     rpath = release.reports_dir / "validation.json"
     if rpath.is_file():
         report = json.loads(rpath.read_text(encoding="utf-8"))
-    sections = dict(builder.card_sections(_ReadOnce(release))) if builder is not None else {}
+    sections = dict(builder.card_sections(_ReadOnce(release, tables))) if builder is not None else {}
     from benchsmith.cards.known_artifacts import section as known_artifacts
 
     sections.update(known_artifacts(builder, report))  # declared partial-input artifacts (gate warns)
@@ -363,22 +369,25 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
     return f"---\n{card_data(info).to_yaml()}\n---\n\n{body}"
 
 
-def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> dict[str, str]:
+def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
+                 tables: Mapping[tuple[str, str], Any] | None = None) -> dict[str, str]:
     """Every rendered file of a release, ``{path relative to the release: text}``: README.md,
     croissant.json and the lm_eval/ folder. ``publish --hub`` can commit these (rendered with
     ``hub=``) in place of the local ones without touching the release folder."""
     files = {
-        CARD: render_card(release, builder, hub=hub),
+        CARD: render_card(release, builder, hub=hub, tables=tables),
         CROISSANT: json.dumps(scrub_tree(croissant(release, hub=hub)), indent=2, ensure_ascii=False) + "\n",
     }
     files.update(lm_eval_files(release, hub=hub, connectors=lm_eval_connectors(builder)))
     return files
 
 
-def write_card_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> None:
+def write_card_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
+                     tables: Mapping[tuple[str, str], Any] | None = None) -> None:
     """(Re)write README.md, croissant.json and lm_eval/ inside a release directory; files of
-    an earlier rendering that this one does not produce are removed from lm_eval/."""
-    files = render_files(release, builder, hub=hub)
+    an earlier rendering that this one does not produce are removed from lm_eval/. ``tables``:
+    as :func:`render_card`'s."""
+    files = render_files(release, builder, hub=hub, tables=tables)
     root = Path(release.path)
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

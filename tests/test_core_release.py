@@ -451,3 +451,29 @@ def test_table_conform_equals_cast_without_importing_compute_for_renamed_lists()
     ints = pa.table({"n": pa.array([1, 2], pa.int64())})
     floats = pa.schema([("n", pa.float64())])
     assert _conform(ints, floats).column("n").to_pylist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("budget", [0, 1 << 20])
+@pytest.mark.parametrize("batch_rows", [3, 64])
+def test_card_sees_the_written_tables_without_reading_them_back(tmp_path, monkeypatch, budget, batch_rows):
+    """The splits a build hands its card (``ReleaseWriter._keep``) are ``Release.table``'s, schema
+    metadata included; past the budget none is kept and the card reads them back: same card."""
+    import benchsmith.cards.card as card
+    import benchsmith.release.writer as writer
+
+    handed: list[dict] = []
+    render = card.write_card_files
+
+    def spy(release, builder=None, *, hub=None, tables=None):
+        handed.append(dict(tables or {}))
+        return render(release, builder, hub=hub, tables=tables)
+
+    monkeypatch.setattr(card, "write_card_files", spy)
+    monkeypatch.setattr(writer, "KEEP_FOR_CARD_BYTES", budget)
+    release = build(tmp_path, ToyBuilder("1.1.0"), batch_rows=batch_rows)
+    kept = handed[0]
+    every = {(c, s) for c in release.configs() for s in release.splits(c)}
+    assert set(kept) == (every if budget else set())
+    for (c, s), table in kept.items():
+        assert table.equals(release.table(c, s), check_metadata=True)
+    assert (release.path / "README.md").read_text(encoding="utf-8") == card.render_card(release, ToyBuilder("1.1.0"))
