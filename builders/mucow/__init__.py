@@ -252,7 +252,10 @@ class MucowBuilder(Builder):
         rows = []
         for c in release.configs():
             variant = "scoring" if c.startswith("scoring-") else "translation"
-            st = suite_statistics(list(release.examples(c, "test")), variant)
+            # the columns suite_statistics reads, from the card's in-memory table (not example dicts)
+            used = ("ambiguous_word", "corpus", *(("sense", "contrastive_translations") if variant == "scoring"
+                                                   else ("correct_words", "domain")))
+            st = suite_statistics(release.table(c, "test", used).to_pylist(), variant)
             extra = (f"{st['contrastive_pairs']:,} contrastive" if variant == "scoring"
                      else f"{st['in_domain']:,} in / {st['out_of_domain']:,} out")
             rows.append(f"| {c} | {st['items']:,} | {st['ambiguous_words']:,} | {st['senses_per_word']:.2f} | {extra} |")
