@@ -50,6 +50,7 @@ from benchsmith.cards.croissant import croissant
 from benchsmith.cards.lm_eval import FOLDER as LM_EVAL_FOLDER
 from benchsmith.cards.lm_eval import lm_eval_files, task_name, tasks
 from benchsmith.cards.paths import reason, scrub, scrub_tree
+from benchsmith.cards.yaml_text import card_yaml
 from benchsmith.validation.contamination.html import card_lines
 from huggingface_hub import DatasetCardData
 
@@ -366,7 +367,7 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
         harvested=harvested(info),
         changes_md=_changes_markdown(release),
     )
-    return f"---\n{card_data(info).to_yaml()}\n---\n\n{body}"
+    return f"---\n{card_yaml(card_data(info).to_dict())}\n---\n\n{body}"  # to_yaml(), faster
 
 
 def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,

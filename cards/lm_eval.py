@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 from benchsmith.cards.paths import scrub
+from benchsmith.cards.yaml_text import dump
 
 from benchsmith.features import ClassLabel, Features, Value
 
@@ -222,11 +223,17 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _str)
+_CDumper: type | None = None
+if getattr(yaml, "__with_libyaml__", False):
+    class _CDumper(yaml.CSafeDumper):  # type: ignore[no-redef]
+        """:class:`_Dumper` on libyaml's emitter (benchsmith.cards.yaml_text: where it writes the same)."""
+
+    _CDumper.add_representer(str, _str)
 
 
 def _dump(obj: dict[str, Any]) -> str:
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000,
-                     default_flow_style=False)
+    return dump(obj, _Dumper, _CDumper, newlines=True, sort_keys=False, allow_unicode=True, width=10_000,
+                default_flow_style=False)
 
 
 def lm_eval_files(release: Release, *, hub: dict[str, str] | None = None,

@@ -1,0 +1,107 @@
+"""libyaml's emitter is used for a card document only where it writes PyYAML's text
+(benchsmith.cards.yaml_text): equal on random documents of that set, on every real release's
+documents, and each known difference is kept out of it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import yaml
+from benchsmith.cards import lm_eval
+from benchsmith.cards.card import card_data
+from benchsmith.cards.yaml_text import card_yaml, libyaml_writes_the_same
+
+pytestmark = pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML without libyaml")
+
+_WORDS = ["- a", "b:", "#c", "'d'", '"e"', "yes", "null", "1.5", "~", "f\\g", "  ", "\n", "因为", "அ", ": ", " #",
+          "? ", "|", ">", "&a", "*b", "!t", "%", "@", "`", "\u2028", "\ufeff", "\x85", "\x07", "\U0001f600"]
+_CHARS = ([chr(i) for i in range(0, 0x250)] + ["\n"] * 5 + [" "] * 15
+          + ["\u2028", "\ufeff", "\ufffe", "\U0001f600", "\u4e00", "\u0b85", "\u200b", "\u3000", "\ud7ff", "\ue000"])
+
+
+def _python_card(data):
+    return yaml.dump(data, allow_unicode=True, sort_keys=False).strip()
+
+
+def _libyaml_card(data):
+    return yaml.dump(data, Dumper=yaml.CDumper, allow_unicode=True, sort_keys=False).strip()
+
+
+def _python_lm(data):
+    return yaml.dump(data, Dumper=lm_eval._Dumper, sort_keys=False, allow_unicode=True, width=10_000,
+                     default_flow_style=False)
+
+
+def _libyaml_lm(data):
+    return yaml.dump(data, Dumper=lm_eval._CDumper, sort_keys=False, allow_unicode=True, width=10_000,
+                     default_flow_style=False)
+
+
+def _documents(seed: int, n: int):
+    rng = random.Random(seed)
+    for _ in range(n):
+        if rng.random() < 0.5:
+            s = "".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 150)))
+        else:
+            s = " ".join(rng.choice([*_WORDS, "x" * rng.randint(1, 90)]) for _ in range(rng.randint(1, 30)))
+        key = s[:rng.choice([1, 9, 64, 65, 127, 128, 200])]
+        yield {"k": s, key: [s, {"x": s, "y": [s]}], "n": 5, "f": 0.5, "b": True, "z": None, "e": [], "d": {}}
+
+
+def test_libyaml_writes_what_pyyaml_writes_wherever_it_is_used():
+    used = {"card": 0, "lm": 0}
+    for doc in _documents(0, 3000):
+        for kind, newlines, python, libyaml in (("card", False, _python_card, _libyaml_card),
+                                                ("lm", True, _python_lm, _libyaml_lm)):
+            if libyaml_writes_the_same(doc, newlines=newlines):
+                used[kind] += 1
+                assert libyaml(doc) == python(doc), doc
+    assert used["card"] > 150 and used["lm"] > 150  # the check is not vacuous
+
+
+@pytest.mark.parametrize("value, newlines", [
+    ("smile \U0001f600", True),  # libyaml escapes astral characters
+    ("a \n" + "x" * 70 + " y", False),  # a folded double-quoted scalar at width 80
+    ("\n", True),  # a kept final newline (|2+) before the last key: libyaml adds '...'
+])
+def test_each_known_difference_stays_with_pyyaml(value, newlines):
+    doc = {"first": value, "last": 1}
+    python, libyaml = (_python_lm, _libyaml_lm) if newlines else (_python_card, _libyaml_card)
+    assert python(doc) != libyaml(doc)
+    assert not libyaml_writes_the_same(doc, newlines=newlines)
+    assert not libyaml_writes_the_same({value: 1}, newlines=newlines)  # keys too
+
+
+def test_an_empty_key_stays_with_pyyaml():
+    assert _python_card({"": 1}) != _libyaml_card({"": 1})
+    assert not libyaml_writes_the_same({"": 1}, newlines=True)
+
+
+def test_card_yaml_is_to_yaml_and_other_types_go_to_pyyaml():
+    assert not libyaml_writes_the_same({"t": (1, 2)}, newlines=True)
+    for doc in _documents(1, 200):
+        from huggingface_hub import DatasetCardData
+
+        data = DatasetCardData(**{k: v for k, v in doc.items() if isinstance(k, str) and k.isidentifier()})
+        assert card_yaml(data.to_dict()) == data.to_yaml()
+
+
+@pytest.mark.slow  # three real builds (~12 s); the default run has the random documents above
+@pytest.mark.realdata
+@pytest.mark.parametrize("name", ["comve", "xcopa", "mucow"])
+def test_real_card_documents_take_libyaml_and_read_the_same(name, raw, tmp_path):
+    from benchsmith.builder import get_builder
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import resolve_sources
+
+    b = get_builder(name)
+    release = ReleaseWriter(b, tmp_path, resolve_sources(b.sources, b.checksums(), raw)).write()
+    data = card_data(release.info).to_dict()
+    assert libyaml_writes_the_same(data, newlines=False)
+    assert card_yaml(data) == card_data(release.info).to_yaml()
+    tasks = sorted((release.path / "lm_eval").glob("*.yaml"))
+    assert tasks or name == "mucow"  # MuCoW's configs are no lm-eval tasks
+    for path in tasks:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert libyaml_writes_the_same(doc, newlines=True) and _libyaml_lm(doc) == _python_lm(doc)
