@@ -51,13 +51,13 @@ def _documents(seed: int, n: int):
 
 def test_libyaml_writes_what_pyyaml_writes_wherever_it_is_used():
     used = {"card": 0, "lm": 0}
-    for doc in _documents(0, 3000):
+    for doc in _documents(0, 1200):  # ~0.7 s; 42,000 documents of 14 seeds agreed too
         for kind, newlines, python, libyaml in (("card", False, _python_card, _libyaml_card),
                                                 ("lm", True, _python_lm, _libyaml_lm)):
             if libyaml_writes_the_same(doc, newlines=newlines):
                 used[kind] += 1
                 assert libyaml(doc) == python(doc), doc
-    assert used["card"] > 150 and used["lm"] > 150  # the check is not vacuous
+    assert used["card"] > 60 and used["lm"] > 60  # the check is not vacuous
 
 
 @pytest.mark.parametrize("value, newlines", [
