@@ -137,8 +137,9 @@ def _item(obj: object, index: int, line: int, path: Path, strings: bool = True) 
         sid = obj.get("id")
         if (type(source) is str and type(reference) is str and type(word) is str and type(original) is str
                 and type(sense) is str and type(origin) is str and type(errors) is list
-                and all(type(e) is dict and type(e.get("contrastive")) is str and type(e.get("replacement")) is str
-                        and type(e.get("type", "")) is str for e in errors)
+                and all(type(e) is dict and type(e.get("contrastive")) is str
+                        and type(e.get("replacement")) is str and type(e.get("type", "")) is str
+                        for e in errors)
                 and (sid is None or (type(sid) is int and -(2**63) <= sid < 2**63))):
             return MucowItem(index, line, source, reference, word, original, sense, origin,
                              tuple([Contrast(e["contrastive"], e["replacement"], e.get("type", "word_sense"))

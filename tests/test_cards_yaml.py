@@ -14,10 +14,12 @@ from benchsmith.cards.yaml_text import card_yaml, libyaml_writes_the_same
 
 pytestmark = pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML without libyaml")
 
-_WORDS = ["- a", "b:", "#c", "'d'", '"e"', "yes", "null", "1.5", "~", "f\\g", "  ", "\n", "因为", "அ", ": ", " #",
-          "? ", "|", ">", "&a", "*b", "!t", "%", "@", "`", "\u2028", "\ufeff", "\x85", "\x07", "\U0001f600"]
-_CHARS = ([chr(i) for i in range(0, 0x250)] + ["\n"] * 5 + [" "] * 15
-          + ["\u2028", "\ufeff", "\ufffe", "\U0001f600", "\u4e00", "\u0b85", "\u200b", "\u3000", "\ud7ff", "\ue000"])
+_WORDS = ["- a", "b:", "#c", "'d'", '"e"', "yes", "null", "1.5", "~", "f\\g", "  ", "\n", "因为", "அ", ": ",
+          " #", "? ", "|", ">", "&a", "*b", "!t", "%", "@", "`", "\u2028", "\ufeff", "\x85", "\x07",
+          "\U0001f600"]
+_CHARS = ([chr(i) for i in range(0x250)] + ["\n"] * 5 + [" "] * 15
+          + ["\u2028", "\ufeff", "\ufffe", "\U0001f600", "\u4e00", "\u0b85", "\u200b", "\u3000", "\ud7ff",
+             "\ue000"])
 
 
 def _python_card(data):

@@ -265,7 +265,8 @@ _ITEM = ('{"source": "s", "reference": "r", "ambig word": "w", "original transla
         (_ITEM % ('{"contrastive": "c", "replacement": "r", "type": ["x"]}', 1), "errors[0] is"),  # str(list) kept
         # the file-level escape scan sends these to the string-by-string checks
         (_ITEM.replace('"r"', '"a\\u0000b"') % ("", 1), "item #1 field 'reference' holds a NUL character"),
-        (_ITEM % ('{"contrastive": "\\uD800", "replacement": "r"}', 1), "errors[0] field 'contrastive' holds a lone"),
+        (_ITEM % ('{"contrastive": "\\uD800", "replacement": "r"}', 1),
+         "errors[0] field 'contrastive' holds a lone"),
         # and the exact-type fast path sends these to the field-by-field checks
         (_ITEM.replace('"x"', "5") % ("", 1), "item #1 field 'sense' is 5; expected a string"),
         (_ITEM % ("", "true"), "item #1 id is True; expected an integer"),

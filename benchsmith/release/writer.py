@@ -243,7 +243,8 @@ class ReleaseWriter:
         self._kept = {}
         return splits
 
-    def _keep(self, config: Config, split: str, batches: list[pa.RecordBatch] | None, schema: pa.Schema) -> None:
+    def _keep(self, config: Config, split: str, batches: list[pa.RecordBatch] | None,
+              schema: pa.Schema) -> None:
         """Hand a written split to the card (``_ReadOnce``) while the kept splits stay under
         :data:`KEEP_FOR_CARD_BYTES`: reading it back from parquet cost a ComVE build ~0.1 s CPU.
         The batches are what the shards hold, in the declared schema (``Release.table``'s)."""

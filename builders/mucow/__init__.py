@@ -253,8 +253,9 @@ class MucowBuilder(Builder):
         for c in release.configs():
             variant = "scoring" if c.startswith("scoring-") else "translation"
             # the columns suite_statistics reads, from the card's in-memory table (not example dicts)
-            used = ("ambiguous_word", "corpus", *(("sense", "contrastive_translations") if variant == "scoring"
-                                                   else ("correct_words", "domain")))
+            scoring = variant == "scoring"
+            by_variant = ("sense", "contrastive_translations") if scoring else ("correct_words", "domain")
+            used = ("ambiguous_word", "corpus", *by_variant)
             st = suite_statistics(release.table(c, "test", used).to_pylist(), variant)
             extra = (f"{st['contrastive_pairs']:,} contrastive" if variant == "scoring"
                      else f"{st['in_domain']:,} in / {st['out_of_domain']:,} out")

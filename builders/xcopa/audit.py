@@ -70,12 +70,14 @@ def text_order(release: Release, split: str) -> dict[str, Any] | None:
             e = en.get(r["idx"])
             if e is None:
                 continue
-            w1, w2, b1, b2 = words[r["choice1"]], words[r["choice2"]], words[e["choice1"]], words[e["choice2"]]
+            w1, w2 = words[r["choice1"]], words[r["choice2"]]
+            b1, b2 = words[e["choice1"]], words[e["choice2"]]
             # alignment.order_margin, term for term (the same float): Jaccard |a & b| / max(1, |a | b|),
             # the union's size counted as |a| + |b| - |a & b| (the same integer, no union set built)
             i12, i21, i11, i22 = len(w1 & b2), len(w2 & b1), len(w1 & b1), len(w2 & b2)
-            margin[r["idx"]] += ((i12 / max(1, len(w1) + len(b2) - i12) + i21 / max(1, len(w2) + len(b1) - i21))
-                                 - (i11 / max(1, len(w1) + len(b1) - i11) + i22 / max(1, len(w2) + len(b2) - i22)))
+            j12, j21 = i12 / max(1, len(w1) + len(b2) - i12), i21 / max(1, len(w2) + len(b1) - i21)
+            j11, j22 = i11 / max(1, len(w1) + len(b1) - i11), i22 / max(1, len(w2) + len(b2) - i22)
+            margin[r["idx"]] += (j12 + j21) - (j11 + j22)
     return {"reversed": sorted(i for i, m in margin.items() if m > 0), "items": len(margin),
             "languages": len(configs),
             "smallest_margin": round(min((abs(m) for m in margin.values()), default=0.0), 3)}
@@ -122,7 +124,8 @@ def balance(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
         for split in release.splits(config):
             table = release.table(config, split, ["label", "question"])
             # count the stored values, then name them (a ClassLabel's names are distinct: the same counts)
-            labels = {_name(feats["label"], v): n for v, n in Counter(table.column("label").to_pylist()).items()}
+            labels = {_name(feats["label"], v): n
+                      for v, n in Counter(table.column("label").to_pylist()).items()}
             questions = {_name(feats["question"], v): n
                          for v, n in Counter(table.column("question").to_pylist()).items()}
             out.setdefault(config, {})[split] = {
