@@ -9,7 +9,7 @@ import random
 import pytest
 import yaml
 from benchsmith.cards import lm_eval
-from benchsmith.cards.card import card_data
+from benchsmith.cards.card import card_data, card_metadata
 from benchsmith.cards.yaml_text import card_yaml, libyaml_writes_the_same
 
 pytestmark = pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False), reason="PyYAML without libyaml")
@@ -100,6 +100,7 @@ def test_real_card_documents_take_libyaml_and_read_the_same(name, raw, tmp_path)
     b = get_builder(name)
     release = ReleaseWriter(b, tmp_path, resolve_sources(b.sources, b.checksums(), raw)).write()
     data = card_data(release.info).to_dict()
+    assert card_metadata(release.info) == data and list(card_metadata(release.info)) == list(data)
     assert libyaml_writes_the_same(data, newlines=False)
     assert card_yaml(data) == card_data(release.info).to_yaml()
     tasks = sorted((release.path / "lm_eval").glob("*.yaml"))
@@ -107,3 +108,23 @@ def test_real_card_documents_take_libyaml_and_read_the_same(name, raw, tmp_path)
     for path in tasks:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
         assert libyaml_writes_the_same(doc, newlines=True) and _libyaml_lm(doc) == _python_lm(doc)
+
+
+def test_card_metadata_is_dataset_card_data_to_dict(tmp_path):
+    """The build's card metadata without huggingface_hub: DatasetCardData's to_dict, key order included
+    (the toy release, and with every optional field set and unset)."""
+    import dataclasses
+
+    import toy_builder
+
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import resolve_sources
+
+    b = toy_builder.ToyBuilder()
+    release = ReleaseWriter(b, tmp_path, resolve_sources(b.sources, b.checksums(), toy_builder.FIXTURES)).write()
+    full = dataclasses.replace(release.info, task_ids=("multiple-choice-qa",), multilinguality=("monolingual",),
+                               source_datasets=("original",), paperswithcode_id="toy", task_categories=())
+    for info in (release.info, full):
+        expected = card_data(info).to_dict()
+        assert card_metadata(info) == expected and list(card_metadata(info)) == list(expected)
+        assert card_yaml(card_metadata(info)) == card_data(info).to_yaml()
