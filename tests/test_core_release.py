@@ -509,3 +509,48 @@ def test_card_template_cache_is_reused_and_best_effort(tmp_path, monkeypatch):
     jinja.rmdir()
     jinja.write_text("a file where the folder should be")
     assert card.render_card(release, ToyBuilder("1.1.0")) == cold
+
+
+@pytest.mark.parametrize("name", ["datasets", "pyarrow", "numpy", "jieba", "typer"])
+def test_dist_version_is_importlib_metadata(name):
+    """A build's tool versions without importlib.metadata read what it reads (the dist-info beside
+    the package, or importlib.metadata itself where that is not one clear folder)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from benchsmith import dist_version
+
+    try:
+        expected = version(name)
+    except PackageNotFoundError:
+        with pytest.raises(ModuleNotFoundError):
+            dist_version.version(name)
+        return
+    assert dist_version.version(name) == expected
+
+
+def test_dist_version_of_a_missing_package_raises_what_importlib_metadata_raises():
+    from importlib.metadata import PackageNotFoundError
+
+    from benchsmith import dist_version
+
+    with pytest.raises(PackageNotFoundError):
+        dist_version.version("no_such_distribution_benchsmith")
+
+
+def test_dist_version_falls_back_where_the_dist_info_is_not_one_clear_folder(tmp_path, monkeypatch):
+    from benchsmith import dist_version
+
+    site = tmp_path / "site"
+    (site / "fakepkg").mkdir(parents=True)
+    (site / "fakepkg" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(site))
+    asked = []
+    monkeypatch.setattr("importlib.metadata.version", lambda name: asked.append(name) or "from-metadata")
+    assert dist_version.version("fakepkg") == "from-metadata"  # no dist-info
+    for v in ("1.0", "2.0"):
+        (site / f"fakepkg-{v}.dist-info").mkdir()
+        (site / f"fakepkg-{v}.dist-info" / "METADATA").write_text(f"Name: fakepkg\nVersion: {v}\n\nbody\n")
+    assert dist_version.version("fakepkg") == "from-metadata"  # two: ambiguous
+    (site / "fakepkg-1.0.dist-info" / "METADATA").unlink()
+    (site / "fakepkg-1.0.dist-info").rmdir()
+    assert dist_version.version("fakepkg") == "2.0" and asked == ["fakepkg", "fakepkg"]

@@ -191,11 +191,11 @@ def _segmenter_version(how: str | None) -> str | None:
     """The installed version of a segmenter package (its dictionary ships with it), or None."""
     if how != "jieba":
         return None
-    from importlib.metadata import PackageNotFoundError, version
+    from benchsmith.dist_version import version  # the version without indexing sys.path (~20 ms CPU)
 
     try:
         return version("jieba")
-    except PackageNotFoundError:  # not installed: no cache, word_counter says characters only
+    except ModuleNotFoundError:  # PackageNotFoundError (not imported): no jieba, no cache, characters only
         return None
 
 
