@@ -290,17 +290,17 @@ class ComVE(Builder):
             return {"id": c["id"], "false_sent": c["c_false_sent"], "references": references}
         if config.name == "tuples":
             pairs = list(zip(c["sent0"], c["sent1"], c["a_label"]))
-            options = list(zip(c["option_a"], c["option_b"], c["option_c"]))
-            correct = [B_LABELS.index(x) for x in c["b_label"]]
-            confusing = [[o for k, o in enumerate(opts) if k != i] for opts, i in zip(options, correct)]
+            options = list(zip(c["option_a"], c["option_b"], c["option_c"], c["b_label"]))
+            pick = dict(zip(B_LABELS, range(3)))  # the loader admits B_LABELS only
             return {
                 "id": c["id"],
                 # the nonsensical statement is sent[a_label], the sensical one the other
                 "sensical_statement": [s1 if x == 0 else s0 for s0, s1, x in pairs],
                 "nonsensical_statement": [s0 if x == 0 else s1 for s0, s1, x in pairs],
-                "correct_reason": [opts[i] for opts, i in zip(options, correct)],
-                "confusing_reason1": [x[0] for x in confusing],
-                "confusing_reason2": [x[1] for x in confusing],
+                "correct_reason": [(a, b, o)[pick[x]] for a, b, o, x in options],
+                # the two other options, in option order: A correct -> B, C; B -> A, C; C -> A, B
+                "confusing_reason1": [b if x == "A" else a for a, b, _, x in options],
+                "confusing_reason2": [b if x == "C" else o for a, b, o, x in options],
                 "references": references,
             }
         raise ConfigError(f"comve has no config {config.name!r}", hint=did_you_mean(config.name, FEATURES))
