@@ -557,7 +557,7 @@ def test_dist_version_falls_back_where_the_dist_info_is_not_one_clear_folder(tmp
 
 
 def test_errata_are_read_once_while_the_file_is_unchanged(tmp_path, monkeypatch):
-    import benchsmith.erratum as erratum
+    from benchsmith import erratum
 
     table = tmp_path / "errata.tsv"
     shutil.copy(ToyBuilder.errata_path(), table)
