@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import io
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ C_HEADER = ("id", "FalseSent")
 A_LABELS = ("0", "1")
 B_LABELS = ("A", "B", "C")
 
+_FIRST = operator.itemgetter(0)
 _REDOWNLOAD = "Re-download the file from the official ComVE repository (or fix the row)"
 
 
@@ -392,7 +394,7 @@ def _bulk_records(path: Path, columns: Sequence[str], header: bool) -> list[list
         if not records or tuple(c.strip() for c in records[0]) != tuple(columns):
             return None
         records = records[1:]
-    if any(len(r) != len(columns) for r in records):
+    if set(map(len, records)) - {len(columns)}:  # a record of another width (map: no Python call a row)
         return None
     return records
 
@@ -409,7 +411,7 @@ def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
         records = _bulk_records(Path(path), columns, header)
         if records is None:
             return None
-        rids = [r[0].strip() for r in records]
+        rids = list(map(str.strip, map(_FIRST, records)))  # C-level maps: no Python frame a record
         if not all(rids) or len(set(rids)) != len(rids):  # an empty or a repeated id
             return None
         if not aligned:
@@ -422,8 +424,8 @@ def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
         aligned.append(records)
     a, a_ans, b, b_ans, c, c_ans = ([list(col) for col in zip(*t)] or [[]] * n
                                     for t, n in zip(aligned, (3, 2, 5, 2, 2, 4)))
-    a_labels = [x.strip() for x in a_ans[1]]
-    b_labels = [x.strip() for x in b_ans[1]]
+    a_labels = list(map(str.strip, a_ans[1]))
+    b_labels = list(map(str.strip, b_ans[1]))
     if not set(a_labels) <= set(A_LABELS) or not set(b_labels) <= set(B_LABELS):
         return None
     if not all(r1.strip() or r2.strip() or r3.strip() for r1, r2, r3 in zip(*c_ans[1:])):
