@@ -64,8 +64,9 @@ def _tool_versions() -> dict[str, str]:
 
 
 #: the most Arrow bytes of written splits a build keeps in memory for its card's statistics
-#: (:meth:`ReleaseWriter._keep`); splits past it are read back from their shards
-KEEP_FOR_CARD_BYTES = 64 << 20
+#: (:meth:`ReleaseWriter._keep`); splits past it are read back from their shards. Every real release
+#: fits (MuCoW's 15 MB is the largest); a bigger build holds at most this much more at its peak
+KEEP_FOR_CARD_BYTES = 32 << 20
 
 
 def _settle(pending: Future | None) -> None:
