@@ -223,12 +223,21 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _str)
-_CDumper: type | None = None
-if getattr(yaml, "__with_libyaml__", False):
-    class _CDumper(yaml.CSafeDumper):  # type: ignore[no-redef]
-        """:class:`_Dumper` on libyaml's emitter (benchsmith.cards.yaml_text: where it writes the same)."""
+
+
+def _libyaml_dumper() -> type | None:
+    """:class:`_Dumper` on libyaml's emitter (benchsmith.cards.yaml_text: where it writes the same)."""
+    if not getattr(yaml, "__with_libyaml__", False):
+        return None
+
+    class _CDumper(yaml.CSafeDumper):
+        """:class:`_Dumper`'s literal blocks, on libyaml's emitter."""
 
     _CDumper.add_representer(str, _str)
+    return _CDumper
+
+
+_CDumper = _libyaml_dumper()
 
 
 def _dump(obj: dict[str, Any]) -> str:
