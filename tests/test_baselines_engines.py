@@ -13,16 +13,13 @@ import pytest
 from benchsmith.validation.baselines.engine import (
     EngineCall,
     EngineOutput,
+    LabelIssuesOptions,
     accuracy_row,
-    engine_names,
-    get_engine,
     mc_items,
-    register_engine,
 )
-from benchsmith.validation.baselines.engines import LabelIssuesOptions
 from benchsmith.validation.baselines.multiple_choice import MCOptions
 from benchsmith.validation.baselines.run import run_spec
-from benchsmith.validation.baselines.spec import BaselineSpec
+from benchsmith.validation.baselines.spec import BaselineSpec, engine_names, get_engine, register_engine
 from conftest import one_json, run_cli
 from validation_helpers import make_release, mc_features, mc_rows
 
@@ -86,7 +83,7 @@ def test_unknown_engines_and_options_get_suggestions():
     mine = MCOptions(lr=1e-4)
     assert BaselineSpec("x", "cross_encoder", "default", options=mine).options == mine
     # the options' own checks run at declaration time
-    with pytest.raises(ConfigError, match="lr is"):
+    with pytest.raises(ConfigError, match="lr=0"):
         BaselineSpec("x", "cross_encoder", "default", options={"lr": 0})
 
 

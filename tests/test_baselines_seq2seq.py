@@ -412,5 +412,5 @@ def test_bad_model_paths_are_config_errors(tmp_path):
         suite_pairs([{"source": "s", "reference": "r", "contrastive_translations": ["c"]}, {"source": "s"}])
     assert suite_pairs([{"source": "s", "reference": "r", "contrastive_translations": ["c"]}]) == [("s", "r"),
                                                                                                   ("s", "c")]
-    with pytest.raises(ConfigError, match="model kind"):
+    with pytest.raises(ConfigError, match="kind=.encoder. is not one of"):
         finetune_and_generate(tmp_path, COMVE, ["x"], kind="encoder")

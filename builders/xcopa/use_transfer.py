@@ -276,11 +276,11 @@ def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
     en_train, heads = items(spec.config, train), []
 
     def head(select_config: str) -> USEHeadResult:
-        split, caveats = (spec.selection_split, []) if select_config != spec.config \
+        split, caveats = (spec.splits.selection, []) if select_config != spec.config \
             else engine.selection_split(spec, release, train)
         out.caveats += [c for c in caveats if c not in out.caveats]
         if split is None or split not in release.splits(select_config):
-            raise ConfigError(f"use_zero_shot selects on {select_config}/{spec.selection_split}, which this "
+            raise ConfigError(f"use_zero_shot selects on {select_config}/{spec.splits.selection}, which this "
                               "release lacks", hint="Build that split, or run the CO-ZS setup")
         val = items(select_config, split)
         res = train_use_head(en_train, val, options=head_options, seed=opts.seed, device=opts.device)
@@ -301,8 +301,8 @@ def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
             continue
         out.rows.append(engine.accuracy_row(config, split, evaluate(shared or head(config), scored), scored))
     out.model = out.records[0].model if out.records else "USE"
-    out.details = {"selection": f"each scored config's {spec.selection_split} split" if shared is None
-                   else f"{spec.config}/{spec.selection_split}", "heads": heads}
+    out.details = {"selection": f"each scored config's {spec.splits.selection} split" if shared is None
+                   else f"{spec.config}/{spec.splits.selection}", "heads": heads}
     out.notes += [f"head selected on {h['selection']}: lr {h['lr']} at update {h['best_update']} "
                   f"({h['updates']} updates over the lr grid); its accuracy on {h['train']} "
                   f"{100 * h['train_accuracy']:.1f}%" for h in heads]

@@ -205,6 +205,3 @@ class RecordedBaselines(Check):
             out.append(result_to_check(self, data, status))
         return out
 
-
-__all__ = ["CPU_EPOCHS", "CPU_MAX_EXAMPLES", "GatedBaselines", "RecordedBaselines", "result_to_check", "saved_dir",
-           "validate_run_options"]

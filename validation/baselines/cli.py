@@ -244,5 +244,3 @@ def baseline_cmd(
                         + ", ".join(r.spec.name for r in failed), path=release.path,
                         hint="A partial-input model beats chance by more than the threshold: read the gate lines")
 
-
-__all__ = ["baseline_cmd", "parse_settings"]

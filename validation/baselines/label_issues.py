@@ -144,6 +144,3 @@ def measure_planted_errors(items: Sequence[MCItem], *, fraction: float = 0.02, s
     return {"fraction": fraction, "seed": seed, **precision_recall([i.id for i in report.issues], flipped),
             "flipped_ids": flipped, "report": report}
 
-
-__all__ = ["LabelIssue", "LabelIssueReport", "detect_label_issues", "flip_labels", "measure_planted_errors",
-           "precision_recall"]

@@ -173,7 +173,7 @@ def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence
             continue
         for row in rows:
             value = paper_value(figure, row, spec.setup.language_of(release, row.config))
-            if row.split in spec.eval_splits and value is not None:
+            if row.split in spec.splits.eval and value is not None:
                 row.paper.append({"id": fid, "value": value, "source": figure.source})
     return notes
 
@@ -182,7 +182,7 @@ def average_rows(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow])
     """The declared averages (:class:`~.spec.Setup`) over the accuracy rows of each eval split."""
     out: list[ScoreRow] = []
     notes: list[str] = []
-    for split in spec.eval_splits if spec.setup.averages else ():
+    for split in spec.splits.eval if spec.setup.averages else ():
         by_language = {spec.setup.language_of(release, r.config): r.value for r in rows
                        if r.split == split and r.metric == "accuracy" and r.value is not None
                        and r.config in release.configs()}
@@ -208,7 +208,7 @@ def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow],
     max_gain, min_accuracy = (spec.gate.max_gain, spec.gate.min_accuracy) if spec.gate else (None, None)
     checks = []
     for row in rows:
-        if row.metric != "accuracy" or row.split not in spec.eval_splits or row.value is None or not row.n \
+        if row.metric != "accuracy" or row.split not in spec.splits.eval or row.value is None or not row.n \
                 or row.config not in release.configs():  # the last: averages
             continue
         threshold = max_gain
@@ -257,8 +257,8 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
     trains = spec.engine_info.trains and spec.config in release.configs()
     caveats = []
     if opts.max_examples is not None and spec.engine_info.subsamples:
-        used = list(evaluations) + [(spec.config, s) for s in (opts.train_split or spec.train_split,
-                                                               spec.selection_split)
+        used = list(evaluations) + [(spec.config, s) for s in (opts.train_split or spec.splits.train,
+                                                               spec.splits.selection)
                                     if trains and s in release.splits(spec.config)]
         cut = [f"{c}/{s}" for c, s in dict.fromkeys(used) if release.num_examples(c, s) > opts.max_examples]
         if cut:
@@ -285,6 +285,3 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
     result.wall_time_s = round(time.perf_counter() - start, 3)
     return result
 
-
-__all__ = ["BaselineResult", "ScoreRow", "attach_paper", "average_rows", "gate_verdict", "paper_value", "portable",
-           "published_figures", "run_spec", "short_model"]
