@@ -208,19 +208,35 @@ def watch_class() -> type:
     from transformers import TrainerCallback
 
     class Watch(TrainerCallback):
-        """benchsmith's progress bar and ``max_time_s`` (Trainer has no time limit); the loss is
-        also logged at the last step (Trainer logs every ``logging_steps`` only)."""
+        """benchsmith's progress bar and ``max_time_s`` (Trainer has no time limit; where it stops,
+        the loss is logged and, with ``evaluates``, the model scored and saved); the loss is also
+        logged at the last step (Trainer logs every ``logging_steps`` only). ``train_time`` sums
+        the training steps (evaluations excluded); ``count()``, when given, returns each step's
+        ``(tokens, rows)``, summed in ``tokens`` and ``examples``."""
 
-        def __init__(self, bar: Any, max_time_s: float | None = None) -> None:
-            self.bar, self.max_time_s, self.timed_out, self.t0 = bar, max_time_s, False, 0.0
+        def __init__(self, bar: Any, max_time_s: float | None = None, count: Any = None,
+                     evaluates: bool = False) -> None:
+            self.bar, self.max_time_s, self.count, self.evaluates = bar, max_time_s, count, evaluates
+            self.timed_out, self.t0, self.t_step, self.train_time, self.tokens, self.examples = \
+                False, 0.0, 0.0, 0.0, 0, 0
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.t0 = time.perf_counter()
 
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t_step = time.perf_counter()
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            now = time.perf_counter()
+            self.train_time += now - self.t_step
+            if self.count is not None:
+                tokens, rows = self.count()
+                self.tokens, self.examples = self.tokens + tokens, self.examples + rows
             self.bar.advance()
-            if self.max_time_s is not None and time.perf_counter() - self.t0 >= self.max_time_s:
+            if self.max_time_s is not None and now - self.t0 >= self.max_time_s and not control.should_training_stop:
                 self.timed_out = control.should_training_stop = True
+                if self.evaluates:
+                    control.should_evaluate = control.should_save = True
             control.should_log = control.should_log or self.timed_out or state.global_step >= state.max_steps
 
     return Watch
