@@ -105,7 +105,7 @@ def test_engine_properties_are_declared_with_the_engine():
     for dataset, engine in (("mucow", "lm_scoring"), ("cognition", "nmt"), ("xcopa", "use_zero_shot")):
         get_builder(dataset).baselines()
         assert get_engine(engine).run.__module__.startswith(f"benchsmith.builders.{dataset}."), engine
-    assert get_engine("lm_scoring").needs_model_path and not get_engine("lm_scoring").subsamples
+    assert get_engine("lm_scoring").needs_model_path and "max_examples" in get_engine("lm_scoring").ignores
     nmt = get_engine("nmt")
     assert nmt.make_options({"d_model": 32}).d_model == 32 and nmt.make_options().d_model is None
     with pytest.raises(ConfigError, match="unknown seq2seq preset 'smal'"):

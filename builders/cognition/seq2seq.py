@@ -400,7 +400,7 @@ NMTOptions = make_dataclass(
 )
 
 
-@engine.register_engine("nmt", options=NMTOptions)
+@engine.register_engine("nmt", options=NMTOptions, ignores={"epochs": "it trains for --max-steps"})
 def nmt_engine(call: engine.EngineCall) -> engine.EngineOutput:
     """CoGnition's Transformer NMT from scratch: train on ``config/train_split``, select on
     ``selection_split``, translate every evaluated split, score with the spec's hook."""
@@ -409,14 +409,11 @@ def nmt_engine(call: engine.EngineCall) -> engine.EngineOutput:
     train_on, out.caveats = engine.train_split(spec, release, opts)
     select, caveats = engine.selection_split(spec, release, train_on)
     out.caveats += caveats
-    pairs = [engine.pairs(engine.subsample(engine.seq_items(spec, release, spec.config, split),
-                                           opts.max_examples, opts.seed)) if split else []
+    pairs = [engine.pairs(call.items(spec.config, split, seq=True)) if split else []
              for split in (train_on, select)]
     settings = {f.name: getattr(o, f.name) for f in fields(Hyperparameters) if getattr(o, f.name) is not None}
     preset = opts.preset or o.preset
     settings["max_steps"] = steps = opts.max_steps or settings.get("max_steps", _preset(preset).max_steps)
-    if opts.epochs:
-        out.notes.append("--epochs does not apply to nmt (it trains for --max-steps): ignored")
     if preset != "paper":
         out.caveats.append(f"preset {preset} (not the paper's Transformer base: --preset paper)")
     elif steps < PRESETS["paper"].max_steps:

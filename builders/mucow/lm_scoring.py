@@ -83,7 +83,8 @@ def score_suite(model_path: str | Path, rows: Iterable[Mapping[str, Any]], out_p
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     runtime.quiet_transformers()
-    path, out_path = runtime.model_folder(model_path, "Pass a local seq2seq translation model"), Path(out_path)
+    path = runtime.model_folder(model_path, "Pass a local seq2seq translation model")
+    out_path = Path(out_path)
     items = list(rows)
     pairs = suite_pairs(items)
     start = time.perf_counter()
@@ -122,16 +123,13 @@ class LMScoringOptions(Options):
 
 
 @engine.register_engine("lm_scoring", options=LMScoringOptions, trains=False, needs_model_path=True,
-                        subsamples=False)
+                        ignores={"max_examples": "a scores file covers the whole suite"})
 def lm_scoring_engine(call: engine.EngineCall) -> engine.EngineOutput:
     """Score every evaluated suite into a scores file, then score that file with the spec's hook."""
     spec, release, opts = call.spec, call.release, call.run
     if spec.score is None:
         raise ConfigError(f"baseline {spec.name!r} needs a score hook that reads the suite's scores file")
     out = engine.EngineOutput()
-    if opts.max_examples:
-        out.notes.append("--max-examples does not apply to lm_scoring (a scores file covers the whole "
-                         "suite): ignored")
     with tempfile.TemporaryDirectory(prefix="benchsmith-scores-") as tmp:
         for config, split in call.evaluations:
             langs = list(release.config_info(config).languages or [""])

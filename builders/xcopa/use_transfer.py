@@ -244,7 +244,8 @@ def evaluate(result: USEHeadResult, items: Sequence[MCItem]) -> float:
     return round(_accuracy(result.head, encode(items, result.encoder, result.record.device), True), 6)
 
 
-@engine.register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True)
+@engine.register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True,
+                        ignores={"epochs": "updates with early stopping; --max-steps caps them"})
 def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
     """The head trained on ``config/train_split`` (the source language), selected per ``selection``,
     applied to every scored config. Rows: accuracy per config (the runner adds the spec's
@@ -254,9 +255,6 @@ def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
     out = engine.EngineOutput()
     train, out.caveats = engine.train_split(spec, release, opts)
     head_options = replace(o, max_updates=opts.max_steps or o.max_updates)
-    if opts.epochs:
-        out.notes.append("--epochs does not apply to use_zero_shot (updates with early stopping; --max-steps "
-                         "caps them): ignored")
 
     items, en_train, heads = call.items, call.items(spec.config, train), []
 

@@ -1,22 +1,10 @@
 """``benchsmith baseline NAME``: run a dataset's declared model baselines on its release.
 
-``NAME`` is a dataset (its newest release in the registry), ``NAME/VERSION``, or a release
-directory. The builder's ``BASELINES`` are selected with ``--baseline`` (repeatable), ``--config``
-(the specs that score that config, scoring only it), ``--model``, ``--setup`` and ``--variant``;
-an unknown name gets suggestions. ``--list`` shows the declarations.
-
-Each result is printed, or ``--json`` prints one object ``{name, version, release, passed,
-results: [...], saved: [...]}``. Unless ``--no-save``, each result is saved as
-``reports/baselines/<baseline>[@<config>].json`` of the release (a published release:
-``<registry>/<name>/.reports/<version>/baselines/``) with its predictions, translations or score
-files in the folder of the same name; ``benchsmith validate`` then lists them in the report and
-the card. ``--out DIR`` puts the files elsewhere and also keeps trained weights there (NMT), which
-never go into the release's folder (it is published with its reports). A gated baseline whose
-gate fails exits 1 (after printing).
-
-A saved result holds no absolute path of the machine that ran it (:func:`~.run.portable`): files
-beside it are relative to its folder, a model folder or an ``--out`` outside it go by name (the
-run record's sha256 still identifies the weights). The printed result shows the paths as they are.
+The selection options, the saved files (``reports/baselines/<baseline>[@<config>].json`` of the
+release unless ``--no-save``; ``--out DIR`` moves the files and keeps trained weights, which never
+go into the release's folder: it is published with its reports) and the exit status (1 when a
+gated baseline fails) are in validation/README.md, "Running them". A saved result holds no
+absolute path of the machine that ran it (:func:`~.run.portable`); the printed one shows them.
 """
 
 from __future__ import annotations

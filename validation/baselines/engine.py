@@ -109,7 +109,10 @@ def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
     if opts.model_path is None:
         model_path(opts, spec)  # a required --model-path missing: the one clear error before any work
     out = engine.run(EngineCall(spec, release, opts, evaluations, options))
-    out.notes[:0] = [f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored"] if foreign else []
+    ignored = [f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored"] if foreign else []
+    ignored += [f"--{k.replace('_', '-')} does not apply to {engine.name} ({why}): ignored"
+                for k, why in engine.ignores.items() if getattr(opts, k)]
+    out.notes[:0] = ignored
     return out
 
 
@@ -285,7 +288,8 @@ def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[s
 # --------------------------------------------------------------------------- the generic engines
 
 
-@register_engine("cross_encoder", options=MCOptions, accuracy=True, multiple_choice=True)
+@register_engine("cross_encoder", options=MCOptions, accuracy=True, multiple_choice=True,
+                 ignores={"max_steps": "it trains whole epochs"})
 def cross_encoder(call: EngineCall) -> EngineOutput:
     from benchsmith.validation.baselines.multiple_choice import train_multiple_choice
 
@@ -304,8 +308,6 @@ def cross_encoder(call: EngineCall) -> EngineOutput:
             evaluate[f"{config}/{split}"] = items
         else:
             out.notes.append(f"{config}/{split} is empty: not scored")
-    if opts.max_steps:
-        out.notes.append("--max-steps does not apply to cross_encoder (it trains whole epochs): ignored")
     options = replace(call.options, epochs=opts.epochs or call.options.epochs)
     validation = next(iter(scored.values()), None)
     result = train_multiple_choice(call.items(spec.config, train), validation, evaluate, options,

@@ -1,13 +1,11 @@
 """Label-issue detection: out-of-fold cross-encoder probabilities + cleanlab's confident learning.
 
-The items (a builder pools train and validation) are cut into ``folds`` seeded folds
-(scikit-learn's ``KFold``); for each, the cross-encoder of :mod:`.multiple_choice` is fine-tuned
-from the pretrained weights on the other folds (fixed epochs, no model selection: the held-out
-fold must stay unseen) and predicts the held-out fold. cleanlab's ``find_label_issues``
-(``filter_by``, default ``prune_by_noise_rate``) flags the items whose given label the model
-confidently disagrees with, ranked by self-confidence (the given label's probability, lowest
-first). Classes are option positions; an item with fewer options than the widest has
-probability 0 for the positions it lacks.
+The items are cut into ``folds`` seeded folds (scikit-learn's ``KFold``); for each, the
+cross-encoder of :mod:`.multiple_choice` is fine-tuned from the pretrained weights on the other
+folds (fixed epochs, no model selection: the held-out fold must stay unseen) and predicts the
+held-out fold. cleanlab's ``find_label_issues`` flags the items whose given label the model
+confidently disagrees with, ranked by self-confidence (lowest first). Classes are option
+positions; an item with fewer options has probability 0 for the positions it lacks.
 
 The result is **candidate errata** for a maintainer to read, never a change to the data: a
 flagged item may be a hard item the model gets wrong. :func:`measure_planted_errors` measures

@@ -361,8 +361,8 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
              "grad_scaler": runtime.dtype_name(dtype) == "float16",
              "split_sizes": {n: len(v) for n, v in splits.items()},
              "parameters": sum(p.numel() for p in model.parameters())}
-    record = runtime.RunRecord(baseline=BASELINE, model=str(path), model_sha256=runtime.model_sha256(path),
-                               seed=seed, device=device, hyperparameters=hyper, steps=trainer.state.global_step)
+    record = runtime.RunRecord(BASELINE, str(path), runtime.model_sha256(path), seed, device,
+                               hyperparameters=hyper, steps=trainer.state.global_step)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     tokens = sum(sum(map(len, f["input_ids"])) for f in train_features) * opts.epochs
     record.throughput(len(train_features) * opts.epochs, tokens, seconds)

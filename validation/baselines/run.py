@@ -2,21 +2,17 @@
 scores with the paper's figures beside them, the declared averages, the gate, caveats and notes.
 
 Comparability: a result is ``comparable`` with the paper only when nothing about the run departs
-from the paper's setup as declared: no split cut by ``max_examples``, trained on the declared
-train split, model selection on a split other than the training one, the ``paper`` preset and
-its steps (nmt). Every departure is a ``caveat``; the paper figures are still shown, and the
-command line, the report and the card label the run as not comparable. What the spec itself
-cannot match (another encoder than the paper's) is its ``Setup.note``.
+from the paper's setup as declared (no subsample, the declared train split, model selection on
+another split, the ``paper`` preset and its steps). Every departure is a ``caveat``; the paper
+figures are still shown, labelled not comparable. What the spec itself cannot match (another
+encoder than the paper's) is its ``Setup.note``.
 
-The gate (:func:`gate_verdict`): the gain over chance follows the one partial-input rule
-(:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`): at least ``max_gain`` and
-significant (one-sided binomial test against chance, p < 0.01) fails, unless the builder declares
-it in ``known_artifacts.yaml`` (then it warns, up to the declared gain); not significant or
-significant within ``max_gain`` warns. Below ``min_accuracy`` fails. A run on a subsample
-(``max_examples``, as ``validate`` does on CPU) that passes is a warn that says so: a verdict on
-a subsample is never a silent pass.
-
-A saved result holds no absolute path (:func:`portable`): it is published with the release.
+The gate (:func:`gate_verdict`) follows the one partial-input rule
+(:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`): a gain over chance of at
+least ``max_gain`` that is significant (one-sided binomial, p < 0.01) fails, unless the builder
+declares it in ``known_artifacts.yaml`` (then it warns, up to the declared gain). Below
+``min_accuracy`` fails. A pass on a subsample (``max_examples``, as ``validate`` runs on CPU) is a
+warn that says so: a verdict on a subsample is never a silent pass.
 """
 
 from __future__ import annotations
@@ -256,7 +252,7 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
                           hint="Build the configs it needs, or pick another --config/--baseline")
     trains = spec.engine_info.trains and spec.config in release.configs()
     caveats = []
-    if opts.max_examples is not None and spec.engine_info.subsamples:
+    if opts.max_examples is not None and "max_examples" not in spec.engine_info.ignores:
         used = list(evaluations) + [(spec.config, s) for s in (opts.train_split or spec.splits.train,
                                                                spec.splits.selection)
                                     if trains and s in release.splits(spec.config)]

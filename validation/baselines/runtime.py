@@ -233,7 +233,8 @@ def watch_class() -> type:
                 tokens, rows = self.count()
                 self.tokens, self.examples = self.tokens + tokens, self.examples + rows
             self.bar.advance()
-            if self.max_time_s is not None and now - self.t0 >= self.max_time_s and not control.should_training_stop:
+            out_of_time = self.max_time_s is not None and now - self.t0 >= self.max_time_s
+            if out_of_time and not control.should_training_stop:
                 self.timed_out = control.should_training_stop = True
                 if self.evaluates:
                     control.should_evaluate = control.should_save = True

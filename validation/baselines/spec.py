@@ -94,8 +94,8 @@ class Engine:
     trains: bool = True
     #: it needs ``--model-path`` (nothing is downloaded)
     needs_model_path: bool = False
-    #: ``--max-examples`` cuts what it scores
-    subsamples: bool = True
+    #: run options it ignores (noted when given), and why: ``{"epochs": "it trains for --max-steps"}``
+    ignores: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def option_names(self) -> list[str]:
@@ -125,7 +125,7 @@ class Engine:
 _ENGINES: dict[str, Engine] = {}
 
 
-def register_engine(name: str, *, options: type, **flags: bool) -> Callable[[Any], Any]:
+def register_engine(name: str, *, options: type, **flags: Any) -> Callable[[Any], Any]:
     """Register the decorated function as engine ``name`` with its options dataclass and the
     :class:`Engine` flags; another function under a registered name is a ConfigError."""
 
