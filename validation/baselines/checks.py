@@ -67,9 +67,10 @@ def saved_dir(release: Release) -> Path:
     return Path(base) / SAVED
 
 
-def _builder(release: Release) -> Any:
+def builder_of(release: Release, any_version: bool = False) -> Any:
     """The registered builder of the release's name and version, or None (generic releases,
-    harvested ones: they declare no gated baselines)."""
+    harvested ones: they declare no baselines); with ``any_version``, when the release's version
+    is no longer declared, the builder's current one (its declarations still apply)."""
     from benchsmith.builder import builders, get_builder
 
     if release.name not in builders():
@@ -77,10 +78,10 @@ def _builder(release: Release) -> Any:
     try:
         return get_builder(release.name, release.version)
     except ConfigError:
-        return None
+        return builders()[release.name]() if any_version else None
 
 
-def result_to_check(check: Check, data: dict[str, Any], status: Status | None = None) -> CheckResult:
+def result_to_check(check: Check, data: dict[str, Any]) -> CheckResult:
     """A saved or just-run result (:meth:`~.run.BaselineResult.to_dict`) as a check result."""
     rows, gate = data["table"], data.get("gate")
     shown = ", ".join(f"{r['config']}/{r['split']} {r['metric']} {r['value']}" for r in rows[:4])
@@ -106,8 +107,7 @@ def result_to_check(check: Check, data: dict[str, Any], status: Status | None = 
     details = {"table": rows, "records": data["records"], "caveats": data.get("caveats", []),
                "notes": data.get("notes", []), "gate": gate, "paper_note": data.get("paper_note", ""),
                "options": data.get("options", {}), "details": data.get("details", {})}
-    if status is None:
-        status = Status(gate["status"]) if gate else Status.STAT
+    status = Status(gate["status"]) if gate else Status.STAT
     configs = {r["config"] for r in rows}
     return check.result(status, summary, config=configs.pop() if len(configs) == 1 else None,
                         metrics={f"{r['config']}/{r['split']}/{r['metric']}": r["value"] for r in rows},
@@ -132,7 +132,7 @@ class GatedBaselines(Check):
     def run(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.baselines.run import run_spec
 
-        builder = self.builder if self.builder is not None else _builder(release)
+        builder = self.builder if self.builder is not None else builder_of(release)
         specs = self.specs if self.specs is not None else (builder.baselines() if builder is not None else ())
         gated = [s for s in specs if s.gate is not None]
         if not gated:
@@ -167,7 +167,7 @@ class RecordedBaselines(Check):
         folder = saved_dir(release)
         if not folder.is_dir():
             return []
-        builder = self.builder if self.builder is not None else _builder(release)
+        builder = self.builder if self.builder is not None else builder_of(release)
         specs = builder.baselines() if builder is not None else ()
         gated = {s.name: s for s in specs if s.gate is not None}
         fingerprints = release.fingerprints()
@@ -196,7 +196,6 @@ class RecordedBaselines(Check):
                 gate = gate_verdict(spec, release, rows, known=known, subsampled=any(
                     str(c).startswith("subsampled") for c in data.get("caveats") or []))
                 data = {**data, "gate": gate, "status": gate["status"]}
-            status = Status(data["gate"]["status"]) if data.get("gate") else Status.STAT
-            out.append(result_to_check(self, data, status))
+            out.append(result_to_check(self, data))
         return out
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from benchsmith.validation.baselines.checks import saved_dir
+from benchsmith.validation.baselines.checks import builder_of, saved_dir
 from benchsmith.validation.baselines.run import BaselineResult, run_spec
 from benchsmith.validation.baselines.spec import select_specs
 
@@ -56,21 +56,17 @@ def parse_settings(items: list[str] | None) -> dict[str, Any]:
 
 def _resolve(name: str, registry: Path | None) -> tuple[Any, Any]:
     """(builder, release): unknown dataset names get suggestions before the registry is read."""
-    from benchsmith.builder import builders, get_builder
+    from benchsmith.builder import builders
 
     if not Path(name).exists():
         dataset = name.partition("/")[0]
         if dataset not in builders():
             raise ConfigError(f"unknown dataset {dataset!r}", hint=did_you_mean(dataset, builders()))
     release = resolve_release(name, registry)
-    known = builders()
-    if release.name not in known:
+    builder = builder_of(release, any_version=True)
+    if builder is None:
         raise ConfigError(f"release {release.name} {release.version} has no registered builder: no baselines "
-                          "are declared for it", path=release.path, hint=did_you_mean(release.name, known))
-    try:
-        builder = get_builder(release.name, release.version)
-    except ConfigError:  # a version the builder no longer declares: its declarations still apply
-        builder = known[release.name]()
+                          "are declared for it", path=release.path, hint=did_you_mean(release.name, builders()))
     return builder, release
 
 

@@ -1,27 +1,19 @@
 """What an engine receives and returns, the helpers engines share, and the generic engines.
 
-An engine (registered with :func:`~.spec.register_engine`) takes an :class:`EngineCall`: the
-spec, the release, the :class:`RunOptions` of the command line, the ``(config, split)`` pairs to
-score and its typed options with the ``--set`` overrides it takes applied. It returns an
-:class:`EngineOutput`; :func:`~.run.run_spec` adds the paper's figures, the averages and the gate.
-The model, device, seed, epochs and ``--max-examples`` come from the run, never from an
-engine's options.
+An engine (registered with :func:`~.spec.register_engine`) takes an :class:`EngineCall` (the spec,
+the release, the :class:`RunOptions` of the command line, the ``(config, split)`` pairs to score,
+its typed options with the ``--set`` overrides it takes) and returns an :class:`EngineOutput`;
+:func:`~.run.run_spec` adds the paper's figures, the averages and the gate. The model, device,
+seed, epochs and ``--max-examples`` come from the run, never from an engine's options.
 
 The training split must exist: a release built without it (``--skip-missing``) is a ConfigError
 that names the split, why the build skipped it, and ``--train-split``. Training on another split
 than the declared one, no model selection, a subsample or a preset other than the paper's are
 *caveats*: the run is then not comparable with the paper, and says so.
 
-The generic engines (any dataset), registered when this module is imported (on the first
-engine lookup):
-
-* ``cross_encoder`` (:class:`~.multiple_choice.MCOptions`): trains on the spec's train split,
-  selects on its selection split; rows: accuracy (%) per split with the chance level.
-* ``label_issues`` (:class:`LabelIssuesOptions`): :func:`~.label_issues.detect_label_issues` over
-  the pooled splits (ids prefixed with their split); rows: out-of-fold accuracy (%) and the number
-  flagged; details: the ranked candidate errata.
-* ``generation`` (:class:`~.generation.GenerationOptions`, ``--model-path`` required) and ``copy``
-  (the source is the output); rows: the spec's ``score`` (default sacreBLEU).
+The generic engines, registered on the first engine lookup (validation/README.md has their
+table): ``cross_encoder`` (:mod:`.multiple_choice`), ``label_issues`` (:mod:`.label_issues`),
+``generation`` (:mod:`.generation`) and ``copy`` (the source is the output).
 """
 
 from __future__ import annotations
