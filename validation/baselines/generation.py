@@ -115,10 +115,9 @@ def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]],
 
 def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[str, str]],
                           eval_sources: Sequence[str], options: GenerationOptions | None = None, *,
-                          seed: int = 42, device: str = "auto", output_dir: str | Path | None = None,
-                          **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
+                          seed: int = 42, device: str = "auto", **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
     """Fine-tune the model at ``model_path`` on ``train_pairs`` (``options`` with ``overrides`` of its
-    fields), then one output per eval source; ``output_dir`` receives the fine-tuned model."""
+    fields), then one output per eval source."""
     from transformers import DataCollatorForSeq2Seq, Trainer
 
     o = replace(options or GenerationOptions(), **overrides)
@@ -155,9 +154,6 @@ def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[st
     outputs = generate(model, tokenizer, kind, eval_sources, beam=o.beam, max_new_tokens=o.max_new_tokens,
                        max_source_len=o.max_source_len, batch_size=o.eval_batch_size, device=dev)
     decode_time = time.perf_counter() - t1
-    if output_dir is not None:
-        model.save_pretrained(output_dir)
-        tokenizer.save_pretrained(output_dir)
     stopped_by = "epochs" if total == o.epochs * per_epoch else "max_steps"
     log = trainer.state.log_history
     history = [{"step": h["step"], "loss": round(h["loss"], 5)} for h in log if "loss" in h]
