@@ -115,7 +115,8 @@ def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]],
 
 def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[str, str]],
                           eval_sources: Sequence[str], options: GenerationOptions | None = None, *,
-                          seed: int = 42, device: str = "auto", **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
+                          seed: int = 42, device: str = "auto",
+                          **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
     """Fine-tune the model at ``model_path`` on ``train_pairs`` (``options`` with ``overrides`` of its
     fields), then one output per eval source."""
     from transformers import DataCollatorForSeq2Seq, Trainer
