@@ -24,13 +24,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.validation.baselines.generation import GenerationOptions, pairs_from_references
 from benchsmith.validation.baselines.label_issues import DEFAULT_FOLDS, FILTERS
 from benchsmith.validation.baselines.multiple_choice import POOLINGS, MCOptions
 from benchsmith.validation.baselines.runtime import RunRecord
-from benchsmith.validation.baselines.spec import BaselineSpec, Options, get_engine, register_engine
+from benchsmith.validation.baselines.spec import BaselineSpec, Choices, Options, get_engine, register_engine
 
 from benchsmith.errors import ConfigError, did_you_mean
 
@@ -330,7 +330,7 @@ class LabelIssuesOptions(MCOptions):
     top: int | None = None
     filter_by: str = "prune_by_noise_rate"
 
-    CHOICES = (("pooling", POOLINGS), ("filter_by", FILTERS))
+    CHOICES: ClassVar[Choices] = (("pooling", POOLINGS), ("filter_by", FILTERS))
 
 
 @register_engine("label_issues", options=LabelIssuesOptions, multiple_choice=True)

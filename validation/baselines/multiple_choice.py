@@ -42,10 +42,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchsmith.validation.baselines import runtime
-from benchsmith.validation.baselines.spec import Options
+from benchsmith.validation.baselines.spec import Choices, Options
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, SchemaError
@@ -112,7 +112,7 @@ class MCOptions(Options):
 
     POSITIVE = ("lr",)
     FRACTIONS = ("weight_decay", "warmup_ratio", "dropout")
-    CHOICES = (("pooling", POOLINGS),)
+    CHOICES: ClassVar[Choices] = (("pooling", POOLINGS),)
 
 
 def resolve_model_path(model_path: str | Path | None) -> Path:

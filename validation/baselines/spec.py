@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 GENERIC_VARIANTS = ("full", "options_only")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
 _GENERIC_ENGINES = "benchsmith.validation.baselines.engine"
+Choices = tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Options:
     ZERO: ClassVar[tuple[str, ...]] = ()
     POSITIVE: ClassVar[tuple[str, ...]] = ()
     FRACTIONS: ClassVar[tuple[str, ...]] = ()
-    CHOICES: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
+    CHOICES: ClassVar[Choices] = ()
 
     def __post_init__(self) -> None:
         for f in fields(self):
