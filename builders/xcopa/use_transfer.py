@@ -42,7 +42,7 @@ from benchsmith.validation.baselines.multiple_choice import MCItem, check_items,
 from benchsmith.validation.baselines.spec import Options
 
 from benchsmith import progress
-from benchsmith.errors import ConfigError, SchemaError
+from benchsmith.errors import ConfigError
 
 Encoder = Callable[[list[str]], Any]  # texts -> (n, dim) array
 Data = tuple[Any, Any, Any]  # (items, options, dim) vectors, the mask of real options, the labels
@@ -185,9 +185,6 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
     opts = options or USEZeroShotOptions()
     for split, items in (("train", train_items), ("validation", validation_items)):
         check_items(items, split)
-        if not items:
-            raise SchemaError(f"the {split} split is empty; expected items",
-                              hint="Pass the source language's items")
     start = time.perf_counter()
     versions, sha = {}, None
     if encoder is None:
@@ -229,8 +226,7 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
                                device=device, dtype="float32", hyperparameters=hyper, steps=total_updates)
     record.versions.update(versions)
     record.wall_time_s = round(time.perf_counter() - start, 3)
-    if train_seconds > 0:
-        record.examples_per_s = round(total_updates * BATCH_SIZE / train_seconds, 2)
+    record.throughput(total_updates * BATCH_SIZE, None, train_seconds)
     return USEHeadResult(head=head, lr=lr, validation_accuracy=round(acc, 6), best_update=update,
                          train_accuracy=round(_accuracy(head, train), 6), search=search, record=record,
                          encoder=encoder)
@@ -238,8 +234,6 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
 
 def evaluate(result: USEHeadResult, items: Sequence[MCItem]) -> float:
     """Accuracy (a fraction; score rows are percentages) of the trained head on ``items``."""
-    if not items:
-        raise SchemaError("no items to evaluate", hint="Pass a non-empty item list")
     check_items(items, "evaluation")
     return round(_accuracy(result.head, encode(items, result.encoder, result.record.device), True), 6)
 

@@ -80,7 +80,9 @@ def options_only(items: Iterable[MCItem]) -> list[MCItem]:
 
 
 def check_items(items: Sequence[MCItem], split: str) -> None:
-    """SchemaError unless every item has >= 1 option, a label in range and a unique id."""
+    """SchemaError unless there are items, each with >= 1 option, a label in range and a unique id."""
+    if not items:
+        raise SchemaError(f"the {split} split is empty; expected at least one item", hint="Pass items")
     seen: set[str] = set()
     for n, it in enumerate(items):
         where = f"split {split!r}, item {n} (id {it.id!r})"
@@ -315,9 +317,6 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
               **{name: list(items) for name, items in evaluate.items()}}
     for name, items in splits.items():
         check_items(items, name)
-        if not items:
-            raise SchemaError(f"the {name} split is empty; expected at least one item",
-                              hint="Pass items, or leave the split out")
 
     start = time.perf_counter()
     path = resolve_model_path(model_path)
