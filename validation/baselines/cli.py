@@ -90,7 +90,7 @@ def _print(result: BaselineResult, saved: Path | None) -> None:
         rule = literal(result.gate["rule"])
         lines.append(f"gate [{style}]{result.gate['status']}[/] ({rule}): {literal(why)}")
     lines += [f"[dim]note: {literal(note)}[/]" for note in result.notes]
-    rec = result.record
+    rec = result.records[0] if result.records else None  # label_issues has one per fold: the first
     if rec is not None:
         speed = "".join(f", {v} {what}/s" for v, what in ((rec.examples_per_s, "examples"),
                                                           (rec.tokens_per_s, "tokens")) if v)

@@ -69,11 +69,6 @@ class BaselineResult:
     wall_time_s: float = 0.0
 
     @property
-    def record(self) -> RunRecord | None:
-        """The (first) run record; ``label_issues`` has one per fold in :attr:`records`."""
-        return self.records[0] if self.records else None
-
-    @property
     def comparable(self) -> bool:
         return not self.caveats
 
