@@ -304,9 +304,7 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
         "stopped_by": "max_time_s" if watch.timed_out else "max_steps",
         "train_time_s": round(watch.train_time, 3),
     }
-    if watch.train_time > 0:
-        record.tokens_per_s = round(watch.tokens / watch.train_time, 2)
-        record.examples_per_s = round(watch.examples / watch.train_time, 2)
+    record.throughput(watch.examples, watch.tokens, watch.train_time)
     out = TrainedModel(net, source, target, hp, record, _history(state.log_history), best_step, dev, preset)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     if output_dir is not None:
