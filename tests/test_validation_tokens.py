@@ -1,0 +1,61 @@
+"""validate's shared tokenisation: the ASCII fast path and the per-process memo change no token.
+
+``dataview._findall`` uses a short pattern for ASCII strings and ``TokenMemo`` keeps each
+value's ids; both must give what ``dataview.tokens`` (the full pattern) gives, value by value.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from benchsmith.validation import dataview
+from benchsmith.validation.dataview import TokenMemo, _findall, _tokenise_values, tokens
+
+
+def _real_texts(raw) -> list[str]:
+    """Every cell of ComVE's raw CSVs and XCOPA's raw JSON lines (English and 11 languages)."""
+    out: list[str] = []
+    for f in sorted((raw / "comve").rglob("*.csv")):
+        with open(f, encoding="utf-8", newline="") as fh:
+            out.extend(cell for row in csv.reader(fh) for cell in row)
+    for f in sorted((raw / "xcopa").rglob("*.jsonl")):
+        out.extend(f.read_text(encoding="utf-8").splitlines())
+    return out
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("stride", [pytest.param(1, marks=pytest.mark.slow), 16])
+def test_the_ascii_pattern_gives_the_full_patterns_tokens_on_real_text(raw, stride):
+    """Every distinct ASCII value (slow run) or every 16th (default run: ~0.3 s)."""
+    texts = _real_texts(raw)
+    ascii_ = sorted({t for t in texts if t.isascii()})[::stride]  # the others take the full pattern itself
+    assert len(ascii_) > 5_000 and len(texts) - sum(t.isascii() for t in texts) > 1_000
+    assert list(map(_findall, ascii_)) == list(map(tokens, ascii_))
+
+
+@pytest.mark.parametrize("text", ["don't stop_now 3.5%", "a\tb\nc  d", "", "x" * 50, "__init__ (1)", "¿Qué?",
+                                  "na\u0301ive", "中文 words", "ที่นี่", "தமிழ்", "e\u0301t\u00e9"])
+def test_findall_is_tokens(text):
+    assert _findall(text) == tokens(text)
+
+
+def test_the_memo_gives_the_same_ids_kept_or_not():
+    values = ["The cat sat.", "the CAT sat!", "", "Über 3 Häuser", "中文", "The cat sat."]
+    col = pa.array(values + [None])
+    fresh_ids, fresh_counts = _tokenise_values(col)
+    again_ids, again_counts = _tokenise_values(col)  # served from the memo
+    np.testing.assert_array_equal(fresh_ids, again_ids)
+    np.testing.assert_array_equal(fresh_counts, again_counts)
+    assert fresh_counts.tolist() == [len(tokens(v)) for v in values] + [0]
+    names = [dataview.VOCAB.names[i] for i in fresh_ids]
+    assert names == [t.casefold() for v in values for t in tokens(v)]
+
+
+def test_a_full_memo_keeps_nothing_new_and_still_answers():
+    memo = TokenMemo(budget=0)
+    got = memo.ids_of(["one two", "three"])
+    assert [len(a) for a in got] == [2, 1] and memo.nbytes == 0
+    assert [dataview.VOCAB.names[i] for a in got for i in a] == ["one", "two", "three"]
