@@ -59,3 +59,15 @@ def test_a_full_memo_keeps_nothing_new_and_still_answers():
     got = memo.ids_of(["one two", "three"])
     assert [len(a) for a in got] == [2, 1] and memo.nbytes == 0
     assert [dataview.VOCAB.names[i] for a in got for i in a] == ["one", "two", "three"]
+
+
+def test_long_token_lists_get_the_ids_the_plain_lookup_gives():
+    """Vocabulary.ids dictionary-encodes a long list with Arrow first: same ids, same new-id order."""
+    rng = np.random.default_rng(4)
+    words = ["Bank", "bank", "BANK", "Über", "über", "中", ",", "straße", "STRASSE", "ǅ"] + [f"w{i}" for i in range(3000)]
+    toks = [words[i] for i in rng.integers(0, len(words), size=3 * dataview._ARROW_IDS_MIN)]
+    arrow, plain = dataview.Vocabulary(), dataview.Vocabulary()
+    plain.ids(["bank"])
+    arrow.ids(["bank"])  # a known token before the long list, on both
+    np.testing.assert_array_equal(arrow.ids(toks), plain._ids(toks))
+    assert arrow.names == plain.names and len(toks) > dataview._ARROW_IDS_MIN

@@ -174,7 +174,17 @@ class Vocabulary:
         return len(self.names)
 
     def ids(self, toks: Sequence[str]) -> np.ndarray:
-        """int32 ids of ``toks`` (new tokens are added)."""
+        """int32 ids of ``toks`` (new tokens are added).
+
+        A long list is dictionary-encoded by Arrow first (hashing in C), and only its distinct
+        tokens are looked up here: 1.35 M tokens of MuCoW's sources and references, all known,
+        0.99 -> 0.60 CPU s. New tokens get their ids in the same order either way (sorted)."""
+        if len(toks) > _ARROW_IDS_MIN:
+            encoded = pc.dictionary_encode(pa.array(toks, type=pa.large_string()))
+            return self._ids(encoded.dictionary.to_pylist())[encoded.indices.to_numpy()]
+        return self._ids(toks)
+
+    def _ids(self, toks: Sequence[str]) -> np.ndarray:
         raw = self._raw
         missing = set(toks).difference(raw)
         if missing:
@@ -201,6 +211,8 @@ class Vocabulary:
             return self._hash_array
 
 
+#: token lists longer than this go through Arrow's dictionary encoding (:meth:`Vocabulary.ids`)
+_ARROW_IDS_MIN = 2_048
 VOCAB = Vocabulary()
 
 
