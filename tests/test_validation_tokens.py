@@ -71,3 +71,29 @@ def test_long_token_lists_get_the_ids_the_plain_lookup_gives():
     arrow.ids(["bank"])  # a known token before the long list, on both
     np.testing.assert_array_equal(arrow.ids(toks), plain._ids(toks))
     assert arrow.names == plain.names and len(toks) > dataview._ARROW_IDS_MIN
+
+
+def test_lengths_without_ids_are_the_token_columns_lengths(tmp_path):
+    """A config with no label and no options counts its tokens without ids; the counts are the
+    token column's, for string and list fields, nulls and empty items included."""
+    from benchsmith.validation.dataview import STORE, ConfigView, _count_tokens, _tokenise
+    from validation_helpers import make_release
+
+    import datasets
+
+    rows = [{"id": f"r{i}", "text": t, "items": items} for i, (t, items) in enumerate([
+        ("The cat sat.", ["a b", "", "c"]), ("", []), (None, None), ("中文 words!", ["x", None, "y z ."]),
+        ("The cat sat.", ["a b"])])]
+    features = datasets.Features({"id": datasets.Value("string"), "text": datasets.Value("string"),
+                                  "items": datasets.Sequence(datasets.Value("string"))})
+    release = make_release(tmp_path, {"train": rows}, features)
+    (config,) = release.configs()
+    view = ConfigView(release, config)
+    assert view.label_field is None and view.multiple_choice is None
+    STORE.clear()
+    for field in ("text", "items"):
+        files = view.files("train")
+        np.testing.assert_array_equal(_count_tokens(files, field), _tokenise(files, field).lengths())
+        np.testing.assert_array_equal(view.token_lengths("train", field), _tokenise(files, field).lengths())
+    assert view.token_lengths("train", "items").tolist() == [3, 0, 0, 4, 2]
+    assert STORE.peek(("tokens", *view.content_key("train"), "text")) is None  # no ids were made
