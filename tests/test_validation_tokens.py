@@ -7,6 +7,7 @@ value's ids; both must give what ``dataview.tokens`` (the full pattern) gives, v
 from __future__ import annotations
 
 import csv
+import functools
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +16,7 @@ from benchsmith.validation import dataview
 from benchsmith.validation.dataview import TokenMemo, _findall, _tokenise_values, tokens
 
 
+@functools.lru_cache(maxsize=1)
 def _real_texts(raw) -> list[str]:
     """Every cell of ComVE's raw CSVs and XCOPA's raw JSON lines (English and 11 languages)."""
     out: list[str] = []
@@ -97,3 +99,18 @@ def test_lengths_without_ids_are_the_token_columns_lengths(tmp_path):
         np.testing.assert_array_equal(view.token_lengths("train", field), _tokenise(files, field).lengths())
     assert view.token_lengths("train", "items").tolist() == [3, 0, 0, 4, 2]
     assert STORE.peek(("tokens", *view.content_key("train"), "text")) is None  # no ids were made
+
+
+@pytest.mark.realdata
+def test_counting_without_a_regex_gives_the_token_counts(raw):
+    """dataview._count (byte classes for ASCII strings) is len(tokens(.)) on the raw data's ASCII
+    values (every 16th; the others take the regex itself) and on random ASCII strings."""
+    import random
+
+    from benchsmith.validation.dataview import _count
+
+    texts = sorted({t for t in _real_texts(raw) if t.isascii()})[::16]
+    rng = random.Random(0)
+    texts += ["".join(chr(rng.randrange(128)) for _ in range(rng.randrange(0, 40))) for _ in range(5000)]
+    texts += ["", " ", "a", "_", "\x1c", "a\x1fb", "..", "a.b", "  x  ", "x" * 100, "中文 x", "ü-ber"]
+    assert [_count(t) for t in texts] == [len(tokens(t)) for t in texts]

@@ -98,6 +98,24 @@ def _findall(text: str) -> list[str]:
     return _ASCII_TOKEN.findall(text) if text.isascii() else _token_pattern().findall(text)
 
 
+#: ASCII bytes by class for :func:`_count`: w = word character (``\w``), space (``\s``: also
+#: 0x1c-0x1f, which ``str.isspace`` counts), p = anything else (a token of its own)
+_ASCII_CLASS = bytes(ord("w") if chr(c).isalnum() or chr(c) == "_" else ord(" ") if chr(c).isspace() else ord("p")
+                     for c in range(128)) + b"p" * 128
+
+
+def _count(text: str) -> int:
+    """``len(tokens(text))``. An ASCII string is counted without a regex: its tokens are the
+    runs of word characters and each other non-space character, so their number is the count
+    of ``p`` plus the run starts (`` w`` and ``pw``) in its byte classes (``bytes.count``, C).
+    MuCoW's 102,000 distinct ASCII values (7.2 M characters): 1.09 -> 0.05 CPU s; the same
+    counts (tests/test_validation_tokens.py, on the raw data and on random ASCII)."""
+    if not text.isascii():
+        return len(_token_pattern().findall(text))
+    classes = b" " + text.encode("ascii").translate(_ASCII_CLASS)
+    return classes.count(b"p") + classes.count(b" w") + classes.count(b"pw")
+
+
 @lru_cache(maxsize=1)
 def word_pattern() -> re.Pattern[str]:
     """:func:`tokens`' pattern without its punctuation alternative: word runs (with their
@@ -450,7 +468,7 @@ class TokenMemo:
         """``len(tokens(v))`` of each value, int64 (kept as counts: no ids are made)."""
         memo, counted = self._ids, self._counts
         missing = [v for v in values if v not in memo and v not in counted]
-        fresh = dict(zip(missing, map(len, map(_findall, missing))))
+        fresh = dict(zip(missing, map(_count, missing)))
         cost = sum(map(len, missing)) + _MEMO_ENTRY_BYTES * len(missing)
         if fresh and self.nbytes + cost <= self.budget:
             counted.update(fresh)
