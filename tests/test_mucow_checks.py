@@ -238,3 +238,47 @@ def test_source_length_skips_without_a_source_language_or_tokenizer(tmp_path, mo
     monkeypatch.setattr("benchsmith.nlp.tokenize.get_tokenizer", no_sacremoses)
     (res,) = SourceLength().run(suite(tmp_path, scoring=good_scoring()))
     assert res.status == Status.SKIP and "sacremoses is not installed" in res.summary
+
+
+TRICKY_SOURCES = [
+    "Satz mit der Bank , die wir gestern im Park gesehen haben und noch einmal sahen .",  # long: bounded
+    "Kurz , aber : ja !", "", "   ", "a\tb\x01c d e f g h i j k l",  # control character: exact path
+    "eins zwei drei vier fünf sechs sieben acht neun zehn elf",  # 11 chunks: just over the bound
+    "DOTMULTI eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",  # Moses rewrites it: exact
+    "Herr Dr. Müller kam um 10.30 Uhr ... und ging \"schnell\" wieder -- ohne ein Wort zu sagen .",
+    "— – … « » ( ) [ ] { } eins zwei drei vier fünf sechs sieben acht neun zehn",
+]
+
+
+@pytest.mark.parametrize("min_words", [0, 5, 10, 12, 40])
+def test_source_lengths_tokenise_only_what_decides_a_figure_and_agree_with_every_source_tokenised(min_words):
+    from benchsmith.builders.mucow.checks import source_lengths
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    tok = get_tokenizer("de")
+    seen: list[str] = []
+
+    def counting(text):
+        seen.append(text)
+        return tok(text)
+
+    bounded = source_lengths(TRICKY_SOURCES, counting, min_words)
+    assert bounded == source_lengths(TRICKY_SOURCES, tok, min_words, exhaustive=True)
+    if min_words == 5:
+        assert len(seen) < len(TRICKY_SOURCES)  # the long sources were never tokenised
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw):
+    import json
+
+    from benchsmith.builders.mucow.checks import SCORING_MIN_WORDS, source_lengths
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    for f in sorted((raw / "mucow" / "WMT2019" / "scoring test suite" / "json").glob("*.json")):
+        sources = [item["source"] for item in json.loads(f.read_text(encoding="utf-8"))]
+        tok = get_tokenizer(f.name[:2])
+        for min_words in (SCORING_MIN_WORDS, 15):
+            assert source_lengths(sources, tok, min_words) == source_lengths(sources, tok, min_words,
+                                                                              exhaustive=True), f.name

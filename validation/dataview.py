@@ -85,6 +85,37 @@ def tokens(text: str) -> list[str]:
     return _token_pattern().findall(text)
 
 
+#: :func:`tokens` of an ASCII string: with no combining mark and no character of a script
+#: written without spaces, the first alternative of the full pattern never matches and the
+#: others are ``\w+`` and ``[^\w\s]``, so the tokens are the same (``str.isascii`` is O(1)).
+#: ComVE's 98,000 distinct values: 1.55 -> 0.86 CPU s, the same tokens (tests/test_validation_tokens.py).
+#: Tried for every string without a mark or such a character (found by one more regex
+#: search): no faster on MuCoW's non-ASCII sentences (2.27 vs 2.28 s), so ASCII only.
+_ASCII_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _findall(text: str) -> list[str]:
+    return _ASCII_TOKEN.findall(text) if text.isascii() else _token_pattern().findall(text)
+
+
+#: ASCII bytes by class for :func:`_count`: w = word character (``\w``), space (``\s``: also
+#: 0x1c-0x1f, which ``str.isspace`` counts), p = anything else (a token of its own)
+_ASCII_CLASS = bytes(ord("w") if chr(c).isalnum() or chr(c) == "_" else ord(" ") if chr(c).isspace() else ord("p")
+                     for c in range(128)) + b"p" * 128
+
+
+def _count(text: str) -> int:
+    """``len(tokens(text))``. An ASCII string is counted without a regex: its tokens are the
+    runs of word characters and each other non-space character, so their number is the count
+    of ``p`` plus the run starts (`` w`` and ``pw``) in its byte classes (``bytes.count``, C).
+    MuCoW's 102,000 distinct ASCII values (7.2 M characters): 1.09 -> 0.05 CPU s; the same
+    counts (tests/test_validation_tokens.py, on the raw data and on random ASCII)."""
+    if not text.isascii():
+        return len(_token_pattern().findall(text))
+    classes = b" " + text.encode("ascii").translate(_ASCII_CLASS)
+    return classes.count(b"p") + classes.count(b" w") + classes.count(b"pw")
+
+
 @lru_cache(maxsize=1)
 def word_pattern() -> re.Pattern[str]:
     """:func:`tokens`' pattern without its punctuation alternative: word runs (with their
@@ -161,7 +192,17 @@ class Vocabulary:
         return len(self.names)
 
     def ids(self, toks: Sequence[str]) -> np.ndarray:
-        """int32 ids of ``toks`` (new tokens are added)."""
+        """int32 ids of ``toks`` (new tokens are added).
+
+        A long list is dictionary-encoded by Arrow first (hashing in C), and only its distinct
+        tokens are looked up here: 1.35 M tokens of MuCoW's sources and references, all known,
+        0.99 -> 0.60 CPU s. New tokens get their ids in the same order either way (sorted)."""
+        if len(toks) > _ARROW_IDS_MIN:
+            encoded = pc.dictionary_encode(pa.array(toks, type=pa.large_string()))
+            return self._ids(encoded.dictionary.to_pylist())[encoded.indices.to_numpy()]
+        return self._ids(toks)
+
+    def _ids(self, toks: Sequence[str]) -> np.ndarray:
         raw = self._raw
         missing = set(toks).difference(raw)
         if missing:
@@ -188,6 +229,8 @@ class Vocabulary:
             return self._hash_array
 
 
+#: token lists longer than this go through Arrow's dictionary encoding (:meth:`Vocabulary.ids`)
+_ARROW_IDS_MIN = 2_048
 VOCAB = Vocabulary()
 
 
@@ -293,6 +336,11 @@ class _Store:
             self._bytes -= freed
         return value
 
+    def peek(self, key: tuple) -> Any:
+        """The value stored under ``key``, or None (nothing is computed)."""
+        hit = self._items.get(key)
+        return None if hit is None else hit[0]
+
     def clear(self) -> None:
         self._items.clear()
         self._bytes = 0
@@ -340,21 +388,110 @@ def _tokenise_values(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     4.0 of its 12.3 CPU seconds of validation (regex 2.3, ids 1.7); the ids of each value are
     then gathered from its distinct value's. Other types go value by value through
     :func:`as_text` (the same tokens)."""
-    findall = _token_pattern().findall
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        toks = list(map(findall, map(as_text, col.to_pylist())))
+        toks = list(map(tokens, map(as_text, col.to_pylist())))
         return (VOCAB.ids(list(itertools.chain.from_iterable(toks))),
                 np.fromiter(map(len, toks), dtype=np.int64, count=len(toks)))
     encoded = pc.dictionary_encode(col)
     distinct = encoded.dictionary.to_pylist()
     codes = pc.fill_null(encoded.indices, len(distinct)).to_numpy().astype(np.int64)  # null: "" (no tokens)
-    toks = list(map(findall, distinct))
-    toks.append([])
-    lens = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    per_value = TOKEN_MEMO.ids_of(distinct)
+    per_value.append(np.zeros(0, dtype=np.int32))
+    lens = np.fromiter(map(len, per_value), dtype=np.int64, count=len(per_value))
     starts = np.cumsum(lens) - lens
-    ids = VOCAB.ids(list(itertools.chain.from_iterable(toks)))
+    ids = np.concatenate(per_value)
     counts = lens[codes]
     return take_ranges(ids, starts[codes], counts), counts
+
+
+def _count_tokens(files: tuple[str, ...], field: str) -> np.ndarray:
+    """Tokens per row of a field (what ``_tokenise(files, field).lengths()`` gives, without ids)."""
+    parts: list[np.ndarray] = []
+    for f in files:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=BATCH_ROWS, columns=[field]):
+            col = batch.column(0)
+            per_row = None
+            if _is_list_type(col.type):
+                per_row = pc.fill_null(pc.list_value_length(col), 0).to_numpy().astype(np.int64)
+                col = pc.list_flatten(col)
+            if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                encoded = pc.dictionary_encode(col)
+                distinct = encoded.dictionary.to_pylist()
+                lens = np.append(TOKEN_MEMO.counts_of(distinct), 0)  # null: "" (no tokens)
+                counts = lens[pc.fill_null(encoded.indices, len(distinct)).to_numpy().astype(np.int64)]
+            else:
+                values = map(as_text, col.to_pylist())
+                counts = np.fromiter((len(tokens(v)) for v in values), dtype=np.int64, count=len(col))
+            if per_row is not None:  # a row's tokens are its items' tokens
+                ends = np.cumsum(per_row)
+                sums = np.concatenate(([0], np.cumsum(counts)))
+                counts = sums[ends] - sums[ends - per_row]
+            parts.append(counts)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+class TokenMemo:
+    """Token ids of each text value tokenised so far in this process, up to a byte budget.
+
+    The same text recurs in many columns: ComVE's configs repeat the same sentences (its 16
+    splits' text columns hold 250,935 distinct values per column, 10.3 M characters, but
+    88,458 distinct values, 3.6 M characters, in all), so a value is tokenised once per
+    process instead of once per column. Past the budget new values are tokenised and not
+    kept (bounded memory on large releases); a value's ids are the same either way
+    (:data:`VOCAB` ids never change within a process)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.nbytes = 0
+        self._ids: dict[str, np.ndarray] = {}
+        self._counts: dict[str, int] = {}  # values only counted (:meth:`counts_of`)
+
+    def ids_of(self, values: list[str]) -> list[np.ndarray]:
+        """The int32 token ids of each value (a fresh list; the arrays are shared: read only)."""
+        memo = self._ids
+        missing = list(dict.fromkeys(v for v in values if v not in memo))
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            toks = list(map(_findall, missing))
+            lens = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+            ids = VOCAB.ids(list(itertools.chain.from_iterable(toks)))
+            ids.flags.writeable = False
+            bounds = np.concatenate(([0], np.cumsum(lens))).tolist()
+            fresh = {v: ids[bounds[i] : bounds[i + 1]] for i, v in enumerate(missing)}
+            cost = ids.nbytes + sum(map(len, missing)) + _MEMO_ENTRY_BYTES * len(missing)
+            if self.nbytes + cost <= self.budget:
+                memo.update(fresh)
+                self.nbytes += cost
+        return [fresh[v] if v in fresh else memo[v] for v in values]
+
+    def counts_of(self, values: list[str]) -> np.ndarray:
+        """``len(tokens(v))`` of each value, int64 (kept as counts: no ids are made)."""
+        memo, counted = self._ids, self._counts
+        missing = [v for v in values if v not in memo and v not in counted]
+        fresh = dict(zip(missing, map(_count, missing)))
+        cost = sum(map(len, missing)) + _MEMO_ENTRY_BYTES * len(missing)
+        if fresh and self.nbytes + cost <= self.budget:
+            counted.update(fresh)
+            self.nbytes += cost
+
+        def count(v: str) -> int:
+            if v in fresh:
+                return fresh[v]
+            ids = memo.get(v)
+            return len(ids) if ids is not None else counted[v]
+
+        return np.fromiter(map(count, values), dtype=np.int64, count=len(values))
+
+    def clear(self) -> None:
+        self._ids.clear()
+        self._counts.clear()
+        self.nbytes = 0
+
+
+#: bytes a memo entry costs besides its characters and ids (dict slot, str and array headers)
+_MEMO_ENTRY_BYTES = 200
+#: 128 MB: ComVE's whole memo is ~40 MB; the 1M-row scaling run stays under its 2 GB goal
+TOKEN_MEMO = TokenMemo(128 << 20)
 
 
 def _labels(files: tuple[str, ...], field: str) -> np.ndarray:
@@ -518,8 +655,19 @@ class ConfigView:
         return STORE.get(("tokens", *key, field), lambda: _tokenise(key[0], field))
 
     def token_lengths(self, split: str, field: str) -> np.ndarray:
-        """Tokens per row of a field (``len(tokens(as_text(value)))``)."""
-        return self.token_column(split, field).lengths()
+        """Tokens per row of a field (``len(tokens(as_text(value)))``).
+
+        A config with neither a label nor options feeds no check that reads token ids (cues,
+        the partial-input probe and the cheap baselines need one or the other), so its lengths
+        are counted without mapping tokens to ids: MuCoW's 352,000 text values 3.5 -> 2.1 CPU s.
+        The counts are the same either way (tests/test_validation_tokens.py)."""
+        key = self.content_key(split)
+        if self.label_field is not None or self.multiple_choice is not None:
+            return self.token_column(split, field).lengths()
+        done = STORE.peek(("tokens", *key, field))
+        if done is not None:
+            return done.lengths()
+        return STORE.get(("lengths", *key, field), lambda: _count_tokens(key[0], field))
 
     def option_tokens(self, split: str) -> OptionTokens:
         """The options of a multiple-choice split as token ranges (see :class:`OptionTokens`)."""

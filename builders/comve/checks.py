@@ -150,7 +150,7 @@ class Baselines(Check):
     def run(self, release: Release) -> list[CheckResult]:
         out = []
         for split in _splits(release, "subtask_c"):
-            r = baselines.copy_source(release, split)
+            r = stats.copy_source(release, split)
             out.append(self.stat(f"copy-source (C, {split}): BLEU {r['bleu']:.2f}", metrics=r, config="subtask_c"))
         for split in _splits(release, "subtask_b"):
             r = baselines.negation_cue(release, split)

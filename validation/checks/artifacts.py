@@ -42,6 +42,7 @@ from benchsmith.validation.dataview import (
     sorted_unique,
     tokens,
 )
+from benchsmith.validation.pvalues import binomtest_greater
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -230,10 +231,8 @@ class CueCheck(Check):
                 continue
             top = table.top(max(3, int(0.01 * n)))
             for r in top:
-                r["p_value"] = float(
-                    _binomtest(r["productive"], r["applicability"], min(max(r["chance"], 1e-9), 1.0),
-                                    alternative="greater").pvalue
-                )
+                r["p_value"] = binomtest_greater(r["productive"], r["applicability"],
+                                                 min(max(r["chance"], 1e-9), 1.0))
                 r["flag"] = bool(
                     r["coverage"] >= min_cov and r["productivity"] - r["chance"] >= min_gain and r["p_value"] < ALPHA
                 )
@@ -282,12 +281,3 @@ class CueCheck(Check):
             details=details,
             figures=figures,
         )
-
-
-def _binomtest(*args: Any, **kw: Any) -> Any:
-    """scipy's binomtest, imported when first needed (scipy.stats costs ~1 CPU s to import;
-    a warm ``validate`` serves this check from the result cache and never needs it)."""
-    from scipy import stats
-
-    return stats.binomtest(*args, **kw)
-

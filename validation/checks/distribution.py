@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import ConfigView, configs, tokens
+from benchsmith.validation.pvalues import binomtest_greater, chisquare_uniform, kruskal
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -70,9 +71,7 @@ class LabelBalanceCheck(Check):
                 per_split[split] = {"labeled": len(labeled), "unlabeled": len(values) - len(labeled)}
                 continue
             counts = np.bincount(labeled, minlength=k)[:k]
-            from scipy import stats  # ~1 CPU s: only when a check computes (not on a cache hit)
-
-            chi2, p = stats.chisquare(counts)
+            chi2, p = chisquare_uniform(counts)
             majority = float(counts.max() / counts.sum())
             per_split[split] = {
                 "counts": {names[i]: int(c) for i, c in enumerate(counts)},
@@ -258,9 +257,7 @@ class LengthCheck(Check):
             c = float(np.mean(chance))
             for rule, s in scores.items():
                 acc = float(np.mean(s))
-                from scipy import stats
-
-                p = stats.binomtest(round(sum(s.tolist())), n, c, alternative="greater").pvalue
+                p = binomtest_greater(round(sum(s.tolist())), n, c)
                 gain = acc - c
                 cues.append(
                     {
@@ -296,9 +293,7 @@ class LengthCheck(Check):
                 sizes = [g.size for g in groups.values()]
                 if len(groups) < 2 or min(sizes) < 2 or len(np.unique(ln)) < 2:
                     continue
-                from scipy import stats
-
-                h, p = stats.kruskal(*groups.values())
+                h, p = kruskal(*groups.values())
                 n = int(sum(sizes))
                 eps2 = float(h / ((n * n - 1) / (n + 1)))  # epsilon-squared (Tomczak & Tomczak 2014)
                 cues.append(
