@@ -253,6 +253,7 @@ TRICKY_SOURCES = [
 @pytest.mark.parametrize("min_words", [0, 5, 10, 12, 40])
 def test_source_lengths_tokenise_only_what_decides_a_figure_and_agree_with_every_source_tokenised(min_words):
     from benchsmith.builders.mucow.checks import source_lengths
+
     from benchsmith.nlp.tokenize import get_tokenizer
 
     tok = get_tokenizer("de")
@@ -274,6 +275,7 @@ def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw
     import json
 
     from benchsmith.builders.mucow.checks import SCORING_MIN_WORDS, source_lengths
+
     from benchsmith.nlp.tokenize import get_tokenizer
 
     for f in sorted((raw / "mucow" / "WMT2019" / "scoring test suite" / "json").glob("*.json")):

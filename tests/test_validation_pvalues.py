@@ -84,10 +84,11 @@ def test_a_wrong_statistic_would_be_caught():
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_checks_report_the_same_p_values_with_scipy_stats_on_real_xcopa(raw, tmp_path_factory, monkeypatch):
+    from benchsmith.validation.checks import artifacts, distribution, partial_input
+
     from benchsmith.builder import get_builder
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import resolve_sources
-    from benchsmith.validation.checks import artifacts, distribution, partial_input
 
     b = get_builder("xcopa")
     sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)

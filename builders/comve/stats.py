@@ -259,6 +259,7 @@ def copy_source(release: Release, split: str) -> dict[str, Any]:
 @lru_cache(maxsize=16)
 def _copy_source_of(path: str, fingerprint: str, split: str) -> dict[str, Any]:
     from benchsmith.builders.comve.baseline import copy_source as score
+
     from benchsmith.release import Release
 
     del fingerprint  # cache key only: the split's content
