@@ -40,7 +40,7 @@ def test_a_file_without_the_brackets_still_reads(release, tmp_path, capsys):
     path = _tricky_path(tmp_path)
     path.write_text("".join(f'{{"lang": "et", "idx": {x["idx"]}, "label": {x["label"]}}}\n'
                             for x in release.examples("et", "test")), encoding="utf-8")
-    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(release.path))
+    code, out, _err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(release.path))
     assert code == 0 and "1.0000" in out
 
 
