@@ -259,8 +259,8 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 def run_child(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
     """Run a child process to its end: ``(exit status, stderr)``; it dies with this process."""
-    # preexec_fn is safe here although threads run: the hook is one prctl(2) call through ctypes (no
-    # locks, no allocation in Python past the call), the only way to give a child PR_SET_PDEATHSIG
+    # preexec_fn although threads run: the hook is one prctl(2) call through ctypes, taking no lock
+    # another thread could hold; it is how a child gets PR_SET_PDEATHSIG (it dies with the harvest)
     proc = subprocess.Popen(list(args), cwd=cwd, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, preexec_fn=_die_with_parent())  # noqa: PLW1509
     with _LOCK:
