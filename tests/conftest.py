@@ -25,7 +25,9 @@ import json
 import os
 import re
 import sys
+import tempfile
 import tomllib
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -177,6 +179,43 @@ def raw() -> Path:
 @pytest.fixture(scope="session")
 def fixtures() -> Path:
     return FIXTURES
+
+
+#: tmpfs where there is one (only speed depends on it). A test that rewrites the same few files
+#: hundreds of times (the reader fuzz) waits on the shared machine's ext4 disk at each close: ext4
+#: writes back a file truncated and rewritten (auto_da_alloc), ~3 ms a file under load.
+FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+@pytest.fixture
+def fast_tmp_path() -> Iterator[Path]:
+    """A fresh folder on tmpfs (FAST_TMP; else the system's temporary folder), removed after the test."""
+    with tempfile.TemporaryDirectory(prefix="benchsmith-test-", dir=FAST_TMP) as folder:
+        yield Path(folder)
+
+
+TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus" / "toy-deu-eng"), "--inventory",
+                    str(FIXTURES / "sense-inventory" / "omw"), "--src", "deu", "--tgt", "eng", "--json")
+
+
+@pytest.fixture(scope="session")
+def toy_harvest(tmp_path_factory):
+    """``benchsmith harvest mucow`` of the toy deu-eng corpus with the default options (seed 0),
+    made once per test process: three modules compared against or read the same harvest, and each
+    made it again. A test reads it and never changes it (copy it first)."""
+    pytest.importorskip("eflomal")
+    from benchsmith.cli import main
+    from benchsmith.release import Release
+
+    registry = tmp_path_factory.mktemp("toy-harvest")
+    with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+        mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+        progress.set_enabled(False)
+        try:
+            assert main([*TOY_HARVEST_ARGV, "--registry", str(registry)]) == 0
+        finally:
+            progress.set_enabled(None)
+    return Release(registry / "mucow-harvest-deu-eng" / "1.0.0")
 
 
 @pytest.fixture(autouse=True)
