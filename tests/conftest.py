@@ -80,6 +80,20 @@ settings.load_profile(hypothesis_profile(False))
 @pytest.hookimpl(trylast=True)  # after -m has deselected
 def pytest_collection_modifyitems(config, items):
     settings.load_profile(hypothesis_profile(any(item.get_closest_marker("slow") for item in items)))
+    real_data_modules_first(items)
+
+
+def real_data_modules_first(items: list[pytest.Item]) -> None:
+    """Run the modules that hold a test of the real data (marked ``realdata`` or using ``raw``: real
+    builds, the longest set-ups and tests) first, each module whole and in its order (module-scoped fixtures are built once).
+
+    xdist's worksteal hands each worker a contiguous share of this order and an idle worker takes
+    the end of another's share: with the long tests at the front, the run ends on short tests
+    instead of one worker finishing a real-data build while the other waits.
+    """
+    heavy = {item.path for item in items
+             if item.get_closest_marker("realdata") or "raw" in getattr(item, "fixturenames", ())}
+    items.sort(key=lambda item: item.path not in heavy)  # stable
 
 
 # ----------------------------------------------------------------------------- importorskip under CI
