@@ -208,6 +208,22 @@ def fast_tmp_path() -> Iterator[Path]:
         yield Path(folder)
 
 
+@pytest.fixture(scope="session")
+def real_cognition(raw, tmp_path_factory):
+    """CoGnition built from the real data (registered checksums verified; the train split, which
+    ../shared/raw lacks, skipped), once per test process: two modules read it, and a build is
+    ~5 CPU s (jieba segments 20,000 sentences). A test reads it and never changes it."""
+    from benchsmith.builder import get_builder
+    from benchsmith.release import ReleaseWriter
+    from benchsmith.source import resolve_sources
+
+    b = get_builder("cognition")
+    sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
+    with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+        mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+        return ReleaseWriter(b, tmp_path_factory.mktemp("real-cognition"), sources, skip_missing=True).write()
+
+
 TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus" / "toy-deu-eng"), "--inventory",
                     str(FIXTURES / "sense-inventory" / "omw"), "--src", "deu", "--tgt", "eng", "--json")
 

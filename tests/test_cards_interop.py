@@ -528,14 +528,12 @@ def test_lm_eval_command_line_as_the_readme_says(xcopa_fx):
 
 
 @pytest.fixture(scope="module")
-def real(raw, tmp_path_factory) -> dict[str, Release]:
-    registry = tmp_path_factory.mktemp("real-interop")
-    out = {}
-    for name in ("xcopa", "cognition"):
-        b = get_builder(name)
-        sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
-        out[name] = ReleaseWriter(b, registry, sources, skip_missing=True).write()
-    return out
+def real(raw, tmp_path_factory, real_cognition) -> dict[str, Release]:
+    """XCOPA built here and CoGnition (tests/conftest.py: shared read-only), from ../shared/raw."""
+    b = get_builder("xcopa")
+    sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
+    xcopa = ReleaseWriter(b, tmp_path_factory.mktemp("real-interop"), sources, skip_missing=True).write()
+    return {"xcopa": xcopa, "cognition": real_cognition}
 
 
 @pytest.mark.realdata
