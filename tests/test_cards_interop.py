@@ -545,7 +545,7 @@ def test_real_croissant_validates_and_loads(real):
 
 
 @pytest.mark.realdata
-@pytest.mark.slow  # mlcroissant loads its 22 configs' record sets (~5 CPU s); the fixture XCOPA's in the default run
+@pytest.mark.slow  # mlcroissant loads 22 configs' record sets (~5 CPU s); the fixture XCOPA's: default run
 def test_real_xcopa_croissant_validates_and_loads(real):
     check_croissant(real["xcopa"])
 
