@@ -13,16 +13,13 @@ import pytest
 from benchsmith.validation.baselines.engine import (
     EngineCall,
     EngineOutput,
+    LabelIssuesOptions,
     accuracy_row,
-    engine_names,
-    get_engine,
     mc_items,
-    register_engine,
 )
-from benchsmith.validation.baselines.engines import LabelIssuesOptions
 from benchsmith.validation.baselines.multiple_choice import MCOptions
 from benchsmith.validation.baselines.run import run_spec
-from benchsmith.validation.baselines.spec import BaselineSpec
+from benchsmith.validation.baselines.spec import BaselineSpec, engine_names, get_engine, register_engine
 from conftest import one_json, run_cli
 from validation_helpers import make_release, mc_features, mc_rows
 
@@ -86,7 +83,7 @@ def test_unknown_engines_and_options_get_suggestions():
     mine = MCOptions(lr=1e-4)
     assert BaselineSpec("x", "cross_encoder", "default", options=mine).options == mine
     # the options' own checks run at declaration time
-    with pytest.raises(ConfigError, match="lr is"):
+    with pytest.raises(ConfigError, match="lr=0"):
         BaselineSpec("x", "cross_encoder", "default", options={"lr": 0})
 
 
@@ -108,7 +105,7 @@ def test_engine_properties_are_declared_with_the_engine():
     for dataset, engine in (("mucow", "lm_scoring"), ("cognition", "nmt"), ("xcopa", "use_zero_shot")):
         get_builder(dataset).baselines()
         assert get_engine(engine).run.__module__.startswith(f"benchsmith.builders.{dataset}."), engine
-    assert get_engine("lm_scoring").needs_model_path and not get_engine("lm_scoring").subsamples
+    assert get_engine("lm_scoring").needs_model_path and "max_examples" in get_engine("lm_scoring").ignores
     nmt = get_engine("nmt")
     assert nmt.make_options({"d_model": 32}).d_model == 32 and nmt.make_options().d_model is None
     with pytest.raises(ConfigError, match="unknown seq2seq preset 'smal'"):

@@ -229,7 +229,7 @@ def test_mean_pooling(tiny, train):
 def test_bad_inputs_are_typed_errors(tiny, train, tmp_path):
     with pytest.raises(ConfigError, match=str(tmp_path)):
         train(make_items(4), options=tiny, model_path=str(tmp_path))
-    with pytest.raises(ConfigError, match="lr is 0"):
+    with pytest.raises(ConfigError, match="lr=0"):
         MCOptions(lr=0)
     with pytest.raises(ConfigError):
         MCOptions(pooling="max")

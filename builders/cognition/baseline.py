@@ -1,25 +1,11 @@
-"""CoGnition's model baseline: the paper's Transformer NMT, scored with CoGnition's scorers.
-
-``benchsmith baseline cognition`` runs ``BASELINES`` (see
-:mod:`benchsmith.validation.baselines.spec`): the seq2seq engine
-(:mod:`.seq2seq`, this folder's ``nmt`` engine: preset ``small`` by default, ``--preset paper``
-for the paper's Transformer base) trains on ``parallel/train``, selects its checkpoint on
-``parallel/validation`` and translates the random test (``parallel/test``) and the CG-test
-(``cg_test/test``). Scoring is the one of ``benchsmith evaluate cognition``
-(:mod:`.metric`, called from here because ``validation/`` never imports a
-builder): character-level sacreBLEU on both test sets, and on the CG-test CTER at the instance
-and the aggregate level, overall and per NP / VP / PP (with BLEU per category, as Table 6).
-
-The 196,246-pair train split is not shipped everywhere (not in ``../shared/raw``): a release
-built without it makes the command fail with a message naming the split and
-``--train-split validation``, which trains on the 10,000 validation pairs instead (then there
-is no held-out split for checkpoint selection: the last weights are kept); such a result is
-marked as not comparable with the paper.
-
-The paper's figures (Table 6: BLEU 69.58 random test, 48.66 CG-test; CTER 27.31% instance,
-61.62% aggregate, and the NP / VP / PP rows) are in ``published.yaml`` under the ids of
-:data:`PAPER`, keyed by our metric names, and shown beside our scores. The paper's CTER is human
-judgement (Section 4.4); ours is eval.py's automatic rule (the default ``paper``).
+"""CoGnition's model baseline: the paper's Transformer NMT (this folder's ``nmt`` engine,
+:mod:`.seq2seq`), scored as ``benchsmith evaluate cognition`` scores (:mod:`.metric`, called from
+here because ``validation/`` never imports a builder): character-level sacreBLEU on the random
+test (``parallel/test``) and the CG-test (``cg_test/test``); on the CG-test CTER at the instance
+and the aggregate level, overall and per NP / VP / PP (with BLEU per category, as Table 6). It
+trains on ``parallel/train``, which ``../shared/raw`` lacks: README, "Model baselines", has what
+``--train-split validation`` then gives and the paper's figures (:data:`PAPER`). The paper's CTER
+is human judgement (Section 4.4); ours is eval.py's automatic rule.
 """
 
 from __future__ import annotations

@@ -5,31 +5,25 @@ with 3,000 BPE merges (both vocabularies: :mod:`.subword`), fairseq's Transforme
 (beta_2 0.98, eps 1e-9), 100,000 steps, the best checkpoint on the validation set; Table 6:
 character BLEU 69.58 (random test) / 48.66 (CG test), CTER 27.31% instance / 61.62% aggregate.
 
-* **Model**: ``MarianMTModel(MarianConfig(...))``, randomly initialised, never downloaded:
-  post-norm, sinusoidal positions, embeddings scaled by sqrt(d_model), ReLU FFN, dropout also on
-  attention weights and after the FFN activation, separate source / target vocabularies, the
-  target embedding tied to the output projection (``tie_target_embeddings``).
-* **Training**: ``Seq2SeqTrainer``: AdamW with ``weight_decay`` 0, ``inverse_sqrt`` schedule,
-  label smoothing, clipping at ``clip_norm`` (0 = none, fairseq's default), bf16 autocast on
-  CUDA (fp16 with a grad scaler where bf16 is missing; fp32 on CPU). ``DataCollatorForSeq2Seq``
-  pads and builds the decoder input ``<s>`` + y from the labels y + ``</s>``. Every
-  ``eval_every`` steps (and where training stops) the validation pairs are scored;
-  ``load_best_model_at_end`` restores the lowest per-token NLL without smoothing. ``max_steps``
-  and ``max_time_s`` (a callback) stop training.
+* **Model**: ``MarianMTModel(MarianConfig(...))``, randomly initialised, never downloaded: fairseq's
+  post-norm Transformer with separate source / target vocabularies, the target embedding tied to
+  the output projection (``tie_target_embeddings``).
+* **Training**: AdamW with ``weight_decay`` 0, ``inverse_sqrt`` schedule, label smoothing, clipping
+  at ``clip_norm`` (0 = none, fairseq's default). Every ``eval_every`` steps (and where training
+  stops) the validation pairs are scored; ``load_best_model_at_end`` restores the lowest per-token
+  NLL without smoothing.
 * **Batches** stay fairseq's (:func:`token_batches`), built once; Trainer's seeded sampler
   shuffles their order every epoch (its dataset is the list of batches, one per step).
 * **Decoding** (:func:`translate`): ``generate(num_beams=5)``, ``early_stopping=True`` (fairseq
   stops once ``beam`` hypotheses are finished), at most ``2 * source length + 10`` new tokens
   (fairseq's ``max_len_a`` / ``max_len_b``), ``<pad>`` and ``<s>`` suppressed.
 
-Sides longer than ``max_len`` tokens are truncated. Scoring is the builder's (:mod:`.baseline`).
-Presets: ``paper`` is fairseq's ``transformer`` base (6+6 layers, d 512, 8 heads, FFN 2048,
-dropout 0.1, peak lr 7e-4 after 4,000 warm-up steps, betas (0.9, 0.98) -- the paper's "beta_1 =
-0.1" read as a typo --, label smoothing 0.1, 4,096 tokens per batch, 100,000 steps); ``small``
-is CPU-sized (2+2, d 256, 4 heads, FFN 1024, lr 1.5e-3 after 400 steps, 2,048 tokens, 4,000
-steps). Any :class:`Hyperparameters` field overrides the preset (``--set d_model=128``). The
-engine's history, its measurements and the options dropped on the way are in the README beside
-this module ("Model baselines").
+Presets: ``paper`` is fairseq's ``transformer`` base (6+6 layers, d 512, 8 heads, FFN 2048, dropout
+0.1, peak lr 7e-4 after 4,000 warm-up steps, betas (0.9, 0.98) -- the paper's "beta_1 = 0.1" read
+as a typo --, label smoothing 0.1, 4,096 tokens per batch, 100,000 steps); ``small`` is CPU-sized.
+Any :class:`Hyperparameters` field overrides the preset (``--set d_model=128``). The engine's
+history, its measurements and the options dropped on the way are in the README beside this
+module ("Model baselines").
 """
 
 from __future__ import annotations
@@ -47,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.validation.baselines import engine, runtime
+from benchsmith.validation.baselines.spec import Options
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
@@ -64,7 +59,7 @@ IGNORE = -100  # label of padding (transformers' convention)
 
 
 @dataclass(frozen=True)
-class Hyperparameters:
+class Hyperparameters(Options):
     """Model, optimisation and data options (see the module docstring for the presets)."""
 
     encoder_layers: int = 6
@@ -89,18 +84,14 @@ class Hyperparameters:
     bpe_merges: int = 3000
     max_len: int = 256
 
+    ZERO = ("bpe_merges",)
+    POSITIVE = ("lr", "max_time_s")
+    FRACTIONS = ("dropout", "label_smoothing")
+
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.type == "int" and f.name != "bpe_merges" and (type(value) is not int or value < 1):
-                raise ConfigError(f"{f.name}={value!r}; expected a positive int")
-            upper = 1 if f.name in ("dropout", "label_smoothing") else float("inf")
-            if f.type == "float" and (type(value) not in (int, float) or not 0 <= value < upper):
-                raise ConfigError(f"{f.name}={value!r}; expected a number in [0, {upper})")
+        super().__post_init__()
         if self.d_model % self.heads:
             raise ConfigError(f"d_model={self.d_model} is not divisible by heads={self.heads}")
-        if self.lr <= 0 or (self.max_time_s is not None and self.max_time_s <= 0):
-            raise ConfigError(f"lr={self.lr!r}, max_time_s={self.max_time_s!r}; expected positive numbers")
 
     @classmethod
     def from_preset(cls, preset: str = "small", **overrides: Any) -> Hyperparameters:
@@ -219,32 +210,6 @@ def weights_sha256(net: Any) -> str:
     return h.hexdigest()
 
 
-def _watch(collator: _Collator, max_time_s: float | None, bar: Any, evaluates: bool) -> Any:
-    """Progress bar, ``max_time_s``, and the time and tokens of training steps (evaluations excluded)."""
-    from transformers import TrainerCallback
-
-    class Watch(TrainerCallback):
-        timed_out, train_time, t0, t_step, tokens, examples = False, 0.0, 0.0, 0.0, 0, 0
-
-        def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            self.t0 = time.perf_counter()
-
-        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            self.t_step = time.perf_counter()
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            now = time.perf_counter()
-            self.train_time += now - self.t_step
-            tokens, rows = collator.queue.popleft()
-            self.tokens, self.examples = self.tokens + tokens, self.examples + rows
-            bar.advance()
-            if max_time_s is not None and now - self.t0 >= max_time_s and not control.should_training_stop:
-                self.timed_out = control.should_training_stop = control.should_log = True
-                control.should_evaluate = control.should_save = evaluates
-
-    return Watch()
-
-
 def _history(log: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Trainer's log history as one entry per logged step (train loss, lr, validation NLL)."""
     names = {"loss": "train_loss", "learning_rate": "lr", "eval_nll": "valid_nll"}
@@ -298,9 +263,8 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
     ``examples_per_s`` pairs per second of training steps (evaluations and saves excluded).
     """
     from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
-    from transformers.utils import logging as hf_logging
 
-    hf_logging.set_verbosity_error()
+    runtime.quiet_transformers()
     hp = Hyperparameters.from_preset(preset, **overrides)
     for what, given in (("training", train_pairs), ("validation", valid_pairs)):
         for i, pair in enumerate(given):
@@ -318,7 +282,7 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
     collator = _Collator(source, net)
     with tempfile.TemporaryDirectory(prefix="benchsmith-nmt-") as tmp, \
             progress.bar("train seq2seq", total=hp.max_steps) as bar:
-        watch = _watch(collator, hp.max_time_s, bar, bool(valid))
+        watch = runtime.watch_class()(bar, hp.max_time_s, collator.queue.popleft, bool(valid))
         args = Seq2SeqTrainingArguments(**trainer_arguments(hp, dev, tmp, seed, bool(valid)))
         trainer = runtime.quiet(Seq2SeqTrainer(
             model=net, args=args, train_dataset=batches, eval_dataset=valid or None, data_collator=collator,
@@ -328,8 +292,7 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
     best_step = int(state.best_model_checkpoint.rsplit("-", 1)[1]) if state.best_model_checkpoint else 0
     record = runtime.RunRecord(
         baseline="seq2seq-transformer", model=f"transformer-{preset} (trained from scratch)",
-        model_sha256=weights_sha256(net), seed=seed, device=dev, steps=state.global_step,
-        dtype=runtime.dtype_name(runtime.autocast_dtype(dev)), gpu=runtime.gpu_name(dev))
+        model_sha256=weights_sha256(net), seed=seed, device=dev, steps=state.global_step)
     record.hyperparameters = {
         "preset": preset, **asdict(hp), "parameters": net.num_parameters(only_trainable=True),
         "model_class": "MarianMTModel", "loop": "transformers.Seq2SeqTrainer",
@@ -341,9 +304,7 @@ def train(train_pairs: Sequence[Sequence[str]], valid_pairs: Sequence[Sequence[s
         "stopped_by": "max_time_s" if watch.timed_out else "max_steps",
         "train_time_s": round(watch.train_time, 3),
     }
-    if watch.train_time > 0:
-        record.tokens_per_s = round(watch.tokens / watch.train_time, 2)
-        record.examples_per_s = round(watch.examples / watch.train_time, 2)
+    record.throughput(watch.examples, watch.tokens, watch.train_time)
     out = TrainedModel(net, source, target, hp, record, _history(state.log_history), best_step, dev, preset)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     if output_dir is not None:
@@ -378,22 +339,6 @@ class TrainedModel:
                  "record": self.record.to_dict(), "history": self.history}
         (path / "nmt.json").write_text(json.dumps(saved, indent=2, ensure_ascii=False), encoding="utf-8")
         return path
-
-    @classmethod
-    def load(cls, path: str | Path, device: str = "auto") -> TrainedModel:
-        from transformers import MarianMTModel
-
-        path = Path(path)
-        if not (path / "nmt.json").is_file() or not (path / "config.json").is_file():
-            raise ConfigError("not a seq2seq model folder (nmt.json / config.json missing)", path=path,
-                              hint="Pass the output_dir of a seq2seq training run")
-        saved = json.loads((path / "nmt.json").read_text(encoding="utf-8"))
-        hp = Hyperparameters.from_preset(saved["preset"], **saved["hyperparameters"])
-        dev = runtime.pick_device(device)
-        net = MarianMTModel.from_pretrained(path, local_files_only=True).to(dev).eval()
-        vocabularies = subword.load(path / "source_vocab.json"), subword.load(path / "target_bpe.json")
-        return cls(net, *vocabularies, hp, runtime.RunRecord(**saved["record"]), saved["history"],
-                   saved["best_step"], dev, saved["preset"])
 
 
 @contextmanager
@@ -453,7 +398,7 @@ NMTOptions = make_dataclass(
 )
 
 
-@engine.register_engine("nmt", options=NMTOptions)
+@engine.register_engine("nmt", options=NMTOptions, ignores={"epochs": "it trains for --max-steps"})
 def nmt_engine(call: engine.EngineCall) -> engine.EngineOutput:
     """CoGnition's Transformer NMT from scratch: train on ``config/train_split``, select on
     ``selection_split``, translate every evaluated split, score with the spec's hook."""
@@ -462,14 +407,11 @@ def nmt_engine(call: engine.EngineCall) -> engine.EngineOutput:
     train_on, out.caveats = engine.train_split(spec, release, opts)
     select, caveats = engine.selection_split(spec, release, train_on)
     out.caveats += caveats
-    pairs = [engine.pairs(engine.subsample(engine.seq_items(spec, release, spec.config, split),
-                                           opts.max_examples, opts.seed)) if split else []
+    pairs = [engine.pairs(call.items(spec.config, split, seq=True)) if split else []
              for split in (train_on, select)]
     settings = {f.name: getattr(o, f.name) for f in fields(Hyperparameters) if getattr(o, f.name) is not None}
     preset = opts.preset or o.preset
     settings["max_steps"] = steps = opts.max_steps or settings.get("max_steps", _preset(preset).max_steps)
-    if opts.epochs:
-        out.notes.append("--epochs does not apply to nmt (it trains for --max-steps): ignored")
     if preset != "paper":
         out.caveats.append(f"preset {preset} (not the paper's Transformer base: --preset paper)")
     elif steps < PRESETS["paper"].max_steps:

@@ -24,14 +24,13 @@ with 3,000 merge operations, generating a vocabulary of 5,500 subwords."
 * **Reproducible**: the same lines give the same merges and ids in every run (see
   :func:`_train_bpe` for the work-around this needs in ``tokenizers`` 0.23).
 * **Special tokens** take ids 0-3 on both sides: ``<pad>``, ``<s>`` (decoder start), ``</s>``,
-  ``<unk>`` (checked when a saved vocabulary is loaded).
+  ``<unk>``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from benchsmith.errors import ConfigError
@@ -109,18 +108,3 @@ def encode_targets(tok: Any, segmented: Sequence[str]) -> list[list[int]]:
 def decode(tok: Any, ids: Sequence[int]) -> str:
     """Space-segmented words of ``ids``; special tokens other than ``<unk>`` are dropped."""
     return tok.decode([i for i in ids if i >= UNK_ID], skip_special_tokens=False)
-
-
-def load(path: str | Path) -> Any:
-    """A vocabulary saved with ``Tokenizer.save``, its special tokens checked."""
-    from tokenizers import Tokenizer
-
-    if not Path(path).is_file():
-        raise ConfigError("vocabulary file not found", path=path, hint="Pass the folder a training run saved")
-    tok = Tokenizer.from_file(str(path))
-    vocab = tok.get_vocab()
-    for i, name in enumerate(SPECIAL_TOKENS):
-        if vocab.get(name) != i:
-            raise ConfigError(f"vocabulary has {name!r} at id {vocab.get(name)}, expected {i}", path=path,
-                              hint="Save a vocabulary that source_vocab or target_bpe built")
-    return tok

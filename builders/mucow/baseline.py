@@ -1,18 +1,8 @@
-"""MuCoW's model baseline: a local translation model scores the scoring suites (ContraWSD).
-
-``benchsmith baseline mucow --model-path DIR`` runs ``BASELINES`` (see
-:mod:`benchsmith.validation.baselines.spec`): for every ``scoring-<pair>`` config of the
-release, :func:`.lm_scoring.score_suite` (this folder's ``lm_scoring`` engine) writes one score per
-line (per item the reference, then each contrastive: negative log-probabilities, lower is
-better) into ``<out>/scoring-<pair>.test.scores.txt``, and :func:`score_scores_file` reads that
-file back with the reader of ``benchsmith evaluate mucow --scores`` and scores it with
-:class:`.metric.MucowScoringAccuracy`: the baseline's figure is exactly what the evaluate
-command reports for the same file.
-
-The suites translate X -> English: the model must be a local ``AutoModelForSeq2SeqLM`` for that
-direction (e.g. an OPUS-MT ``opus-mt-<src>-en`` folder). ``--model-path`` may hold ``{src}``
-(``{tgt}``, ``{config}``) so one command scores every pair with its own model; ``--config
-scoring-cs-en`` scores one. Nothing is downloaded. The paper's per-pair tables have no
+"""MuCoW's model baseline: a local X -> English translation model (``--model-path``, which may hold
+``{src}`` for one model per pair) scores every ``scoring-<pair>`` suite with this folder's
+``lm_scoring`` engine (:mod:`.lm_scoring`) into a scores file, which :func:`score_scores_file`
+reads back with the reader of ``benchsmith evaluate mucow --scores``: the baseline's figure is
+exactly what the evaluate command reports for the same file. The paper's per-pair tables have no
 body in the copy on file, so no published figure is compared.
 """
 

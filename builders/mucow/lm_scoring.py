@@ -10,14 +10,12 @@ scores ``generate``'s outputs, not given targets). Over flattened tokens it is b
 the gather of ``log_softmax`` it replaced (over ``(batch, vocab, length)``: 358 of 869 sums
 differed in the last bits). Targets are tokenised with ``text_target=`` (Marian's target
 vocabulary) and padded on the right whatever the tokenizer's side (decoder positions start at
-the first token); pairs are batched in length order; CUDA runs under autocast, the loss in fp32.
+the first token).
 
-:func:`score_suite` writes, for the rows of a released ``scoring-<pair>`` config, what
-:func:`.metric.read_scores` (``evaluate mucow --scores``) reads: one ``repr`` number per line, per
-row the reference then each contrastive, negative log-probabilities (lower is better: the
-reader's default). The engine (declared by ``baseline.py``) writes
-``<out>/<config>.<split>.scores.txt`` per scored config and hands it to the spec's ``score``
-hook; ``--model-path`` may hold ``{config}``, ``{src}``, ``{tgt}`` (one model per pair).
+:func:`score_suite` writes what :func:`.metric.read_scores` (``evaluate mucow --scores``) reads:
+one number per line, per row the reference then each contrastive, negative log-probabilities
+(lower is better). The engine writes ``<out>/<config>.<split>.scores.txt`` per scored config and
+hands it to the spec's ``score`` hook; ``--model-path`` may hold ``{config}``, ``{src}``, ``{tgt}``.
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.validation.baselines import engine, runtime
+from benchsmith.validation.baselines.spec import Options
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError
@@ -82,19 +81,10 @@ def score_suite(model_path: str | Path, rows: Iterable[Mapping[str, Any]], out_p
     """Score every sentence of a MuCoW scoring suite into ``out_path`` (see the module docstring)."""
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # benchsmith's bars (and --quiet) govern output
-    hf_logging.set_verbosity_error()
-    path, out_path = Path(model_path), Path(out_path)
-    if not (path / "config.json").is_file():
-        raise ConfigError("not a transformers model folder (no config.json)", path=path,
-                          hint="Pass a local seq2seq translation model folder (save_pretrained output)")
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"batch_size={batch_size!r}; expected a positive int")
-    if not out_path.parent.is_dir():
-        raise ConfigError("the folder of the scores file does not exist", path=out_path.parent,
-                          hint="Create it or pass another --out path")
+    runtime.quiet_transformers()
+    path = runtime.model_folder(model_path, "Pass a local seq2seq translation model")
+    out_path = Path(out_path)
     items = list(rows)
     pairs = suite_pairs(items)
     start = time.perf_counter()
@@ -116,36 +106,30 @@ def score_suite(model_path: str | Path, rows: Iterable[Mapping[str, Any]], out_p
     write_text_atomic(out_path, "".join(f"{float(-v)!r}\n" for v in sums))
     record = runtime.RunRecord(
         baseline="mucow-lm-scoring", model=str(path), model_sha256=runtime.model_sha256(path), seed=seed,
-        device=dev, dtype=runtime.dtype_name(runtime.autocast_dtype(dev)), gpu=runtime.gpu_name(dev),
-        hyperparameters={"score": "sum of target log-probabilities, negated", "better": "lower",
+        device=dev, hyperparameters={"score": "sum of target log-probabilities, negated", "better": "lower",
                          "batch_size": batch_size, "max_length": MAX_LENGTH, "items": len(items),
                          "sentences": len(pairs), "target_tokens": n_tokens,
                          "score_time_s": round(seconds, 3), "out": out_path.name})
-    if seconds > 0:
-        record.examples_per_s = round(len(pairs) / seconds, 2)
-        record.tokens_per_s = round(n_tokens / seconds, 2)
+    record.throughput(len(pairs), n_tokens, seconds)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     return record
 
 
 @dataclass(frozen=True)
-class LMScoringOptions:
+class LMScoringOptions(Options):
     """:func:`score_suite`'s batch size (``--set batch_size=N``)."""
 
     batch_size: int = 16
 
 
 @engine.register_engine("lm_scoring", options=LMScoringOptions, trains=False, needs_model_path=True,
-                        subsamples=False)
+                        ignores={"max_examples": "a scores file covers the whole suite"})
 def lm_scoring_engine(call: engine.EngineCall) -> engine.EngineOutput:
     """Score every evaluated suite into a scores file, then score that file with the spec's hook."""
     spec, release, opts = call.spec, call.release, call.run
     if spec.score is None:
         raise ConfigError(f"baseline {spec.name!r} needs a score hook that reads the suite's scores file")
     out = engine.EngineOutput()
-    if opts.max_examples:
-        out.notes.append("--max-examples does not apply to lm_scoring (a scores file covers the whole "
-                         "suite): ignored")
     with tempfile.TemporaryDirectory(prefix="benchsmith-scores-") as tmp:
         for config, split in call.evaluations:
             langs = list(release.config_info(config).languages or [""])

@@ -214,21 +214,12 @@ BASELINES = [
         description="translate-test: the English COPA model applied to every translation-<lang> test split "
         "(upstream's Google translations into English)",
     ),
-    # The partial-input gates (accuracy on en/test minus chance, 50%; a significant excess fails). What a
-    # faithful release gives with the strongest model the paper has (Table 6 top, XLM-R-L after SIQA, EN)
-    # and with our default MiniLM, against copies of English COPA broken on purpose (MiniLM, every item /
-    # validate's CPU setting of 500 items and 2 epochs; README, "The NoP / NoQ gate"):
-    #
-    #                                    NoP            NoQ
-    #   paper, faithful, XLM-R-L         +13.0          +26.2
-    #   MiniLM, faithful                 +7.0 / +5.8    +10.8 / +10.0
-    #   wrong choice lost its period     +50            +50
-    #   wrong choice = another's answer  +1.8           +42.0 / +40.6
+    # The partial-input gates: accuracy on en/test minus chance (50%); a significant excess fails. The gains
+    # of the paper's strongest model and of MiniLM on faithful and on broken copies of English COPA, which
+    # set the thresholds and the declared known artifacts: README, "The NoP / NoQ gate".
     BaselineSpec(
         # NoP: options and prompt alone should not answer COPA (the paper: "without premises the performance
-        # is not much better than chance", Section 4.3). Gated at the default 0.10; the paper's strongest model
-        # gains +13, declared in known_artifacts.yaml (copa-no-premise, up to 0.20): a cue in the options takes
-        # any model far past it.
+        # is not much better than chance", Section 4.3); a cue in the options takes any model far past 0.20.
         "copa-en-nop", "cross_encoder", "en", variant="NoP", items=_copa("NoP"), gate=Gate(),
         setup=Setup("NoP", paper=("table6/MuMoTr-NoP/XLM-R-L",), note=_MUMOTR_NOTE, language=source_language),
         description="premise hidden (NoP): gated at 0.10 over chance; known artifact copa-no-premise up to "
@@ -236,8 +227,7 @@ BASELINES = [
     ),
     BaselineSpec(
         # NoQ keeps premise and choices: plausibility alone answers many items (XLM-R-L: +26.2, up to +29.9
-        # within its 95% interval on 500 items). Gated at the default 0.10 with the known artifact
-        # copa-no-question declared up to 0.35: choices unrelated to the premise give +40 even with MiniLM.
+        # within its 95% interval on 500 items); choices unrelated to the premise give +40 even with MiniLM.
         "copa-en-noq", "cross_encoder", "en", variant="NoQ", items=_copa("NoQ"), gate=Gate(),
         setup=Setup("NoQ", paper=("table6/MuMoTr-NoQ/XLM-R-L",), note=_MUMOTR_NOTE, language=source_language),
         description="question prompt hidden (NoQ): gated at 0.10 over chance; known artifact copa-no-question "
@@ -253,9 +243,7 @@ BASELINES = [
     BaselineSpec(
         "use-co-tlv", "use_zero_shot", "en", eval_configs=(*LANGUAGES, "en"), items=copa_examples,
         options=USEZeroShotOptions(selection="target"),
-        setup=Setup("CO-TLV", model="use", paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"),
-                    note="the paper used multilingual USE Large (a Transformer); ours is USE multilingual v3 "
-                    "(DAN+CNN), near chance with the paper's input (README, Model baselines)",
+        setup=Setup("CO-TLV", model="use", paper=("table5/CO-TLV/USE", "table8/CO-TLV/USE"), note=_USE_NOTE,
                     averages=TABLE5_AVERAGES, language=source_language),
         description="as use-co-zs, with model selection on each target language's validation split",
     ),

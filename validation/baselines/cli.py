@@ -1,22 +1,10 @@
 """``benchsmith baseline NAME``: run a dataset's declared model baselines on its release.
 
-``NAME`` is a dataset (its newest release in the registry), ``NAME/VERSION``, or a release
-directory. The builder's ``BASELINES`` are selected with ``--baseline`` (repeatable), ``--config``
-(the specs that score that config, scoring only it), ``--model``, ``--setup`` and ``--variant``;
-an unknown name gets suggestions. ``--list`` shows the declarations.
-
-Each result is printed, or ``--json`` prints one object ``{name, version, release, passed,
-results: [...], saved: [...]}``. Unless ``--no-save``, each result is saved as
-``reports/baselines/<baseline>[@<config>].json`` of the release (a published release:
-``<registry>/<name>/.reports/<version>/baselines/``) with its predictions, translations or score
-files in the folder of the same name; ``benchsmith validate`` then lists them in the report and
-the card. ``--out DIR`` puts the files elsewhere and also keeps trained weights there (NMT), which
-never go into the release's folder (it is published with its reports). A gated baseline whose
-gate fails exits 1 (after printing).
-
-A saved result holds no absolute path of the machine that ran it (:func:`~.run.portable`): files
-beside it are relative to its folder, a model folder or an ``--out`` outside it go by name (the
-run record's sha256 still identifies the weights). The printed result shows the paths as they are.
+The selection options, the saved files (``reports/baselines/<baseline>[@<config>].json`` of the
+release unless ``--no-save``; ``--out DIR`` moves the files and keeps trained weights, which never
+go into the release's folder: it is published with its reports) and the exit status (1 when a
+gated baseline fails) are in validation/README.md, "Running them". A saved result holds no
+absolute path of the machine that ran it (:func:`~.run.portable`); the printed one shows them.
 """
 
 from __future__ import annotations
@@ -26,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from benchsmith.validation.baselines.checks import saved_dir
+from benchsmith.validation.baselines.checks import builder_of, saved_dir
 from benchsmith.validation.baselines.run import BaselineResult, run_spec
 from benchsmith.validation.baselines.spec import select_specs
 
@@ -68,21 +56,17 @@ def parse_settings(items: list[str] | None) -> dict[str, Any]:
 
 def _resolve(name: str, registry: Path | None) -> tuple[Any, Any]:
     """(builder, release): unknown dataset names get suggestions before the registry is read."""
-    from benchsmith.builder import builders, get_builder
+    from benchsmith.builder import builders
 
     if not Path(name).exists():
         dataset = name.partition("/")[0]
         if dataset not in builders():
             raise ConfigError(f"unknown dataset {dataset!r}", hint=did_you_mean(dataset, builders()))
     release = resolve_release(name, registry)
-    known = builders()
-    if release.name not in known:
+    builder = builder_of(release, any_version=True)
+    if builder is None:
         raise ConfigError(f"release {release.name} {release.version} has no registered builder: no baselines "
-                          "are declared for it", path=release.path, hint=did_you_mean(release.name, known))
-    try:
-        builder = get_builder(release.name, release.version)
-    except ConfigError:  # a version the builder no longer declares: its declarations still apply
-        builder = known[release.name]()
+                          "are declared for it", path=release.path, hint=did_you_mean(release.name, builders()))
     return builder, release
 
 
@@ -106,7 +90,7 @@ def _print(result: BaselineResult, saved: Path | None) -> None:
         rule = literal(result.gate["rule"])
         lines.append(f"gate [{style}]{result.gate['status']}[/] ({rule}): {literal(why)}")
     lines += [f"[dim]note: {literal(note)}[/]" for note in result.notes]
-    rec = result.record
+    rec = result.records[0] if result.records else None  # label_issues has one per fold: the first
     if rec is not None:
         speed = "".join(f", {v} {what}/s" for v, what in ((rec.examples_per_s, "examples"),
                                                           (rec.tokens_per_s, "tokens")) if v)
@@ -244,5 +228,3 @@ def baseline_cmd(
                         + ", ".join(r.spec.name for r in failed), path=release.path,
                         hint="A partial-input model beats chance by more than the threshold: read the gate lines")
 
-
-__all__ = ["baseline_cmd", "parse_settings"]

@@ -1,27 +1,36 @@
-"""What an engine receives and returns, and the helpers engines share.
+"""What an engine receives and returns, the helpers engines share, and the generic engines.
 
-An engine (registered with :func:`~.spec.register_engine`, re-exported here) takes an
-:class:`EngineCall`: the spec, the release, the :class:`RunOptions` of the command line, the
-``(config, split)`` pairs to score, and its typed options with the ``--set`` overrides it takes
-applied. It returns an :class:`EngineOutput`: score rows (plain dicts, see :class:`~.run.ScoreRow`),
-run records, the model's name, details, files written, notes and caveats; :func:`~.run.run_spec`
-adds the paper's figures, the averages and the gate.
+An engine (registered with :func:`~.spec.register_engine`) takes an :class:`EngineCall` (the spec,
+the release, the :class:`RunOptions` of the command line, the ``(config, split)`` pairs to score,
+its typed options with the ``--set`` overrides it takes) and returns an :class:`EngineOutput`;
+:func:`~.run.run_spec` adds the paper's figures, the averages and the gate. The model, device,
+seed, epochs and ``--max-examples`` come from the run, never from an engine's options.
 
 The training split must exist: a release built without it (``--skip-missing``) is a ConfigError
 that names the split, why the build skipped it, and ``--train-split``. Training on another split
 than the declared one, no model selection, a subsample or a preset other than the paper's are
 *caveats*: the run is then not comparable with the paper, and says so.
+
+The generic engines, registered on the first engine lookup (validation/README.md has their
+table): ``cross_encoder`` (:mod:`.multiple_choice`), ``label_issues`` (:mod:`.label_issues`),
+``generation`` (:mod:`.generation`) and ``copy`` (the source is the output).
 """
 
 from __future__ import annotations
 
+import json
 import random
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchsmith.validation.baselines.spec import BaselineSpec, engine_names, get_engine, register_engine
+from benchsmith.validation.baselines.generation import GenerationOptions, pairs_from_references
+from benchsmith.validation.baselines.label_issues import DEFAULT_FOLDS, FILTERS
+from benchsmith.validation.baselines.multiple_choice import POOLINGS, MCOptions
+from benchsmith.validation.baselines.runtime import RunRecord
+from benchsmith.validation.baselines.spec import BaselineSpec, Choices, Options, get_engine, register_engine
 
 from benchsmith.errors import ConfigError, did_you_mean
 
@@ -73,8 +82,12 @@ class EngineCall:
     run: RunOptions
     evaluations: Sequence[Pair]
     options: Any
-    #: notes for the result (e.g. ``--set`` keys meant for another engine)
-    notes: list[str] = field(default_factory=list)
+
+    def items(self, config: str, split: str, seq: bool = False) -> list[Any]:
+        """The spec's multiple-choice (``seq``: Seq2SeqItem) items of ``config/split``, cut to
+        ``--max-examples`` (seeded)."""
+        made = (seq_items if seq else mc_items)(self.spec, self.release, config, split)
+        return subsample(made, self.run.max_examples, self.run.seed)
 
 
 def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
@@ -83,13 +96,15 @@ def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
     (the others were meant for another selected engine: left out and noted)."""
     engine = get_engine(spec.engine)
     foreign = sorted(k for k in opts.overrides if k not in engine.option_names)
-    notes = [f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored"] if foreign else []
     overrides = {k: v for k, v in opts.overrides.items() if k in engine.option_names}
     options = engine.make_options(spec.options, overrides, where=f"baseline {spec.name!r}: ")
     if opts.model_path is None:
         model_path(opts, spec)  # a required --model-path missing: the one clear error before any work
-    out = engine.run(EngineCall(spec, release, opts, evaluations, options, notes))
-    out.notes = notes + out.notes
+    out = engine.run(EngineCall(spec, release, opts, evaluations, options))
+    ignored = [f"--set {', '.join(foreign)} does not apply to {engine.name}: ignored"] if foreign else []
+    ignored += [f"--{k.replace('_', '-')} does not apply to {engine.name} ({why}): ignored"
+                for k, why in engine.ignores.items() if getattr(opts, k)]
+    out.notes[:0] = ignored
     return out
 
 
@@ -99,7 +114,8 @@ def run_engine(spec: BaselineSpec, release: Release, opts: RunOptions,
 def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple[str, list[str]]:
     """The split to train on and the caveat when it is not the declared one; ConfigError
     naming the split (and why the build lacks it) when the release does not have it."""
-    split, config = opts.train_split or spec.train_split, spec.config
+    declared, config = spec.splits.train, spec.config
+    split = opts.train_split or declared
     if split is None:
         raise ConfigError(f"baseline {spec.name!r} declares no train split", hint="Pass --train-split SPLIT")
     if config not in release.configs():
@@ -111,21 +127,20 @@ def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple
 
         skipped = release.config_info(config).skipped_splits.get(split)
         why = f": the build skipped it ({reason(str(skipped))})" if skipped else ""
-        alternatives = [s for s in splits if s not in spec.eval_splits] or splits
+        alternatives = [s for s in splits if s not in spec.splits.eval] or splits
         hint = (f"Pass --train-split {alternatives[0]} to train on another split (the result is then NOT comparable "
                 f"with the paper), or rebuild the release with the {split} split's sources"
-                if split == spec.train_split and alternatives else did_you_mean(split, splits))
+                if split == declared and alternatives else did_you_mean(split, splits))
         raise ConfigError(f"the {split} split of {release.name}/{config} is missing in release {release.version}"
                           f"{why}; baseline {spec.name!r} trains on it", hint=hint)
-    if split == spec.train_split:
+    if split == declared:
         return split, []
-    return split, [f"trained on {config}/{split} instead of {config}/{spec.train_split}, the paper's "
-                   "training split"]
+    return split, [f"trained on {config}/{split} instead of {config}/{declared}, the paper's training split"]
 
 
 def selection_split(spec: BaselineSpec, release: Release, train: str | None) -> tuple[str | None, list[str]]:
     """The model-selection split (None and a caveat when it is the training split or absent)."""
-    split = spec.selection_split
+    split = spec.splits.selection
     if split is None:
         return None, []
     if split == train:
@@ -237,14 +252,14 @@ def score_rows(spec: BaselineSpec, release: Release, config: str, split: str, it
 
 def pairs(items: Sequence[Any]) -> list[Pair]:
     """(source, reference) training pairs of seq2seq items: one per non-empty reference."""
-    return [(it.source, ref) for it in items for ref in it.references if ref and ref.strip()]
+    return pairs_from_references((it.source, it.references) for it in items)
 
 
 def eval_items(call: EngineCall, out: EngineOutput) -> list[tuple[str, str, list[Any]]]:
     """``(config, split, items)`` of every evaluation (seq2seq items, subsampled); empty ones noted."""
     batches = []
     for config, split in call.evaluations:
-        items = subsample(seq_items(call.spec, call.release, config, split), call.run.max_examples, call.run.seed)
+        items = call.items(config, split, seq=True)
         if items:
             batches.append((config, split, items))
         else:
@@ -262,8 +277,129 @@ def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[s
         out.rows += score_rows(call.spec, call.release, config, split, items, hyps, out.details)
 
 
-__all__ = [
-    "EngineCall", "EngineOutput", "RunOptions", "accuracy_row", "engine_names", "eval_items", "get_engine",
-    "mc_items", "model_path", "out_file", "pairs", "register_engine", "run_engine", "score_outputs",
-    "score_rows", "selection_split", "seq_items", "subsample", "train_split", "write_lines",
-]
+# --------------------------------------------------------------------------- the generic engines
+
+
+@register_engine("cross_encoder", options=MCOptions, accuracy=True, multiple_choice=True,
+                 ignores={"max_steps": "it trains whole epochs"})
+def cross_encoder(call: EngineCall) -> EngineOutput:
+    from benchsmith.validation.baselines.multiple_choice import train_multiple_choice
+
+    spec, opts = call.spec, call.run
+    out = EngineOutput()
+    train, out.caveats = train_split(spec, call.release, opts)
+    select, caveats = selection_split(spec, call.release, train)
+    out.caveats += caveats
+    scored = {f"{spec.config}/{select}": call.items(spec.config, select)} if select else {}
+    evaluate: dict[str, list[Any]] = {}
+    for config, split in call.evaluations:
+        if (config, split) in ((spec.config, select), (spec.config, train)):
+            continue  # the selection split is scored anyway; the training split is not a score
+        items = call.items(config, split)
+        if items:
+            evaluate[f"{config}/{split}"] = items
+        else:
+            out.notes.append(f"{config}/{split} is empty: not scored")
+    options = replace(call.options, epochs=opts.epochs or call.options.epochs)
+    validation = next(iter(scored.values()), None)
+    result = train_multiple_choice(call.items(spec.config, train), validation, evaluate, options,
+                                   model_path=opts.model_path, device=opts.device, seed=opts.seed)
+    for key, items in {**scored, **evaluate}.items():
+        config, _, split = key.partition("/")
+        accuracy = result.accuracy[key if key in evaluate else "validation"]
+        out.rows.append(accuracy_row(config, split, accuracy, items))
+    record = result.record
+    record.hyperparameters.update(spec=spec.name, variant=spec.variant, train=f"{spec.config}/{train}",
+                                  selection=f"{spec.config}/{select}" if select else None)
+    out.records, out.model = [record], record.model
+    out.details = {"best_epoch": result.best_epoch, "history": result.history}
+    path = out_file(opts, f"{spec.name}.predictions.jsonl")
+    if path is not None:
+        write_lines(path, [json.dumps({"split": s, "id": i, **asdict(p)}, ensure_ascii=False)
+                           for s, preds in result.predictions.items() for i, p in preds.items()])
+        out.outputs["predictions"] = path
+    return out
+
+
+@dataclass(frozen=True)
+class LabelIssuesOptions(MCOptions):
+    """The cross-encoder's options, the number of folds, how many candidates to keep (None:
+    all) and cleanlab's ``filter_by``."""
+
+    folds: int = DEFAULT_FOLDS
+    top: int | None = None
+    filter_by: str = "prune_by_noise_rate"
+
+    CHOICES: ClassVar[Choices] = (("pooling", POOLINGS), ("filter_by", FILTERS))
+
+
+@register_engine("label_issues", options=LabelIssuesOptions, multiple_choice=True)
+def label_issues(call: EngineCall) -> EngineOutput:
+    from benchsmith.validation.baselines.label_issues import detect_label_issues
+
+    spec, opts, o = call.spec, call.run, call.options
+    items = []
+    for config, split in call.evaluations:
+        items += [replace(it, id=f"{split}/{it.id}") for it in mc_items(spec, call.release, config, split)]
+    items = subsample(items, opts.max_examples, opts.seed)
+    mc = replace(o, epochs=opts.epochs or o.epochs)  # a LabelIssuesOptions is the cross-encoder's MCOptions
+    report = detect_label_issues(items, folds=o.folds, seed=opts.seed, options=mc, top=o.top,
+                                 filter_by=o.filter_by, model_path=opts.model_path, device=opts.device)
+    where = "+".join(split for _, split in call.evaluations)
+    config = call.evaluations[0][0]
+    out = EngineOutput(records=list(report.records))
+    out.rows = [{"config": config, "split": where, "metric": metric, "value": value, "n": report.n_items}
+                for metric, value in (("out_of_fold_accuracy", round(100 * report.out_of_fold_accuracy, 2)),
+                                      ("flagged", len(report.issues)))]
+    for r in out.records:
+        r.hyperparameters.update(spec=spec.name, items=f"{config}/{where}")
+    out.model = out.records[0].model if out.records else ""
+    out.details = {"candidate_errata": [asdict(i) for i in report.issues], "folds": report.folds,
+                   "filter_by": report.filter_by, "n_items": report.n_items,
+                   "note": "candidates for a maintainer to read, never applied: a flagged item may be hard, "
+                   "not wrong"}
+    return out
+
+
+@register_engine("generation", options=GenerationOptions, needs_model_path=True)
+def generation(call: EngineCall) -> EngineOutput:
+    from benchsmith.validation.baselines.generation import finetune_and_generate
+
+    spec, opts = call.spec, call.run
+    out = EngineOutput()
+    path = model_path(opts, spec)
+    assert path is not None  # registered with needs_model_path: model_path() raised the user's error already
+    train, out.caveats = train_split(spec, call.release, opts)
+    batches = eval_items(call, out)
+    options = replace(call.options, epochs=opts.epochs or call.options.epochs,
+                      max_steps=opts.max_steps or call.options.max_steps)
+    outputs, record = finetune_and_generate(path, pairs(call.items(spec.config, train, seq=True)),
+                                            [it.source for _, _, items in batches for it in items], options,
+                                            seed=opts.seed, device=opts.device)
+    record.hyperparameters.update(spec=spec.name, train=f"{spec.config}/{train}")
+    decoded, k = [], 0
+    for config, split, items in batches:
+        decoded.append((config, split, items, outputs[k:k + len(items)]))
+        k += len(items)
+    score_outputs(call, out, decoded)
+    out.records, out.model = [record], record.model
+    return out
+
+
+@dataclass(frozen=True)
+class NoOptions(Options):
+    """An engine without options."""
+
+
+@register_engine("copy", options=NoOptions, trains=False)
+def copy(call: EngineCall) -> EngineOutput:
+    out = EngineOutput(model="copy (the source is the output; no model)")
+    batches = eval_items(call, out)
+    record = RunRecord(baseline="copy-source", model=out.model, model_sha256=None, seed=call.run.seed,
+                       device="cpu", dtype="-", hyperparameters={"spec": call.spec.name})
+    start = time.perf_counter()
+    score_outputs(call, out, [(c, s, items, [it.source for it in items]) for c, s, items in batches])
+    record.wall_time_s = round(time.perf_counter() - start, 3)
+    record.throughput(sum(len(items) for _, _, items in batches), None, record.wall_time_s)
+    out.records = [record]
+    return out

@@ -1,31 +1,21 @@
 """Fine-tune a local transformers model on (source, target) pairs and generate (e.g. ComVE subtask C:
 statement -> the reason it is against common sense, scored with BLEU). Nothing is downloaded.
 
-* a **seq2seq** model (``AutoModelForSeq2SeqLM``: BART, T5, Marian...): encoder input the source,
-  labels the target (with the tokenizer's own special tokens);
-* a **causal** LM (``AutoModelForCausalLM``: GPT-2, Llama...): the prompt ``"<source> ->"``, then
-  ``" <target>"`` and the end token; the loss covers only the target and the end token (prompt
-  and padding labels are -100). A trailing end token the tokenizer appends to the prompt is
-  removed (a prompt must stay open). At generation the prompt is left-padded and the
-  continuation up to the first line break is the output.
+* a **seq2seq** model (``is_encoder_decoder`` in ``config.json``: BART, T5, Marian...): encoder
+  input the source, labels the target (with the tokenizer's own special tokens);
+* a **causal** LM (GPT-2, Llama...): the prompt ``"<source> ->"``, then ``" <target>"`` and the
+  end token; the loss covers only the target and the end token. A trailing end token the
+  tokenizer appends to the prompt is removed (a prompt must stay open). At generation the prompt
+  is left-padded and the continuation up to the first line break is the output.
 
-``kind="auto"`` reads ``config.json``: ``is_encoder_decoder`` means seq2seq. Several references
-per source are separate training pairs (:func:`pairs_from_references`).
-
-Training is ``transformers.Trainer`` with ``DataCollatorForSeq2Seq`` (right padding, labels padded
-with -100): AdamW (``adamw_torch``; no decay on biases and LayerNorm), linear decay to 0 after
-``warmup_steps``, clipping at 1.0, seeded shuffled batches, ``epochs`` passes or ``max_steps`` /
-``max_time_s``, whichever comes first; the precision of :mod:`.runtime`; the loss logged every
-``log_every`` steps and at the last one. ``output_dir`` receives the final model. Trainer replaced
-a hand-written loop (same optimiser, schedule, clipping) after a measurement found it no slower:
-a 2-layer GPT-2 (d 128), 512 pairs, batch 16, 2 epochs on the shared 2-core CPU
-(``OMP_NUM_THREADS=1``), old loop / Trainer, two alternating runs each: 17.3 s and 18.8 s /
-18.5 s, final loss 5.383 / 5.392 (the batch order differs: Trainer's seeded sampler).
-Decoding: beam search (``beam``) or greedy (``beam=1``), no sampling, one output per source.
-
-The :class:`~.runtime.RunRecord`'s ``tokens_per_s``/``examples_per_s`` count the non-padding
-input + label tokens and the pairs of the training batches per second of training;
-``hyperparameters`` also hold the logged losses (``train_loss``) and the decoding time.
+Training is ``transformers.Trainer`` with ``DataCollatorForSeq2Seq``: AdamW, linear decay after
+``warmup_steps``, clipping at 1.0, ``epochs`` passes or ``max_steps`` / ``max_time_s``, whichever
+comes first. Trainer replaced a hand-written loop (same optimiser, schedule, clipping) after a
+measurement found it no slower: a 2-layer GPT-2 (d 128), 512 pairs, batch 16, 2 epochs on the
+shared 2-core CPU (``OMP_NUM_THREADS=1``), old loop / Trainer, two alternating runs each: 17.3 s
+and 18.8 s / 18.5 s, final loss 5.383 / 5.392 (the batch order differs: Trainer's seeded sampler).
+Decoding: beam search (``beam``) or greedy (``beam=1``), no sampling, one output per source. The
+record's throughput counts the non-padding input + label tokens and the pairs trained per second.
 """
 
 from __future__ import annotations
@@ -37,32 +27,26 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.validation.baselines import runtime
+from benchsmith.validation.baselines.spec import Options
 
 from benchsmith import progress
-from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.errors import ConfigError
 
 KINDS = ("auto", "seq2seq", "causal")
 PROMPT_SEPARATOR = " ->"
 
 
 def pairs_from_references(rows: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
-    """``[(source, [reference, ...]), ...]`` -> one ``(source, reference)`` pair per non-empty reference."""
+    """``[(source, [reference, ...]), ...]`` -> one training pair per non-empty reference."""
     return [(s, r) for s, refs in rows for r in refs if r and r.strip()]
 
 
 def load(model_path: str | Path, kind: str = "auto") -> tuple[Any, Any, str]:
     """(model, tokenizer, kind) from a local folder; a missing folder or config is a ConfigError."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-    if kind not in KINDS:
-        raise ConfigError(f"model kind {kind!r} is not supported", hint=did_you_mean(kind, KINDS))
-    path = Path(model_path)
-    if not (path / "config.json").is_file():
-        raise ConfigError("not a transformers model folder (no config.json)", path=path,
-                          hint="Pass the folder of a local seq2seq or causal LM (save_pretrained output)")
+    runtime.quiet_transformers()
+    path = runtime.model_folder(model_path, "Pass the folder of a local seq2seq or causal LM")
     if kind == "auto":
         config = AutoConfig.from_pretrained(path, local_files_only=True)
         kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
@@ -86,8 +70,8 @@ def _prompt_ids(tokenizer: Any, source: str, max_len: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class GenerationOptions:
-    """The ``generation`` engine's options (see the module docstring); bad values are ConfigErrors."""
+class GenerationOptions(Options):
+    """The ``generation`` engine's options (see the module docstring)."""
 
     kind: str = "auto"
     epochs: int = 3
@@ -104,15 +88,9 @@ class GenerationOptions:
     eval_batch_size: int = 32
     log_every: int = 50
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ConfigError(f"model kind {self.kind!r} is not supported",
-                              hint=did_you_mean(self.kind, KINDS))
-        positive = ["epochs", "batch_size", "beam", "log_every", "max_new_tokens", "eval_batch_size"]
-        for name in positive + (["max_steps"] if self.max_steps is not None else []):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{name}={value!r}; expected a positive int")
+    ZERO = ("warmup_steps",)
+    POSITIVE = ("lr", "max_time_s")
+    CHOICES = (("kind", KINDS),)
 
 
 def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]],
@@ -137,10 +115,10 @@ def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]],
 
 def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[str, str]],
                           eval_sources: Sequence[str], options: GenerationOptions | None = None, *,
-                          seed: int = 42, device: str = "auto", output_dir: str | Path | None = None,
+                          seed: int = 42, device: str = "auto",
                           **overrides: Any) -> tuple[list[str], runtime.RunRecord]:
     """Fine-tune the model at ``model_path`` on ``train_pairs`` (``options`` with ``overrides`` of its
-    fields), then one output per eval source; ``output_dir`` receives the fine-tuned model."""
+    fields), then one output per eval source."""
     from transformers import DataCollatorForSeq2Seq, Trainer
 
     o = replace(options or GenerationOptions(), **overrides)
@@ -177,16 +155,12 @@ def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[st
     outputs = generate(model, tokenizer, kind, eval_sources, beam=o.beam, max_new_tokens=o.max_new_tokens,
                        max_source_len=o.max_source_len, batch_size=o.eval_batch_size, device=dev)
     decode_time = time.perf_counter() - t1
-    if output_dir is not None:
-        model.save_pretrained(output_dir)
-        tokenizer.save_pretrained(output_dir)
     stopped_by = "epochs" if total == o.epochs * per_epoch else "max_steps"
     log = trainer.state.log_history
     history = [{"step": h["step"], "loss": round(h["loss"], 5)} for h in log if "loss" in h]
     record = runtime.RunRecord(
         baseline=f"generation-{kind}", model=str(model_path), model_sha256=runtime.model_sha256(model_path),
-        seed=seed, device=dev, dtype=runtime.dtype_name(runtime.autocast_dtype(dev)),
-        gpu=runtime.gpu_name(dev), steps=trainer.state.global_step, hyperparameters={
+        seed=seed, device=dev, steps=trainer.state.global_step, hyperparameters={
             **asdict(o), "kind": kind, "schedule": "linear", "loop": "transformers.Trainer", "clip_norm": 1.0,
             "prompt": f"<source>{PROMPT_SEPARATOR} <target>" if kind == "causal" else None,
             "train_pairs": len(pairs), "eval_sources": len(eval_sources),

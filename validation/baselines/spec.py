@@ -2,14 +2,14 @@
 *which* configs (``BASELINES = [BaselineSpec(...), ...]`` in ``builders/<name>/baseline.py``,
 found by :meth:`benchsmith.builder.Builder.baselines`); a registered engine knows *how* to run
 one. Layering, with no import cycle: this module <- :mod:`~.engine` (what an engine receives,
-the helpers engines share) <- :mod:`~.run` (a run into a result: paper figures, averages, gate).
+the shared helpers, the generic engines) <- :mod:`~.run` (paper figures, averages, gate).
 
 **Engines** register themselves, in the style of lm-eval's registry: adding one is one module
-with a typed options dataclass and ``@register_engine(name, options=..., **flags)`` on a function
-``EngineCall -> EngineOutput``. The generic ones (:mod:`~.engines`) load on the first lookup; a
-dataset's own lives in its builder folder and registers when its ``baseline.py`` imports it.
-What the runner needs to know of an engine is declared with it (the :class:`Engine` flags),
-never looked up in a list of names.
+with a typed options dataclass (:class:`Options`) and ``@register_engine(name, options=...,
+**flags)`` on a function ``EngineCall -> EngineOutput``. The generic ones load on the first
+lookup; a dataset's own lives in its builder folder and registers when its ``baseline.py``
+imports it. What the runner needs to know of an engine is declared with it (the
+:class:`Engine` flags), never looked up in a list of names.
 
 **A declaration** holds what every baseline has; what only some need is grouped in typed objects
 whose defaults mean "not used" (:class:`Splits`, :class:`Gate`, :class:`Setup`). Unknown names
@@ -24,7 +24,7 @@ import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.errors import ConfigError, did_you_mean
 
@@ -33,7 +33,38 @@ if TYPE_CHECKING:
 
 GENERIC_VARIANTS = ("full", "options_only")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]*$")
-_GENERIC_ENGINES = "benchsmith.validation.baselines.engines"
+_GENERIC_ENGINES = "benchsmith.validation.baselines.engine"
+Choices = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Base of an engine's options, checked on creation by their annotations: an ``int`` is a
+    positive int (``ZERO``: or 0), a ``float`` a number >= 0 (``POSITIVE``: > 0, ``FRACTIONS``:
+    < 1), ``X | None`` may be None; ``CHOICES`` ``((name, allowed), ...)``. Else a ConfigError."""
+
+    ZERO: ClassVar[tuple[str, ...]] = ()
+    POSITIVE: ClassVar[tuple[str, ...]] = ()
+    FRACTIONS: ClassVar[tuple[str, ...]] = ()
+    CHOICES: ClassVar[Choices] = ()
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            name, value, kind = f.name, getattr(self, f.name), str(f.type)
+            allowed = dict(self.CHOICES).get(name)
+            if value is None and kind.endswith("| None"):
+                continue
+            if allowed is not None and value not in allowed:
+                raise ConfigError(f"{name}={value!r} is not one of {list(allowed)}",
+                                  hint=did_you_mean(str(value), allowed))
+            least = 0 if name in self.ZERO else 1
+            if kind.startswith("int") and (type(value) is not int or value < least):
+                raise ConfigError(f"{name}={value!r}; expected a {('non-negative', 'positive')[least]} int")
+            upper = 1 if name in self.FRACTIONS else float("inf")
+            if kind.startswith("float") and (type(value) not in (int, float) or not 0 <= value < upper
+                                             or name in self.POSITIVE and value == 0):
+                raise ConfigError(f"{name}={value!r}; expected a number in [0, {upper})"
+                                  + (", not 0" if name in self.POSITIVE else ""))
 
 
 @dataclass(frozen=True)
@@ -64,8 +95,8 @@ class Engine:
     trains: bool = True
     #: it needs ``--model-path`` (nothing is downloaded)
     needs_model_path: bool = False
-    #: ``--max-examples`` cuts what it scores
-    subsamples: bool = True
+    #: run options it ignores (noted when given), and why: ``{"epochs": "it trains for --max-steps"}``
+    ignores: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def option_names(self) -> list[str]:
@@ -95,7 +126,7 @@ class Engine:
 _ENGINES: dict[str, Engine] = {}
 
 
-def register_engine(name: str, *, options: type, **flags: bool) -> Callable[[Any], Any]:
+def register_engine(name: str, *, options: type, **flags: Any) -> Callable[[Any], Any]:
     """Register the decorated function as engine ``name`` with its options dataclass and the
     :class:`Engine` flags; another function under a registered name is a ConfigError."""
 
@@ -246,19 +277,6 @@ class BaselineSpec:
     def engine_info(self) -> Engine:
         return get_engine(self.engine)
 
-    # the split names engines read
-    @property
-    def train_split(self) -> str | None:
-        return self.splits.train
-
-    @property
-    def selection_split(self) -> str | None:
-        return self.splits.selection
-
-    @property
-    def eval_splits(self) -> tuple[str, ...]:
-        return self.splits.eval
-
     def eval_config_names(self, release: Release) -> list[str]:
         """``eval_configs`` (default ``config``) expanded against the release's configs, in order."""
         names: list[str] = []
@@ -271,7 +289,7 @@ class BaselineSpec:
         ``restrict`` configs when given) and what it leaves out."""
         pairs, notes = [], []
         for config in self.eval_config_names(release):
-            for split in self.eval_splits if not restrict or config in restrict else ():
+            for split in self.splits.eval if not restrict or config in restrict else ():
                 if split in release.splits(config):
                     pairs.append((config, split))
                 else:
@@ -287,8 +305,8 @@ class BaselineSpec:
         s = self.setup
         return {"name": self.name, "engine": self.engine, "config": self.config,
                 "options": asdict(self.options),
-                "train_split": self.train_split, "selection_split": self.selection_split,
-                "eval_splits": self.eval_splits, "eval_configs": self.eval_configs, "variant": self.variant,
+                "train_split": self.splits.train, "selection_split": self.splits.selection,
+                "eval_splits": self.splits.eval, "eval_configs": self.eval_configs, "variant": self.variant,
                 "items": _named(self.items), "score": _named(self.score),
                 "gate": asdict(self.gate) if self.gate else None, "paper": s.paper, "paper_note": s.note,
                 "averages": s.averages, "language": _named(s.language), "model": s.model, "setup": s.name,
@@ -334,6 +352,3 @@ def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), mo
         raise ConfigError(f"no baseline of {dataset} matches the selection", hint=f"Declared: {', '.join(by_name)}")
     return out
 
-
-__all__ = ["BaselineSpec", "Engine", "Gate", "Seq2SeqItem", "Setup", "Splits", "engine_names", "get_engine",
-           "register_engine", "select_specs"]
