@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import one_json, run_cli
+from conftest import TOY_HARVEST_ARGV, one_json, run_cli
 from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 
 from benchsmith.builder import register, unregister
@@ -243,22 +243,15 @@ def test_an_audit_that_commits_names_the_committed_report(capsys, toy, tmp_path)
 
 
 @pytest.fixture(scope="module")
-def harvests(tmp_path_factory):
-    """Two harvests of the toy corpus with the same inputs, options and seed."""
-    pytest.importorskip("eflomal")
+def harvests(tmp_path_factory, toy_harvest):
+    """Two harvests of the toy corpus with the same inputs, options and seed: the shared one
+    (tests/conftest.py, read-only) and one made here."""
     from benchsmith.cli import main
     from benchsmith.release import Release
 
-    fix = Path(__file__).parent / "fixtures"
-    out = []
-    for run in ("a", "b"):
-        reg = tmp_path_factory.mktemp(f"harvest-{run}")
-        code = main(["-q", "harvest", "mucow", "--parallel", str(fix / "opus" / "toy-deu-eng"), "--inventory",
-                     str(fix / "sense-inventory" / "omw"), "--src", "deu", "--tgt", "eng", "--registry", str(reg),
-                     "--json"])
-        assert code == 0
-        out.append(Release(reg / "mucow-harvest-deu-eng" / "1.0.0"))
-    return out
+    reg = tmp_path_factory.mktemp("harvest-b")
+    assert main([*TOY_HARVEST_ARGV, "--registry", str(reg)]) == 0
+    return [toy_harvest, Release(reg / "mucow-harvest-deu-eng" / "1.0.0")]
 
 
 def test_a_harvest_card_does_not_claim_upstream(harvests):

@@ -107,10 +107,9 @@ def test_combined_file_must_equal_categories(fixtures, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def real(raw, tmp_path_factory) -> Release:
-    b = get_builder("cognition")
-    sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
-    return ReleaseWriter(b, tmp_path_factory.mktemp("reg"), sources, skip_missing=True).write()
+def real(real_cognition) -> Release:
+    """CoGnition built from ../shared/raw (tests/conftest.py: shared read-only with test_cards_interop)."""
+    return real_cognition
 
 
 @pytest.mark.realdata

@@ -124,12 +124,9 @@ def test_missing_eflomal_is_a_config_error(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def fixture_harvest(tmp_path_factory):
-    reg = tmp_path_factory.mktemp("hreg")
-    code = main(["-q", "harvest", "mucow", "--parallel", str(OPUS), "--inventory", str(OMW), "--src", "deu",
-                 "--tgt", "eng", "--registry", str(reg), "--json"])
-    assert code == 0
-    return Release(reg / "mucow-harvest-deu-eng" / "1.0.0")
+def fixture_harvest(toy_harvest):
+    """The toy corpus harvested with the default options (tests/conftest.py, shared read-only)."""
+    return toy_harvest
 
 
 def test_fixture_harvest_words_and_senses(fixture_harvest):

@@ -268,8 +268,8 @@ def _harvest(registry: Path, *extra: str) -> Release:
     return Release(registry / "mucow-harvest-deu-eng" / "1.0.0")
 
 
-def test_a_harvest_repeated_is_byte_identical_and_says_so(tmp_path, capsys):
-    a = _harvest(tmp_path / "a")
+def test_a_harvest_repeated_is_byte_identical_and_says_so(tmp_path, capsys, toy_harvest):
+    a = toy_harvest  # _harvest's command with the default options, shared read-only (tests/conftest.py)
     b = _harvest(tmp_path / "b", "--workers", "1")
     capsys.readouterr()
     assert _fingerprints(a) == _fingerprints(b)
@@ -283,10 +283,10 @@ def test_a_harvest_repeated_is_byte_identical_and_says_so(tmp_path, capsys):
     assert other.info.to_dict()["seed"] == 7 and out["alignment"]["seed"] == 7
 
 
-def test_a_harvest_on_a_distributed_scheduler_is_the_local_one(tmp_path, capsys):
+def test_a_harvest_on_a_distributed_scheduler_is_the_local_one(tmp_path, capsys, toy_harvest):
     from dask.distributed import LocalCluster
 
-    local = _harvest(tmp_path / "local")
+    local = toy_harvest  # _harvest's command on the local scheduler (tests/conftest.py)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=":0") as cl:
         remote = _harvest(tmp_path / "remote", "--scheduler", cl.scheduler_address)
     capsys.readouterr()
