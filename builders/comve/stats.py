@@ -99,8 +99,14 @@ def word_counts(release: Release, splits: Iterable[str], kind: str) -> Counter:
     """Informative word counts of one sentence type over ``splits`` (Table 5); a copy of the counts
     kept per split content (the fidelity figures and the card ask for the same ones ~25 times)."""
     splits = tuple(splits)
-    fps = tuple(release.split_info("tuples", s).fingerprint for s in splits)
-    return Counter(_word_counts(str(release.path), fps, splits, kind))
+    return Counter(_word_counts(*_content(release, "tuples", splits), splits, kind))
+
+
+def _content(release: Release, config: str, splits: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+    """(the release's folder, the fingerprints of ``splits`` of ``config``): the key of this module's
+    per-content memos, which read only the folder (the fingerprints keep a rebuilt folder from
+    hitting an entry of what was there before)."""
+    return str(release.path), tuple(release.split_info(config, s).fingerprint for s in splits)
 
 
 @lru_cache(maxsize=32)
@@ -122,8 +128,7 @@ def _top_and_total(release: Release, splits: Iterable[str], kind: str, k: int) -
     per split content like :func:`word_counts`: the fidelity figures and the checks ask ~25 times,
     and copying and sorting the counts each time cost ~1 CPU s of a first ``validate``."""
     splits = tuple(splits)
-    fps = tuple(release.split_info("tuples", s).fingerprint for s in splits)
-    top, total = _top_counts(str(release.path), fps, splits, kind, k)
+    top, total = _top_counts(*_content(release, "tuples", splits), splits, kind, k)
     return list(top), total
 
 
@@ -160,9 +165,8 @@ def train_repeats(release: Release, splits: Iterable[str] = ("validation", "test
     nonsensical) is a training pair.
     """
     present = tuple(s for s in splits if s in release.splits("tuples"))
-    fps = tuple(release.split_info("tuples", s).fingerprint for s in ("train", *present))
     # kept per split content (the fidelity figures ask once per field and split); a deep copy out
-    return copy.deepcopy(_train_repeats_of(str(release.path), fps, present))
+    return copy.deepcopy(_train_repeats_of(*_content(release, "tuples", ("train", *present)), present))
 
 
 @lru_cache(maxsize=16)
@@ -252,8 +256,8 @@ def _copy_source_bleu(release: Release, f: Any) -> float:
 def copy_source(release: Release, split: str) -> dict[str, Any]:
     """``baseline.copy_source(release, split)``, computed once per split content: the fidelity
     figure and the ``comve_baselines`` check both score it (~0.3 CPU s a split)."""
-    fp = release.split_info("subtask_c", split).fingerprint
-    return copy.deepcopy(_copy_source_of(str(release.path), fp, split))
+    path, (fp,) = _content(release, "subtask_c", (split,))
+    return copy.deepcopy(_copy_source_of(path, fp, split))
 
 
 @lru_cache(maxsize=16)
