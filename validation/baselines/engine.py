@@ -242,11 +242,15 @@ def pairs(items: Sequence[Any]) -> list[Pair]:
     return [(it.source, r) for it in items for r in it.references if r and r.strip()]
 
 
-def eval_items(call: EngineCall, out: EngineOutput) -> list[tuple[str, str, list[Any]]]:
-    """``(config, split, items)`` of every evaluation (seq2seq items, subsampled); empty ones noted."""
+def eval_items(call: EngineCall, out: EngineOutput, seq: bool = True,
+               skip: Sequence[tuple[str, str | None]] = ()) -> list[tuple[str, str, list[Any]]]:
+    """``(config, split, items)`` of every evaluation but ``skip`` (as :meth:`EngineCall.items`);
+    empty ones noted."""
     batches = []
     for config, split in call.evaluations:
-        items = call.items(config, split, seq=True)
+        if (config, split) in skip:
+            continue
+        items = call.items(config, split, seq=seq)
         if items:
             batches.append((config, split, items))
         else:
@@ -278,15 +282,9 @@ def cross_encoder(call: EngineCall) -> EngineOutput:
     select, caveats = selection_split(spec, call.release, train)
     out.caveats += caveats
     scored = {f"{spec.config}/{select}": call.items(spec.config, select)} if select else {}
-    evaluate: dict[str, list[Any]] = {}
-    for config, split in call.evaluations:
-        if (config, split) in ((spec.config, select), (spec.config, train)):
-            continue  # the selection split is scored anyway; the training split is not a score
-        items = call.items(config, split)
-        if items:
-            evaluate[f"{config}/{split}"] = items
-        else:
-            out.notes.append(f"{config}/{split} is empty: not scored")
+    # the selection split is scored anyway; the training split is not a score
+    skip = ((spec.config, select), (spec.config, train))
+    evaluate = {f"{c}/{s}": items for c, s, items in eval_items(call, out, seq=False, skip=skip)}
     options = replace(call.options, epochs=opts.epochs or call.options.epochs)
     validation = next(iter(scored.values()), None)
     result = train_multiple_choice(call.items(spec.config, train), validation, evaluate, options,

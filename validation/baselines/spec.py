@@ -197,17 +197,10 @@ class Setup:
 
 @dataclass(frozen=True)
 class BaselineSpec:
-    """One declared baseline. It trains on ``config`` and scores ``eval_configs`` (default
-    ``config``; shell patterns such as ``translation-*`` match the release's configs) times
-    ``splits.eval``. ``options``: the engine's options dataclass or a mapping of its fields
-    (``--set KEY=VALUE`` overrides them). ``variant``: ``full``, ``options_only`` (the context
-    hidden) or a dataset's own partial input (XCOPA's ``NoP``), which its ``items`` adapter
-    produces. ``items(release, config, split)``: the dataset's shaping (``MCItem``, or
-    :class:`Seq2SeqItem` for output engines; default: multiple-choice items from the config's
-    typed policy). ``score(release, config, split, items, outputs) -> {metric: value}``: the
-    dataset's scorer for output engines, as ``validation/`` never imports a builder (numbers
-    become score rows, other entries details; default sacreBLEU).
-    """
+    """One declared baseline (every field: validation/README.md, "Model baselines"). ``items``
+    returns ``MCItem`` (default: from the config's typed policy) or :class:`Seq2SeqItem`; ``score``
+    returns ``{metric: value}`` (numbers become score rows, other entries details; default
+    sacreBLEU)."""
 
     name: str
     engine: str
