@@ -86,8 +86,9 @@ def _train_bpe(lines: Sequence[str], vocab_size: int) -> Any:
 
 
 def target_bpe(segmented: Sequence[str], merges: int = 3000) -> Any:
-    """Learn ``merges`` merge operations (checked by ``Hyperparameters.bpe_merges``) from
-    space-segmented lines."""
+    """Learn ``merges`` merge operations from space-segmented lines."""
+    if not isinstance(merges, int) or isinstance(merges, bool) or merges < 0:
+        raise ConfigError(f"bpe_merges={merges!r}; expected a non-negative int")
     lines = [" ".join(s.split()) for s in segmented]
     if not any(lines):
         raise ConfigError("no target text to learn BPE from", hint="Pass non-empty training pairs")
