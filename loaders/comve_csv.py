@@ -426,7 +426,6 @@ def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[list[st
     if b"\x00" in data or not _strict_quotes(body):
         return None
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     names = [f"c{i}" for i in range(len(columns))]
@@ -440,10 +439,10 @@ def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[list[st
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # another width, an unterminated quote
         return None
-    if len(body) > csv.field_size_limit() and any(
-            (pc.max(pc.binary_length(col)).as_py() or 0) > csv.field_size_limit() for col in table.columns):
-        return None  # strict csv refuses a longer field
     cells = [col.to_pylist() for col in table.columns]
+    limit = csv.field_size_limit()
+    if len(body) > limit and max(max(map(len, c), default=0) for c in cells) > limit:
+        return None  # strict csv refuses a longer field
     if header:
         if not cells[0] or tuple(c[0].strip() for c in cells) != tuple(columns):
             return None
