@@ -101,6 +101,8 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
     if id_field not in columns:  # the encoder's field check names what is missing
         return {n: list(v) for n, v in columns.items()}
     hits = [i for i, v in enumerate(map(str, columns[id_field])) if v in errata.rows]
+    if not hits:  # nothing to change: the builder's lists as they are (most splits of a release)
+        return {n: v if isinstance(v, list) else list(v) for n, v in columns.items()}
     out = {n: list(v) for n, v in columns.items()}
     dropped = set()
     for i in hits:
