@@ -40,7 +40,8 @@ SKIP_MISSING = {"cognition"}  # ../shared/raw has no CoGnition train files
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("name")
-    ap.add_argument("--raw", type=Path, default=Path(__file__).resolve().parent.parent.parent / "shared" / "raw")
+    raw = Path(__file__).resolve().parent.parent.parent / "shared" / "raw"
+    ap.add_argument("--raw", type=Path, default=raw)
     args = ap.parse_args()
     import benchsmith.cards.card
 

@@ -232,4 +232,5 @@ def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
     assert bulk is not None and bulk == comve_csv._load_instances_exact(multi)
     assert bulk[0].sent0.startswith("Summer\nis great")
     bom = variant("a_data", "\ufeff" + a_data)  # a BOM: both drop it
-    assert comve_csv._bulk_instances(bom) == comve_csv._load_instances_exact(bom) == comve_csv._bulk_instances(good)
+    assert comve_csv._bulk_instances(bom) == comve_csv._load_instances_exact(bom)
+    assert comve_csv._bulk_instances(bom) == comve_csv._bulk_instances(good)
