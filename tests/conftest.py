@@ -78,6 +78,7 @@ def hypothesis_profile(slow_selected: bool) -> str:
 settings.load_profile(hypothesis_profile(False))
 
 
+@pytest.hookimpl(trylast=True)  # after hypothesis's plugin ends its initialization (no side-effect warning)
 def pytest_sessionstart(session: pytest.Session) -> None:
     """In xdist's controller, fill hypothesis's table of the characters UTF-8 encodes (what every
     ``st.text()`` reads) while the workers start, so that no worker computes it.
