@@ -355,7 +355,9 @@ COMVE = [
 
 
 def test_generation_with_a_tiny_causal_lm(tmp_path):
-    from benchsmith.validation.baselines.generation import finetune_and_generate, pairs_from_references
+    from benchsmith.validation.baselines.engine import pairs
+    from benchsmith.validation.baselines.generation import finetune_and_generate
+    from benchsmith.validation.baselines.spec import Seq2SeqItem
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tok = _word_tokenizer([s for p in COMVE for s in p] + ["->"], eos_after=False)
@@ -364,19 +366,20 @@ def test_generation_with_a_tiny_causal_lm(tmp_path):
                      eos_token_id=1, pad_token_id=0)
     GPT2LMHeadModel(cfg).save_pretrained(tmp_path / "gpt")
     tok.save_pretrained(tmp_path / "gpt")
-    pairs = pairs_from_references([(COMVE[0][0], [COMVE[0][1], COMVE[1][1], ""])] + [(s, [r]) for s, r in COMVE[2:]])
-    assert len(pairs) == 6
+    items = [Seq2SeqItem("0", COMVE[0][0], (COMVE[0][1], COMVE[1][1], ""))]
+    train = pairs(items + [Seq2SeqItem(str(i), s, (r,)) for i, (s, r) in enumerate(COMVE[2:])])
+    assert len(train) == 6
     sources = sorted({s for s, _ in COMVE})
-    outputs, rec = finetune_and_generate(tmp_path / "gpt", pairs, sources, epochs=3, batch_size=4, lr=1e-2, beam=2,
-                                         max_new_tokens=8, device="cpu", log_every=2)
+    outputs, rec = finetune_and_generate(tmp_path / "gpt", train, sources, epochs=3, batch_size=4, lr=1e-2,
+                                         beam=2, max_new_tokens=8, device="cpu", log_every=2)
     assert len(outputs) == len(sources) and all(isinstance(o, str) for o in outputs)
     assert rec.baseline == "generation-causal" and rec.steps == 6 and rec.tokens_per_s > 0
     losses = [h["loss"] for h in rec.hyperparameters["train_loss"]]
     assert losses[-1] < losses[0]
     assert rec.hyperparameters["loop"] == "transformers.Trainer" and rec.examples_per_s > 0
     # max_time_s stops Trainer's loop after the step that ran out of time; its loss is logged
-    _, rec = finetune_and_generate(tmp_path / "gpt", pairs, sources[:1], epochs=3, batch_size=4, lr=1e-2, beam=1,
-                                   max_new_tokens=2, device="cpu", log_every=50, max_time_s=1e-9)
+    _, rec = finetune_and_generate(tmp_path / "gpt", train, sources[:1], epochs=3, batch_size=4, lr=1e-2,
+                                   beam=1, max_new_tokens=2, device="cpu", log_every=50, max_time_s=1e-9)
     assert rec.steps == 1 and rec.hyperparameters["stopped_by"] == "max_time_s"
     assert [h["step"] for h in rec.hyperparameters["train_loss"]] == [1]
 
@@ -403,5 +406,3 @@ def test_bad_model_paths_are_config_errors(tmp_path):
         suite_pairs([{"source": "s", "reference": "r", "contrastive_translations": ["c"]}, {"source": "s"}])
     assert suite_pairs([{"source": "s", "reference": "r", "contrastive_translations": ["c"]}]) == [("s", "r"),
                                                                                                   ("s", "c")]
-    with pytest.raises(ConfigError, match="kind=.encoder. is not one of"):
-        finetune_and_generate(tmp_path, COMVE, ["x"], kind="encoder")

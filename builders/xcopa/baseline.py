@@ -12,14 +12,13 @@ as the paper trains) and applied to every language without translation: a logist
 on four features of an item, the difference of character-trigram Jaccard overlap
 premise/choice1 vs premise/choice2, the log length ratio of the two choices, and both multiplied
 by the question (+1 effect, -1 cause, 0 hidden), so hiding the premise zeroes the overlap
-features and hiding the question zeroes the interactions. ``MajorityBaseline`` predicts the most
-frequent training label. Both are seeded and deterministic.
+features and hiding the question zeroes the interactions; beside it, the majority label
+(scikit-learn's ``DummyClassifier``). Both are deterministic.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ import numpy as np
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation.baselines.multiple_choice import MCItem
 from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits
+from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
@@ -76,49 +76,22 @@ def features(example: Example) -> list[float]:
     return [ov, ln, q * ov, q * ln]
 
 
-class MajorityBaseline:
-    name = "majority"
-
-    def fit(self, examples: Sequence[Example]) -> MajorityBaseline:
-        self.label = Counter(int(ex["label"]) for ex in examples).most_common(1)[0][0]
-        return self
-
-    def predict(self, examples: Sequence[Example]) -> list[int]:
-        return [self.label] * len(examples)
-
-
-class FeatureBaseline:
-    """Logistic regression over :func:`features` (see module docstring)."""
-
-    name = "overlap-length-lr"
-
-    def __init__(self, seed: int = 0) -> None:
-        self.model = LogisticRegression(random_state=seed, C=1.0)
-
-    def fit(self, examples: Sequence[Example]) -> FeatureBaseline:
-        self.model.fit(np.array([features(ex) for ex in examples]), [int(ex["label"]) for ex in examples])
-        return self
-
-    def predict(self, examples: Sequence[Example]) -> list[int]:
-        if not examples:
-            return []
-        return [int(p) for p in self.model.predict(np.array([features(ex) for ex in examples]))]
-
-
 def evaluate(
     train: Sequence[Example], targets: Mapping[str, Sequence[Example]], variants: Iterable[str] = VARIANTS
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """``{baseline: {variant: {target: accuracy}}}``; each variant trains on the same variant of ``train``."""
+    """``{baseline: {variant: {target: accuracy}}}``; each variant trains on the same variant of
+    ``train``. ``majority`` is scikit-learn's ``DummyClassifier`` (on a tie, the smaller label)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
+    labels = [int(ex["label"]) for ex in train]
     for variant in variants:
-        tr = apply_variant(train, variant)
-        for model in (MajorityBaseline(), FeatureBaseline()):
-            model.fit(tr)
-            row = out.setdefault(model.name, {}).setdefault(variant, {})
-            for name, exs in targets.items():
-                te = apply_variant(exs, variant)
-                right = sum(p == int(ex["label"]) for p, ex in zip(model.predict(te), te))
-                row[name] = round(right / len(te), 4)
+        x = np.array([features(ex) for ex in apply_variant(train, variant)])
+        for name, model in (("majority", DummyClassifier()),
+                            ("overlap-length-lr", LogisticRegression(C=1.0))):
+            model.fit(x, labels)
+            row = out.setdefault(name, {}).setdefault(variant, {})
+            for target, exs in targets.items():
+                predicted = model.predict(np.array([features(ex) for ex in apply_variant(exs, variant)]))
+                row[target] = round(float(np.mean(predicted == [int(ex["label"]) for ex in exs])), 4)
     return out
 
 
@@ -137,8 +110,7 @@ def evaluate(
 COPA_PROMPTS = {"cause": "What was the cause?", "effect": "What happened as a result?"}
 
 
-def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
-               prompts: Mapping[str, str] = COPA_PROMPTS) -> list[MCItem]:
+def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full") -> list[MCItem]:
     """(X)COPA rows (``premise, choice1, choice2, question, label, idx``) as multiple-choice items
     of ``variant``, as the paper feeds them (Section 4.1: "we couple each of the answer choices with
     the concatenation of the premise and the prompt"): the context is premise + prompt, the prompt
@@ -146,7 +118,7 @@ def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
 
     ``question`` is ``"cause"``/``"effect"`` or 0/1 (0 = cause, as the XCOPA ClassLabel), checked
     even where hidden; ``label`` is 0-based; the id is ``str(idx)``. Prompts are English (the
-    paper's zero-shot setup) unless ``prompts`` says otherwise.
+    paper's zero-shot setup).
     """
     rows = list(rows)
     out = []
@@ -155,7 +127,8 @@ def copa_items(rows: Iterable[Mapping[str, Any]], variant: str = "full",
         if missing:
             raise SchemaError(f"COPA row {n} lacks {missing}; expected premise, choice1, choice2, question, "
                               "label, idx", hint="Pass rows as the XCOPA loader/builder yields them")
-        prompt = prompts[_question_name(row["question"], row["idx"])] if shown["question"] is not None else ""
+        question = _question_name(row["question"], row["idx"])
+        prompt = COPA_PROMPTS[question] if shown["question"] is not None else ""
         out.append(MCItem(context=" ".join(t for t in (shown["premise"], prompt) if t),
                           options=[row["choice1"], row["choice2"]], label=int(row["label"]), id=str(row["idx"])))
     return out

@@ -271,11 +271,7 @@ def use_zero_shot(call: engine.EngineCall) -> engine.EngineOutput:
         return res
 
     shared = None if o.selection == "target" else head(spec.config)
-    for config, split in call.evaluations:
-        scored = items(config, split)
-        if not scored:
-            out.notes.append(f"{config}/{split} is empty: not scored")
-            continue
+    for config, split, scored in engine.eval_items(call, out, seq=False):
         out.rows.append(engine.accuracy_row(config, split, evaluate(shared or head(config), scored), scored))
     out.model = out.records[0].model if out.records else "USE"
     out.details = {"selection": f"each scored config's {spec.splits.selection} split" if shared is None

@@ -1,18 +1,13 @@
-"""Declared model baselines inside ``benchsmith validate``: the gate, and recorded runs.
+"""Declared model baselines inside ``benchsmith validate`` (validation/README.md, "Under
+``validate --baselines model``", has the defaults and their overrides):
 
 * :class:`GatedBaselines` (``--baselines model``): every spec the builder marks a ``gate`` runs
   with CPU-friendly defaults (:func:`validate_run_options`); its gate verdict is the check's status.
-* :class:`RecordedBaselines` (``--baselines cheap`` and ``model``): the results ``benchsmith
-  baseline NAME`` saved beside the release reach the report and the card without running again:
-  ``stat``, except a gated one, whose verdict is recomputed from its recorded scores with the
-  builder's spec and known artifacts (a recorded full run that failed fails the gate, whatever a
-  subsampled run inside ``validate`` says). A result computed on other data (its fingerprints
-  differ from the release's) is a ``skip`` naming it.
-
-Defaults of the gated runs: on CPU at most :data:`CPU_MAX_EXAMPLES` items per split and
-:data:`CPU_EPOCHS` epochs (20-90 s per gated spec with the default MiniLM on two shared cores,
-measured); on CUDA every item and the spec's epochs. ``$BENCHSMITH_BASELINE_MAX_EXAMPLES`` (``0``:
-every item), ``$BENCHSMITH_BASELINE_EPOCHS`` and ``$BENCHSMITH_BASELINE_DEVICE`` override them.
+* :class:`RecordedBaselines` (``cheap`` and ``model``): the results ``benchsmith baseline`` saved
+  beside the release, ``stat`` except a gated one, whose verdict is recomputed from its recorded
+  scores with today's spec and known artifacts (a recorded full run that failed fails the gate,
+  whatever a subsampled run inside ``validate`` says). A result on other data (its fingerprints
+  differ) is a ``skip`` naming it.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""What an engine receives and returns, the helpers engines share, and the generic engines.
-
-An engine (registered with :func:`~.spec.register_engine`) takes an :class:`EngineCall` (the spec,
-the release, the :class:`RunOptions` of the command line, the ``(config, split)`` pairs to score,
-its typed options with the ``--set`` overrides it takes) and returns an :class:`EngineOutput`;
-:func:`~.run.run_spec` adds the paper's figures, the averages and the gate. The model, device,
-seed, epochs and ``--max-examples`` come from the run, never from an engine's options.
-
-The training split must exist: a release built without it (``--skip-missing``) is a ConfigError
-that names the split, why the build skipped it, and ``--train-split``. Training on another split
-than the declared one, no model selection, a subsample or a preset other than the paper's are
-*caveats*: the run is then not comparable with the paper, and says so.
-
-The generic engines, registered on the first engine lookup (validation/README.md has their
-table): ``cross_encoder`` (:mod:`.multiple_choice`), ``label_issues`` (:mod:`.label_issues`),
-``generation`` (:mod:`.generation`) and ``copy`` (the source is the output).
+"""What an engine receives (:class:`EngineCall`) and returns (:class:`EngineOutput`), the helpers
+engines share, and the generic engines (``cross_encoder``, ``label_issues``, ``generation``,
+``copy``; validation/README.md, "Engines", has their table). Run-level values (model, device,
+seed, epochs, ``--max-examples``) come from the run, never from an engine's options. A missing
+training split is a ConfigError naming it, why the build skipped it, and ``--train-split``; any
+departure from the paper's setup is a *caveat* (:mod:`.run`).
 """
 
 from __future__ import annotations
@@ -26,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchsmith.validation.baselines.generation import GenerationOptions, pairs_from_references
+from benchsmith.validation.baselines.generation import GenerationOptions
 from benchsmith.validation.baselines.label_issues import DEFAULT_FOLDS, FILTERS
 from benchsmith.validation.baselines.multiple_choice import POOLINGS, MCOptions
 from benchsmith.validation.baselines.runtime import RunRecord
@@ -86,7 +76,11 @@ class EngineCall:
     def items(self, config: str, split: str, seq: bool = False) -> list[Any]:
         """The spec's multiple-choice (``seq``: Seq2SeqItem) items of ``config/split``, cut to
         ``--max-examples`` (seeded)."""
-        made = (seq_items if seq else mc_items)(self.spec, self.release, config, split)
+        if seq and self.spec.items is None:
+            raise ConfigError(f"baseline {self.spec.name!r} ({self.spec.engine}) needs an items adapter "
+                              "returning Seq2SeqItem", hint="Declare items=... in the dataset's baseline.py")
+        made = list(self.spec.items(self.release, config, split)) if seq else \
+            mc_items(self.spec, self.release, config, split)
         return subsample(made, self.run.max_examples, self.run.seed)
 
 
@@ -183,13 +177,6 @@ def mc_items(spec: BaselineSpec, release: Release, config: str, split: str) -> l
     return options_only(items) if spec.variant == "options_only" else items
 
 
-def seq_items(spec: BaselineSpec, release: Release, config: str, split: str) -> list[Any]:
-    if spec.items is None:
-        raise ConfigError(f"baseline {spec.name!r} ({spec.engine}) needs an items adapter returning Seq2SeqItem",
-                          hint="Declare items=... in the dataset's baseline.py")
-    return list(spec.items(release, config, split))
-
-
 def accuracy_row(config: str, split: str, accuracy: float, items: Sequence[Any]) -> dict[str, Any]:
     """A score row of multiple-choice ``items``, with their chance level (mean 1/options)."""
     chance = sum(1 / len(it.options) for it in items) / len(items)
@@ -252,14 +239,18 @@ def score_rows(spec: BaselineSpec, release: Release, config: str, split: str, it
 
 def pairs(items: Sequence[Any]) -> list[Pair]:
     """(source, reference) training pairs of seq2seq items: one per non-empty reference."""
-    return pairs_from_references((it.source, it.references) for it in items)
+    return [(it.source, r) for it in items for r in it.references if r and r.strip()]
 
 
-def eval_items(call: EngineCall, out: EngineOutput) -> list[tuple[str, str, list[Any]]]:
-    """``(config, split, items)`` of every evaluation (seq2seq items, subsampled); empty ones noted."""
+def eval_items(call: EngineCall, out: EngineOutput, seq: bool = True,
+               skip: Sequence[tuple[str, str | None]] = ()) -> list[tuple[str, str, list[Any]]]:
+    """``(config, split, items)`` of every evaluation but ``skip`` (as :meth:`EngineCall.items`);
+    empty ones noted."""
     batches = []
     for config, split in call.evaluations:
-        items = call.items(config, split, seq=True)
+        if (config, split) in skip:
+            continue
+        items = call.items(config, split, seq=seq)
         if items:
             batches.append((config, split, items))
         else:
@@ -291,15 +282,9 @@ def cross_encoder(call: EngineCall) -> EngineOutput:
     select, caveats = selection_split(spec, call.release, train)
     out.caveats += caveats
     scored = {f"{spec.config}/{select}": call.items(spec.config, select)} if select else {}
-    evaluate: dict[str, list[Any]] = {}
-    for config, split in call.evaluations:
-        if (config, split) in ((spec.config, select), (spec.config, train)):
-            continue  # the selection split is scored anyway; the training split is not a score
-        items = call.items(config, split)
-        if items:
-            evaluate[f"{config}/{split}"] = items
-        else:
-            out.notes.append(f"{config}/{split} is empty: not scored")
+    # the selection split is scored anyway; the training split is not a score
+    skip = ((spec.config, select), (spec.config, train))
+    evaluate = {f"{c}/{s}": items for c, s, items in eval_items(call, out, seq=False, skip=skip)}
     options = replace(call.options, epochs=opts.epochs or call.options.epochs)
     validation = next(iter(scored.values()), None)
     result = train_multiple_choice(call.items(spec.config, train), validation, evaluate, options,
@@ -386,12 +371,7 @@ def generation(call: EngineCall) -> EngineOutput:
     return out
 
 
-@dataclass(frozen=True)
-class NoOptions(Options):
-    """An engine without options."""
-
-
-@register_engine("copy", options=NoOptions, trains=False)
+@register_engine("copy", options=Options, trains=False)  # no options
 def copy(call: EngineCall) -> EngineOutput:
     out = EngineOutput(model="copy (the source is the output; no model)")
     batches = eval_items(call, out)

@@ -21,7 +21,7 @@ record's throughput counts the non-padding input + label tokens and the pairs tr
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,24 +32,18 @@ from benchsmith.validation.baselines.spec import Options
 from benchsmith import progress
 from benchsmith.errors import ConfigError
 
-KINDS = ("auto", "seq2seq", "causal")
 PROMPT_SEPARATOR = " ->"
 
 
-def pairs_from_references(rows: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
-    """``[(source, [reference, ...]), ...]`` -> one training pair per non-empty reference."""
-    return [(s, r) for s, refs in rows for r in refs if r and r.strip()]
-
-
-def load(model_path: str | Path, kind: str = "auto") -> tuple[Any, Any, str]:
-    """(model, tokenizer, kind) from a local folder; a missing folder or config is a ConfigError."""
+def load(model_path: str | Path) -> tuple[Any, Any, str]:
+    """(model, tokenizer, kind) from a local folder, the kind read from its ``config.json`` (a
+    ``kind`` option was dropped: it could only agree or fail); no folder or config: ConfigError."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
     runtime.quiet_transformers()
     path = runtime.model_folder(model_path, "Pass the folder of a local seq2seq or causal LM")
-    if kind == "auto":
-        config = AutoConfig.from_pretrained(path, local_files_only=True)
-        kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
+    config = AutoConfig.from_pretrained(path, local_files_only=True)
+    kind = "seq2seq" if getattr(config, "is_encoder_decoder", False) else "causal"
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True, padding_side="right")
         model = (AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM).from_pretrained(
@@ -73,7 +67,6 @@ def _prompt_ids(tokenizer: Any, source: str, max_len: int) -> list[int]:
 class GenerationOptions(Options):
     """The ``generation`` engine's options (see the module docstring)."""
 
-    kind: str = "auto"
     epochs: int = 3
     max_steps: int | None = None
     max_time_s: float | None = None
@@ -90,7 +83,6 @@ class GenerationOptions(Options):
 
     ZERO = ("warmup_steps",)
     POSITIVE = ("lr", "max_time_s")
-    CHOICES = (("kind", KINDS),)
 
 
 def features(tokenizer: Any, kind: str, pairs: Sequence[tuple[str, str]],
@@ -128,7 +120,7 @@ def finetune_and_generate(model_path: str | Path, train_pairs: Sequence[tuple[st
         raise ConfigError("training pairs must be a non-empty list of (source, target) non-empty strings")
     start = time.perf_counter()
     dev = runtime.pick_device(device)
-    model, tokenizer, kind = load(model_path, o.kind)
+    model, tokenizer, kind = load(model_path)
     runtime.seed_everything(seed)
     pad = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100)
     seen = {"tokens": 0, "examples": 0}

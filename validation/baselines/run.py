@@ -1,18 +1,11 @@
 """Run a declared baseline (:func:`run_spec`) into a :class:`BaselineResult`: the engine's
 scores with the paper's figures beside them, the declared averages, the gate, caveats and notes.
 
-Comparability: a result is ``comparable`` with the paper only when nothing about the run departs
-from the paper's setup as declared (no subsample, the declared train split, model selection on
-another split, the ``paper`` preset and its steps). Every departure is a ``caveat``; the paper
-figures are still shown, labelled not comparable. What the spec itself cannot match (another
-encoder than the paper's) is its ``Setup.note``.
-
-The gate (:func:`gate_verdict`) follows the one partial-input rule
-(:func:`~benchsmith.validation.checks.partial_input.artifact_verdict`): a gain over chance of at
-least ``max_gain`` that is significant (one-sided binomial, p < 0.01) fails, unless the builder
-declares it in ``known_artifacts.yaml`` (then it warns, up to the declared gain). Below
-``min_accuracy`` fails. A pass on a subsample (``max_examples``, as ``validate`` runs on CPU) is a
-warn that says so: a verdict on a subsample is never a silent pass.
+A result is ``comparable`` with the paper only without caveats: every departure from the paper's
+setup as declared (a subsample, another train split, no model selection, another preset or fewer
+steps) is one; what the spec itself cannot match (another encoder) is its ``Setup.note``. The
+gate (:func:`gate_verdict`) is the one partial-input rule of validation/README.md, "Known
+artifacts", plus ``min_accuracy``; a pass on a subsample is a warn that says so.
 """
 
 from __future__ import annotations

@@ -129,14 +129,6 @@ def library_versions() -> dict[str, str]:
     return out
 
 
-def gpu_name(device: str) -> str | None:
-    if not device.startswith("cuda"):
-        return None
-    import torch
-
-    return torch.cuda.get_device_name(torch.device(device))
-
-
 @dataclass
 class RunRecord:
     """Everything needed to reproduce one baseline figure (JSON-serialisable via :meth:`to_dict`);
@@ -158,7 +150,10 @@ class RunRecord:
 
     def __post_init__(self) -> None:
         self.dtype = self.dtype or dtype_name(autocast_dtype(self.device))
-        self.gpu = self.gpu or gpu_name(self.device)
+        if not self.gpu and self.device.startswith("cuda"):
+            import torch
+
+            self.gpu = torch.cuda.get_device_name(torch.device(self.device))
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self), default=str))

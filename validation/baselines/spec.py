@@ -1,20 +1,9 @@
-"""Baseline declarations and the engine registry: a dataset says *which* baselines apply to
-*which* configs (``BASELINES = [BaselineSpec(...), ...]`` in ``builders/<name>/baseline.py``,
-found by :meth:`benchsmith.builder.Builder.baselines`); a registered engine knows *how* to run
-one. Layering, with no import cycle: this module <- :mod:`~.engine` (what an engine receives,
-the shared helpers, the generic engines) <- :mod:`~.run` (paper figures, averages, gate).
-
-**Engines** register themselves, in the style of lm-eval's registry: adding one is one module
-with a typed options dataclass (:class:`Options`) and ``@register_engine(name, options=...,
-**flags)`` on a function ``EngineCall -> EngineOutput``. The generic ones load on the first
-lookup; a dataset's own lives in its builder folder and registers when its ``baseline.py``
-imports it. What the runner needs to know of an engine is declared with it (the
-:class:`Engine` flags), never looked up in a list of names.
-
-**A declaration** holds what every baseline has; what only some need is grouped in typed objects
-whose defaults mean "not used" (:class:`Splits`, :class:`Gate`, :class:`Setup`). Unknown names
-and bad declarations are one-line ConfigErrors (with suggestions) when the builder's module is
-imported. Thresholds are fractions; score rows percentages.
+"""Baseline declarations (``BASELINES = [BaselineSpec(...)]`` in ``builders/<name>/baseline.py``)
+and the engine registry (``@register_engine``, lm-eval's style). validation/README.md, "Model
+baselines" and "Engines", has the design: why engines register with their flags, where a
+dataset's own engine lives, and the one-direction layering spec <- engine <- run. Bad
+declarations are one-line ConfigErrors (with suggestions) when the builder's module is imported.
+Thresholds are fractions; score rows percentages.
 """
 
 from __future__ import annotations
@@ -208,17 +197,10 @@ class Setup:
 
 @dataclass(frozen=True)
 class BaselineSpec:
-    """One declared baseline. It trains on ``config`` and scores ``eval_configs`` (default
-    ``config``; shell patterns such as ``translation-*`` match the release's configs) times
-    ``splits.eval``. ``options``: the engine's options dataclass or a mapping of its fields
-    (``--set KEY=VALUE`` overrides them). ``variant``: ``full``, ``options_only`` (the context
-    hidden) or a dataset's own partial input (XCOPA's ``NoP``), which its ``items`` adapter
-    produces. ``items(release, config, split)``: the dataset's shaping (``MCItem``, or
-    :class:`Seq2SeqItem` for output engines; default: multiple-choice items from the config's
-    typed policy). ``score(release, config, split, items, outputs) -> {metric: value}``: the
-    dataset's scorer for output engines, as ``validation/`` never imports a builder (numbers
-    become score rows, other entries details; default sacreBLEU).
-    """
+    """One declared baseline (every field: validation/README.md, "Model baselines"). ``items``
+    returns ``MCItem`` (default: from the config's typed policy) or :class:`Seq2SeqItem`; ``score``
+    returns ``{metric: value}`` (numbers become score rows, other entries details; default
+    sacreBLEU)."""
 
     name: str
     engine: str
@@ -330,15 +312,14 @@ def select_specs(specs: Sequence[BaselineSpec], *, names: Sequence[str] = (), mo
         if n not in by_name:
             raise ConfigError(f"{dataset} has no baseline {n!r}", hint=did_you_mean(n, by_name))
     out = [by_name[n] for n in dict.fromkeys(names)] if names else list(specs)
-    labels: dict[str, Callable[[BaselineSpec], str | None]] = {
-        "model": lambda s: s.setup.model, "setup": lambda s: s.setup.name, "variant": lambda s: s.variant}
-    for attr, wanted in (("model", model), ("setup", setup), ("variant", variant)):
-        if wanted is None:
-            continue
-        known = sorted({label for s in specs if (label := labels[attr](s))})
-        if wanted.lower() not in {k.lower() for k in known}:
+    labels: dict[str, tuple[str | None, Callable[[BaselineSpec], str | None]]] = {
+        "model": (model, lambda s: s.setup.model), "setup": (setup, lambda s: s.setup.name),
+        "variant": (variant, lambda s: s.variant)}
+    for attr, (wanted, label_of) in labels.items():
+        known = sorted({label for s in specs if (label := label_of(s))})
+        if wanted is not None and wanted.lower() not in {k.lower() for k in known}:
             raise ConfigError(f"{dataset} has no baseline with {attr} {wanted!r}", hint=did_you_mean(wanted, known))
-        out = [s for s in out if (labels[attr](s) or "").lower() == wanted.lower()]
+        out = [s for s in out if wanted is None or (label_of(s) or "").lower() == wanted.lower()]
     if config is not None and release is not None:
         if config not in release.configs():
             raise ConfigError(f"release {release.name} {release.version} has no config {config!r}",
