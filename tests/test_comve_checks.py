@@ -93,7 +93,8 @@ def test_baselines_copy_source_is_a_stat_and_the_negation_cue_warns_above_the_ma
     release = releases["1.1.0"]
     results = Baselines().run(release)
     copy = [r for r in results if r.config == "subtask_c"]
-    assert len(copy) == 4 and all(r.status == Status.STAT for r in copy)
+    assert len(copy) == 3 and all(r.status == Status.STAT for r in copy)
+    assert {r.metrics["split"] for r in copy} == {"validation", "test", "trial"}  # no train: COPY_SOURCE_SKIPS
     strict = [r for r in Baselines(cue_margin=-1.0).run(release) if r.config == "subtask_b"]
     lenient = [r for r in Baselines(cue_margin=1.0).run(release) if r.config == "subtask_b"]
     assert len(strict) == len(lenient) == 4
