@@ -56,6 +56,21 @@ def test_label_distribution_and_lengths(releases):
     assert lengths.metrics["per_split"]["validation"]["sensical_statement"] == round(22 / 3, 2)
 
 
+def test_word_counts_of_several_splits_are_one_count_over_them_in_turn(releases):
+    """The per-split memo summed (stats._word_counts) is the plain count: same counts, same key order."""
+    from collections import Counter
+
+    from benchsmith.builders.comve import stats
+
+    release = releases["1.1.0"]
+    for splits in (("train",), ("validation", "test"), ("train", "validation", "test")):
+        for kind in stats.SENTENCE_TYPES:
+            plain = Counter(w for s in splits for t in stats._texts(release, s, stats.SENTENCE_TYPES[kind])
+                            for w in stats.words(t) if w not in stats.UNINFORMATIVE)
+            assert list(stats.word_counts(release, splits, kind).items()) == list(plain.items())
+    assert sum(stats.word_counts(release, ("train",), "correct_reason").values()) > 0
+
+
 def test_top_words_use_the_papers_uninformative_words(releases):
     (top,) = TopWords().run(releases["1.1.0"])
     assert top.details["uninformative_words"] == ["a", "an", "are", "be", "is", "the", "to"]
