@@ -45,7 +45,7 @@ def _allowed(monkeypatch):
 
 def test_concurrent_checks_run_in_a_worker_and_the_order_is_kept(release):
     checks = [Where("a"), Where("b", concurrent=True), Where("c"), Where("d", concurrent=True)]
-    got = runner.run_checks(release, checks)
+    got = runner.run_checks(release, checks)  # forked at b: d runs there too
     assert [r.check for r in got] == ["a", "b", "c", "d"]
     pids = {r.check: r.metrics["pid"] for r in got}
     assert pids["a"] == pids["c"] == os.getpid()
@@ -53,20 +53,22 @@ def test_concurrent_checks_run_in_a_worker_and_the_order_is_kept(release):
 
 
 def test_a_crash_in_the_worker_is_a_failed_result(release):
-    got = runner.run_checks(release, [Where("a"), Where("b", concurrent=True, how="crash")])
-    assert [(r.check, r.status) for r in got] == [("a", Status.STAT), ("b", Status.FAIL)]
-    assert "RuntimeError: boom" in got[1].summary
+    got = runner.run_checks(release, [Where("b", concurrent=True, how="crash"), Where("a")])
+    assert [(r.check, r.status) for r in got] == [("b", Status.FAIL), ("a", Status.STAT)]
+    assert "RuntimeError: boom" in got[0].summary
 
 
 def test_a_worker_that_dies_has_its_checks_run_here(release):
-    got = runner.run_checks(release, [Where("a"), Where("b", concurrent=True, how="die")])
-    assert [r.check for r in got] == ["a", "b"] and got[1].metrics["pid"] == os.getpid()
+    got = runner.run_checks(release, [Where("b", concurrent=True, how="die"), Where("a")])
+    assert [r.check for r in got] == ["b", "a"] and got[0].metrics["pid"] == os.getpid()
 
 
-def test_no_worker_when_disabled_alone_or_cached(release, monkeypatch, tmp_path):
-    assert {r.metrics["pid"] for r in runner.run_checks(release, [Where("b", concurrent=True)])} == {os.getpid()}
-    monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
+def test_no_worker_when_disabled_last_or_cached(release, monkeypatch, tmp_path):
+    # nothing of this process's comes after the concurrent checks: no worker
     got = runner.run_checks(release, [Where("a"), Where("b", concurrent=True)])
+    assert {r.metrics["pid"] for r in got} == {os.getpid()}
+    monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
+    got = runner.run_checks(release, [Where("b", concurrent=True), Where("a")])
     assert {r.metrics["pid"] for r in got} == {os.getpid()}
     # a cached result is served here: no worker for a hit, and the hit is noted once
     monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
@@ -76,11 +78,30 @@ def test_no_worker_when_disabled_alone_or_cached(release, monkeypatch, tmp_path)
         cacheable = True
 
     first: list[str] = []
-    runner.run_checks(release, cached_checks(release, [Where("a"), Cacheable("b", concurrent=True)], first))
+    runner.run_checks(release, cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], first))
     assert first == []  # computed in the worker and stored there
     hits: list[str] = []
-    again = runner.run_checks(release, cached_checks(release, [Where("a"), Cacheable("b", concurrent=True)], hits))
-    assert hits == ["b"] and again[1].metrics["pid"] != os.getpid()  # the pid the worker stored
+    again = runner.run_checks(release, cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], hits))
+    assert hits == ["b"] and again[0].metrics["pid"] != os.getpid()  # the pid the worker stored
+
+
+def test_the_worker_forks_at_fork_at_when_that_comes_first(release, monkeypatch):
+    started: list[int] = []
+    seen: list[int] = []
+    real = runner._Worker.__init__
+
+    def init(self, *a):
+        started.append(1)
+        real(self, *a)
+
+    class Mark(Where):
+        def run(self, release):
+            seen.append(len(started))
+            return super().run(release)
+
+    monkeypatch.setattr(runner._Worker, "__init__", init)
+    runner.run_checks(release, [Mark("a"), Mark("b"), Where("c", concurrent=True), Mark("d")], fork_at=1)
+    assert seen == [0, 1, 1]  # forked before b (fork_at), not at c
 
 
 def test_workers_allowed_reads_the_environment(monkeypatch):

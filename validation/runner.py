@@ -161,28 +161,35 @@ def builder_checks(builder: Any) -> list[Check]:
 WORKERS_ENV = "BENCHSMITH_VALIDATE_WORKERS"
 
 
-def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
+def run_checks(release: Release, checks: Sequence[Check], fork_at: int | None = None) -> list[CheckResult]:
     """Run checks; the results come in the checks' order wherever each ran, and a crash
     becomes a failed result (see module docstring).
 
     The ``concurrent`` checks (the scikit-learn probes: ``Check.concurrent``) run in one worker
-    process, forked before any check starts, while this process runs the others, when this
-    process may use two cores or more, fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is
-    not ``0`` and some other check runs beside them. A check the result cache holds stays here
-    (a hit costs nothing). The worker sends each check's results back pickled, so they are the
-    objects an in-process run returns; if it dies before it answers, its checks run here.
-    Only these checks: the others share in-process memos (token columns, ComVE's counts) that a
-    second process would compute again. Measured in README.md ("validate against build", fifth pass).
+    process while this process runs the others, when this process may use two cores or more,
+    fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is not ``0`` and some other check of this
+    process's comes after the fork. The worker is forked before check ``fork_at`` (``validate``:
+    after the generic checks, which compute the token columns the probes read) or the first
+    concurrent check, whichever comes first, so it inherits what the checks before it computed
+    (forked before any check, it tokenised ComVE again, ~1 CPU s; forked at the probe, ComVE's last
+    checks, nothing was left to overlap it). A check the result cache holds stays here (a hit costs
+    nothing). The worker sends each check's results back pickled, so they are the objects an
+    in-process run returns; if it dies before it answers, its checks run here. Only these checks:
+    the others share in-process memos that a second process would compute again. Measured in
+    README.md ("validate against build", fifth pass).
     """
     checks = list(checks)
     side = [i for i, c in enumerate(checks) if _concurrent(c)] if _workers_allowed() else []
-    if len(side) == len(checks):
+    start = min(side[0], len(checks) if fork_at is None else fork_at) if side else len(checks)
+    if all(i in side for i in range(start, len(checks))):  # nothing of this process's after the fork
         side = []
-    worker = _Worker(release, [checks[i] for i in side]) if side else None
     got: dict[int, list[CheckResult]] = {}
-    here = [i for i in range(len(checks)) if i not in set(side)]
-    for i in progress.track(here, f"validate {release.name} {release.version}"):
-        got[i] = _run_one(release, checks[i])
+    worker = None
+    for i in progress.track(range(len(checks)), f"validate {release.name} {release.version}"):
+        if side and i == start:
+            worker = _Worker(release, [checks[k] for k in side])
+        if i not in side:
+            got[i] = _run_one(release, checks[i])
     if worker is not None:
         got.update(zip(side, worker.results()))
     return [r for i in range(len(checks)) for r in got[i]]
@@ -319,6 +326,7 @@ def validate(
 
     start = time.perf_counter()
     checks = generic_checks(near_dup_threshold)  # fail fast on a bad level before any work
+    n_generic = len(checks)
     for _ in seal.walk(release.path):  # regular files only (a link is refused before any check reads it)
         pass
     extra = baseline_checks(baselines, model_path)
@@ -360,7 +368,7 @@ def validate(
         from benchsmith.validation.result_cache import cached_checks
 
         checks = cached_checks(release, checks, cached)
-    results = crashed + run_checks(release, checks)
+    results = crashed + run_checks(release, checks, fork_at=n_generic)
     if cached:
         notes.append(f"{len(cached)} check(s) reused from the result cache (same data, code and parameters): "
                      + ", ".join(cached))
