@@ -129,6 +129,7 @@ def test_clipping_is_sacrebleus_on_random_repetitive_text():
         hyps = [sent() for _ in range(200)]
         refs = [[sent() for _ in range(nrefs)] for _ in hyps]
         ours = CorpusBLEU(ref_length="closest").score(hyps, refs)
-        theirs = sacrebleu.corpus_bleu(hyps, [list(r) for r in zip(*refs)], tokenize="none", smooth_method="none")
+        streams = [list(r) for r in zip(*refs)]
+        theirs = sacrebleu.corpus_bleu(hyps, streams, tokenize="none", smooth_method="none")
         assert ours.details["counts"] == list(theirs.counts) and ours.details["totals"] == list(theirs.totals)
         assert ours.value == pytest.approx(theirs.score, abs=1e-12)

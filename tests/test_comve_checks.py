@@ -109,7 +109,8 @@ def test_baselines_copy_source_is_a_stat_and_the_negation_cue_warns_above_the_ma
     results = Baselines().run(release)
     copy = [r for r in results if r.config == "subtask_c"]
     assert len(copy) == 3 and all(r.status == Status.STAT for r in copy)
-    assert {r.metrics["split"] for r in copy} == {"validation", "test", "trial"}  # no train: COPY_SOURCE_SKIPS
+    # no train: COPY_SOURCE_SKIPS
+    assert {r.metrics["split"] for r in copy} == {"validation", "test", "trial"}
     strict = [r for r in Baselines(cue_margin=-1.0).run(release) if r.config == "subtask_b"]
     lenient = [r for r in Baselines(cue_margin=1.0).run(release) if r.config == "subtask_b"]
     assert len(strict) == len(lenient) == 4

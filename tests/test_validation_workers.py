@@ -81,7 +81,8 @@ def test_no_worker_when_disabled_last_or_cached(release, monkeypatch, tmp_path):
     runner.run_checks(release, cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], first))
     assert first == []  # computed in the worker and stored there
     hits: list[str] = []
-    again = runner.run_checks(release, cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], hits))
+    checks = cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], hits)
+    again = runner.run_checks(release, checks)
     assert hits == ["b"] and again[0].metrics["pid"] != os.getpid()  # the pid the worker stored
 
 

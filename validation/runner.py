@@ -200,14 +200,17 @@ def _run_one(release: Release, check: Check) -> list[CheckResult]:
         with _gc_paused():
             return list(check.run(release))
     except Exception as exc:  # noqa: BLE001 - reported as a failure, never swallowed
-        return [_crash_result(getattr(check, "name", type(check).__name__), getattr(check, "family", "unknown"), exc)]
+        name, family = getattr(check, "name", type(check).__name__), getattr(check, "family", "unknown")
+        return [_crash_result(name, family, exc)]
 
 
 def _workers_allowed() -> bool:
     import multiprocessing
     import os
 
-    if os.environ.get(WORKERS_ENV, "").strip() == "0" or "fork" not in multiprocessing.get_all_start_methods():
+    if os.environ.get(WORKERS_ENV, "").strip() == "0":
+        return False
+    if "fork" not in multiprocessing.get_all_start_methods():  # the worker is a fork (see run_checks)
         return False
     try:
         cores = len(os.sched_getaffinity(0))
