@@ -233,7 +233,9 @@ class _Worker:
     def __init__(self, release: Release, checks: list[Check]) -> None:
         import multiprocessing
 
-        ctx = multiprocessing.get_context("fork")  # a copy of this process: nothing imported again
+        # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
+        # before it forks, so nothing buffered is written twice
+        ctx = multiprocessing.get_context("fork")
         self.release, self.checks = release, checks
         self._answer, send = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(target=_work, args=(release, checks, send), daemon=True)
