@@ -64,8 +64,8 @@ def test_a_worker_that_dies_has_its_checks_run_here(release):
 
 
 def test_no_worker_when_disabled_last_or_cached(release, monkeypatch, tmp_path):
-    # nothing of this process's comes after the concurrent checks: no worker
-    got = runner.run_checks(release, [Where("a"), Where("b", concurrent=True)])
+    # nothing of this process's comes after the fork: no worker
+    got = runner.run_checks(release, [Where("b", concurrent=True), Where("c", concurrent=True)])
     assert {r.metrics["pid"] for r in got} == {os.getpid()}
     monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
     got = runner.run_checks(release, [Where("b", concurrent=True), Where("a")])
@@ -86,7 +86,7 @@ def test_no_worker_when_disabled_last_or_cached(release, monkeypatch, tmp_path):
     assert hits == ["b"] and again[0].metrics["pid"] != os.getpid()  # the pid the worker stored
 
 
-def test_the_worker_forks_at_fork_at_when_that_comes_first(release, monkeypatch):
+def test_the_worker_forks_after_the_generic_checks_when_they_come_first(release, monkeypatch):
     started: list[int] = []
     seen: list[int] = []
     real = runner._Worker.__init__
@@ -100,9 +100,14 @@ def test_the_worker_forks_at_fork_at_when_that_comes_first(release, monkeypatch)
             seen.append(len(started))
             return super().run(release)
 
+    class Generic(Mark):
+        pass
+
     monkeypatch.setattr(runner._Worker, "__init__", init)
-    runner.run_checks(release, [Mark("a"), Mark("b"), Where("c", concurrent=True), Mark("d")], fork_at=1)
-    assert seen == [0, 1, 1]  # forked before b (fork_at), not at c
+    monkeypatch.setattr(runner, "registered_checks", lambda: {"generic": Generic})
+    checks = [Generic("a"), Generic("b"), Mark("x"), Where("c", concurrent=True), Mark("d")]
+    runner.run_checks(release, checks)
+    assert seen == [0, 0, 1, 1]  # forked after the generic a and b, before x: not at c
 
 
 def test_workers_allowed_reads_the_environment(monkeypatch):

@@ -161,15 +161,15 @@ def builder_checks(builder: Any) -> list[Check]:
 WORKERS_ENV = "BENCHSMITH_VALIDATE_WORKERS"
 
 
-def run_checks(release: Release, checks: Sequence[Check], fork_at: int | None = None) -> list[CheckResult]:
+def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     """Run checks; the results come in the checks' order wherever each ran, and a crash
     becomes a failed result (see module docstring).
 
     The ``concurrent`` checks (the scikit-learn probes: ``Check.concurrent``) run in one worker
     process while this process runs the others, when this process may use two cores or more,
     fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is not ``0`` and some other check of this
-    process's comes after the fork. The worker is forked before check ``fork_at`` (``validate``:
-    after the generic checks, which compute the token columns the probes read) or the first
+    process's comes after the fork. The worker is forked before the first check that is not a
+    registered generic one (those compute the token columns the probes read) or the first
     concurrent check, whichever comes first, so it inherits what the checks before it computed
     (forked before any check, it tokenised ComVE again, ~1 CPU s; forked at the probe, ComVE's last
     checks, nothing was left to overlap it). A check the result cache holds stays here (a hit costs
@@ -180,7 +180,7 @@ def run_checks(release: Release, checks: Sequence[Check], fork_at: int | None = 
     """
     checks = list(checks)
     side = [i for i, c in enumerate(checks) if _concurrent(c)] if _workers_allowed() else []
-    start = min(side[0], len(checks) if fork_at is None else fork_at) if side else len(checks)
+    start = min(side[0], _generic_prefix(checks)) if side else len(checks)
     if all(i in side for i in range(start, len(checks))):  # nothing of this process's after the fork
         side = []
     got: dict[int, list[CheckResult]] = {}
@@ -193,6 +193,15 @@ def run_checks(release: Release, checks: Sequence[Check], fork_at: int | None = 
     if worker is not None:
         got.update(zip(side, worker.results()))
     return [r for i in range(len(checks)) for r in got[i]]
+
+
+def _generic_prefix(checks: Sequence[Check]) -> int:
+    """How many checks at the start are registered generic checks (``validate`` runs them first)."""
+    generic = set(registered_checks().values())
+    for i, check in enumerate(checks):
+        if type(getattr(check, "inner", check)) not in generic:
+            return i
+    return len(checks)
 
 
 def _run_one(release: Release, check: Check) -> list[CheckResult]:
@@ -331,7 +340,6 @@ def validate(
 
     start = time.perf_counter()
     checks = generic_checks(near_dup_threshold)  # fail fast on a bad level before any work
-    n_generic = len(checks)
     for _ in seal.walk(release.path):  # regular files only (a link is refused before any check reads it)
         pass
     extra = baseline_checks(baselines, model_path)
@@ -373,7 +381,7 @@ def validate(
         from benchsmith.validation.result_cache import cached_checks
 
         checks = cached_checks(release, checks, cached)
-    results = crashed + run_checks(release, checks, fork_at=n_generic)
+    results = crashed + run_checks(release, checks)
     if cached:
         notes.append(f"{len(cached)} check(s) reused from the result cache (same data, code and parameters): "
                      + ", ".join(cached))
