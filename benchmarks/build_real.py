@@ -29,8 +29,8 @@ its 1.3 target in medians of 3, wall and CPU). Prints one JSON object.
         [--repeat 3] [--tree DIR]
 
 ``--tree DIR`` runs the build children against another source tree (before/after;
-see ``benchmarks/validate_scaling.py``); with ``--compare`` both trees build, interleaved
-(``build_tree`` is the other tree's).
+see ``benchmarks/validate_scaling.py``), every benchsmith module from it (:func:`importable_tree`);
+with ``--compare`` both trees build, interleaved (``build_tree`` is the other tree's).
 
 As users run it: before timing, every tree the children import is compiled to bytecode
 (``compileall``), as ``pip install`` does. Without it, an environment with
@@ -164,6 +164,29 @@ def run(cmd: list[str], tree: Path | None = None) -> tuple[float, float, float]:
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
+#: the folders an editable install maps to ``benchsmith.<name>`` (pyproject's package-dir)
+MAPPED = ("builders", "cards", "loaders", "validation")
+
+
+def importable_tree(tree: Path, work: Path) -> Path:
+    """A PYTHONPATH entry from which every benchsmith module comes from ``tree``.
+
+    ``PYTHONPATH=tree`` alone gives ``tree``'s ``benchsmith`` package but this checkout's
+    ``benchsmith.loaders``, ``.builders``, ``.cards`` and ``.validation``: they are top-level
+    folders that the editable install's finder maps, and that finder answers every name
+    ``tree``'s package folder lacks. Here the package folder is rebuilt from links: its own
+    entries and the four folders, so ``tree`` answers for all of them.
+    """
+    pkg = work / "tree" / "benchsmith"
+    pkg.mkdir(parents=True)
+    for entry in (tree / "benchsmith").iterdir():
+        if entry.name != "__pycache__":
+            (pkg / entry.name).symlink_to(entry)
+    for name in MAPPED:
+        (pkg / name).symlink_to(tree / name)
+    return pkg.parent
+
+
 def compile_tree(root: Path) -> None:
     """Bytecode for the package folders under ``root`` (see the module docstring)."""
     import compileall
@@ -202,6 +225,7 @@ def main() -> None:
     for root in (REPO, tree):
         if root is not None:
             compile_tree(root)
+    tree_path = importable_tree(tree, work) if tree is not None else None
     report: dict = {"raw": str(raw), "repeat": args.repeat, "tree": str(tree) if tree else None,
                     "targets": {"build_over_floor": 1.3, "build_over_datasets": 1.0}, "datasets": {}}
     try:
@@ -232,7 +256,7 @@ def main() -> None:
                 for kind, cmd in kinds.items():
                     shutil.rmtree(work / "ds", ignore_errors=True)
                     uses_tree = kind == "build_tree" or (kind == "build" and not args.compare)
-                    got[kind].append(run(cmd, tree if uses_tree else None))
+                    got[kind].append(run(cmd, tree_path if uses_tree else None))
             row = {f"{k}_s": {"min": round(min(t for t, _, _ in v), 3),
                               "median": round(statistics.median(t for t, _, _ in v), 3),
                               "cpu_min": round(min(c for _, _, c in v), 3),

@@ -6,6 +6,7 @@ line, and leave no release directory (nor a temporary one) behind.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import datasets
@@ -213,8 +214,13 @@ def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
         ("a_data", a_data + '4,"unterminated\n'),  # a truncated quoted field
         ("a_data", a_data.replace("\n", "\x00\n", 1)),  # a NUL
         ("a_data", ""),  # empty
+        # text after a closing quote (Arrow alone reads it on: "...fishing.x" and "...fishing. ")
+        ("a_data", a_data.replace('fishing."\n', 'fishing."x\n', 1)),
+        ("a_data", a_data.replace('fishing."\n', 'fishing." \n', 1)),
+        ("a_data", a_data.replace("392,You", "392," + "x" * csv.field_size_limit() + "You", 1)),  # too long
     ]
     for name, text in bad:
+        assert text != getattr(good, name).read_text(encoding="utf-8")
         files = variant(name, text)
         assert comve_csv._bulk_instances(files) is None, (name, text[:80])
         with pytest.raises(ParseError) as exc:
@@ -225,3 +231,6 @@ def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
     bulk = comve_csv._bulk_instances(multi)
     assert bulk is not None and bulk == comve_csv._load_instances_exact(multi)
     assert bulk[0].sent0.startswith("Summer\nis great")
+    bom = variant("a_data", "\ufeff" + a_data)  # a BOM: both drop it
+    assert comve_csv._bulk_instances(bom) == comve_csv._load_instances_exact(bom)
+    assert comve_csv._bulk_instances(bom) == comve_csv._bulk_instances(good)

@@ -248,6 +248,26 @@ class _Repeats(ToyBuilder):
             yield ex | {"id": self.repeat[ex["id"]]} if ex["id"] in self.repeat else ex
 
 
+class _RepeatsThenFails(_Repeats):
+    """A repeat that plain/train finds only once its last batch is written, then a next split that fails."""
+
+    def examples(self, config, split, sources):
+        if (config.name, split) != ("plain", "train"):
+            raise RuntimeError("the next split blew up")
+        yield from super().examples(config, split, sources)
+
+
+def test_an_earlier_splits_error_comes_first_while_the_next_split_starts(tmp_path):
+    """Splits overlap by one (the writer starts split N+1 while split N's last batch is written);
+    split N's own error, found when it finishes, is still the one raised."""
+    b = _RepeatsThenFails()
+    b.repeat = {"toy-09": "toy-02"}
+    with pytest.raises(SchemaError, match=r"plain/train example #8 \(id 'toy-02'\): duplicate id") as exc:
+        build(tmp_path, b, batch_rows=3)
+    assert isinstance(exc.value.__context__, RuntimeError)  # the next split had started, and failed
+    assert leftovers(tmp_path) == []
+
+
 @pytest.mark.parametrize("spill", [False, True])  # the hashes held in memory, or moved to disk every 4 ids
 @pytest.mark.parametrize("batch_rows", [3, 64])  # the earlier copy in another batch, or in the same one
 @pytest.mark.parametrize("collide", [False, True])  # every id hashing alike: the check stays exact

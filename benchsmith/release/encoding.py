@@ -178,15 +178,16 @@ class SplitEncoder:
 
     def _labels(self, feat: ClassLabel, name: str, values: list, rows: Sequence[dict] | _Rows,
                 start: int) -> list:
-        if all(type(v) is int for v in values):
+        types = set(map(type, values))  # C-level maps and sets: no Python frame a row
+        if types <= {int}:
             lo, hi = (min(values), max(values)) if values else (0, 0)
             if -1 <= lo and hi < feat.num_classes:
                 return values
         # names as the ClassLabel spells them map in one pass; anything else (an int, a name
         # with spaces or digits that str2int reads, a bad value) takes the row-by-row path
         index = {n: i for i, n in enumerate(feat.names)}
-        if all(type(v) is str and v in index for v in values):
-            return [index[v] for v in values]
+        if types <= {str} and set(values) <= index.keys():
+            return list(map(index.__getitem__, values))
         return [self._label(feat, name, v, start + i, rows[i]) for i, v in enumerate(values)]
 
     @staticmethod

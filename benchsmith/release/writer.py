@@ -15,7 +15,7 @@ import itertools
 import json
 import platform
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +101,8 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
     if id_field not in columns:  # the encoder's field check names what is missing
         return {n: list(v) for n, v in columns.items()}
     hits = [i for i, v in enumerate(map(str, columns[id_field])) if v in errata.rows]
+    if not hits:  # nothing to change: the builder's lists as they are (most splits of a release)
+        return {n: v if isinstance(v, list) else list(v) for n, v in columns.items()}
     out = {n: list(v) for n, v in columns.items()}
     dropped = set()
     for i in hits:
@@ -113,6 +115,30 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
     if dropped:
         out = {n: [x for i, x in enumerate(v) if i not in dropped] for n, v in out.items()}
     return out
+
+
+def _run(job: Generator[None, None, Any], *, to_pause: bool = False) -> Any:
+    """Run a split's writing (:meth:`ReleaseWriter._write_split`) to its pause (``to_pause``:
+    None if it paused) or to its end: its record."""
+    try:
+        next(job)
+    except StopIteration as done:
+        return done.value
+    if to_pause:
+        return None
+    try:
+        next(job)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("a split's writing pauses once")
+
+
+def _finish(paused: list[tuple[str, str, Generator[None, None, Any]]],
+            splits: dict[str, dict[str, Any]], *, keep: int = 0) -> None:
+    """Run the paused splits but the last ``keep`` to their end, in order, recording each."""
+    while len(paused) > keep:
+        config, split, job = paused.pop(0)  # out of the list first: if it raises, it is closed
+        splits[config][split] = _run(job)
 
 
 def _column_chunks(columns: dict[str, list], batch_rows: int) -> Iterator[dict[str, list]]:
@@ -221,12 +247,32 @@ class ReleaseWriter:
     def _write_into(self, tmp: Path) -> dict[str, dict[str, SplitInfo | SkippedSplit]]:
         splits: dict[str, dict[str, SplitInfo | SkippedSplit]] = {}
         self._kept, self._kept_bytes = {}, 0
-        # One writer thread for the whole release (not one per split: XCOPA has 45 small ones)
+        # One writer thread for the whole release (not one per split: XCOPA has 45 small ones).
+        # Splits overlap by one: split N's last batch is written while split N+1 is read and
+        # encoded (ComVE's 16 one-batch splits were written with the main thread waiting), and
+        # split N is finished (renames, checks) before split N+1's, so errors keep their order.
+        paused: list[tuple[str, str, Generator[None, None, SplitInfo | SkippedSplit]]] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchsmith-writer") as pool:
-            for config in self.configs:
-                splits[config.name] = {}
-                for split in config.splits:
-                    splits[config.name][split] = self._write_split(tmp, config, split, pool)
+            try:
+                for config in self.configs:
+                    splits[config.name] = {}
+                    for split in config.splits:
+                        job = self._write_split(tmp, config, split, pool)
+                        try:
+                            record = _run(job, to_pause=True)
+                        except BaseException:
+                            _finish(paused, splits)  # the earlier split's own error came first
+                            raise
+                        if record is None:
+                            paused.append((config.name, split, job))
+                            _finish(paused, splits, keep=1)
+                        else:  # skipped or failed at once: the earlier split first (release order)
+                            _finish(paused, splits)
+                            splits[config.name][split] = record
+                _finish(paused, splits)
+            finally:
+                for _, _, job in paused:  # unwinding: settle its write, close its files
+                    job.close()
         if not any(isinstance(s, SplitInfo) for c in splits.values() for s in c.values()):
             raise ReleaseError(
                 f"{self.builder.name}: no split could be built",
@@ -255,14 +301,16 @@ class ReleaseWriter:
 
     def _write_split(
         self, root: Path, config: Config, split: str, pool: ThreadPoolExecutor
-    ) -> SplitInfo | SkippedSplit:
+    ) -> Generator[None, None, SplitInfo | SkippedSplit]:
+        """Write one split; pauses once (``yield``) while its last batch is in the writer thread,
+        so that the caller can start the next split (:func:`_run`), and returns its record."""
         enc = SplitEncoder(config, split, config.policy.id_field, self.batch_rows, spill_dir=root)
         errata = ErrataApplier(self.builder.errata_applied, config.name, split, enc.id_field, config.features)
         sink = ShardSink(root / "data" / config.name, split, enc.schema, self.batch_rows, self.shard_bytes)
         # One writer thread: parquet encoding and sha256 release the GIL, so batch N is
-        # written while Python encodes batch N+1. At most one batch waits (bounded memory),
-        # and a single worker keeps the order (determinism). A split of one batch is written
-        # here: there is nothing to overlap it with.
+        # written while Python encodes batch N+1 (or, for the last, the next split's first).
+        # At most one batch waits (bounded memory), and a single worker keeps the order
+        # (determinism).
         pending: Future | None = None
         n_rows = 0
         kept: list[pa.RecordBatch] | None = [] if self._kept_bytes < KEEP_FOR_CARD_BYTES else None
@@ -290,10 +338,7 @@ class ReleaseWriter:
                         raise enc.first_duplicate(sink.shards, repeat.pending) or enc.duplicate(*repeat.pending[-1])
                     if pending is not None:
                         pending.result()
-                    if n_rows == 0 and batch.num_rows < self.batch_rows:  # the first batch is the last
-                        sink.write(batch)
-                    else:
-                        pending = pool.submit(sink.write, batch)
+                    pending = pool.submit(sink.write, batch)
                     n_rows += batch.num_rows
                     bar.advance(batch.num_rows)
                     if kept is not None:
@@ -304,6 +349,7 @@ class ReleaseWriter:
                             kept = None
                     if not batch.num_rows:  # empty split: a schema-only file was written
                         break
+            yield  # the last batch is being written: the caller starts the next split meanwhile
             if pending is not None:
                 pending.result()
             errata.finish()

@@ -266,8 +266,9 @@ class ComVE(Builder):
     # ---------------------------------------------------------------- examples
     def split_columns(self, split: str, sources: Sources) -> dict[str, list]:
         """The split's instances joined across subtasks, as upstream has them (the core applies
-        the errata while writing), as columns (``loaders.comve_csv.COLUMNS``). Parsed once per
-        split and source folder (four configs read the same files).
+        the errata while writing), as columns (``loaders.comve_csv.COLUMNS``, and ``references``
+        once :meth:`columns` built it). Parsed once per split and source folder (four configs read
+        the same files).
         """
         paths = {k: sources.path(SOURCE, rel) for k, rel in split_files(split).items()}
         key = (split, str(paths["a_data"]))
@@ -279,8 +280,10 @@ class ComVE(Builder):
     def columns(self, config: Config, split: str, sources: Sources) -> dict[str, list]:
         """Each config's columns from the split's (no dict per example: ``Builder.columns``)."""
         c = self.split_columns(split, sources)
-        if config.name in ("subtask_c", "tuples"):
-            references = list(map(list, zip(c["reference1"], c["reference2"], c["reference3"])))
+        if config.name in ("subtask_c", "tuples"):  # built once a split: the writer changes no list
+            if "references" not in c:
+                c["references"] = list(map(list, zip(c["reference1"], c["reference2"], c["reference3"])))
+            references = c["references"]
         if config.name == "subtask_a":
             return {"id": c["id"], "sent0": c["sent0"], "sent1": c["sent1"], "label": c["a_label"]}
         if config.name == "subtask_b":
