@@ -24,10 +24,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -75,6 +76,24 @@ def hypothesis_profile(slow_selected: bool) -> str:
 
 
 settings.load_profile(hypothesis_profile(False))
+
+
+@pytest.hookimpl(trylast=True)  # after hypothesis's plugin ends its initialization (no side-effect warning)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In xdist's controller, fill hypothesis's table of the characters UTF-8 encodes (what every
+    ``st.text()`` reads) while the workers start, so that no worker computes it.
+
+    hypothesis keeps the table in ``.hypothesis/unicode_data/``, absent from a fresh clone (CI):
+    each worker that drew text computed it, 2.3 CPU s each (measured 2026-11-27). A thread, so the
+    controller goes on starting the workers (they take seconds to collect before any test runs).
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") or not session.config.pluginmanager.hasplugin("dsession"):
+        return
+    import threading
+
+    from hypothesis import strategies as st
+
+    threading.Thread(target=st.text().validate, name="hypothesis-unicode-table", daemon=True).start()
 
 
 @pytest.hookimpl(trylast=True)  # after -m has deselected
@@ -209,20 +228,47 @@ def fast_tmp_path() -> Iterator[Path]:
         yield Path(folder)
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
+    """``build(folder)`` (which returns a path in ``folder``) once per test run; later calls, in this
+    or another xdist worker, wait for it and get the same path. The folder is the run's own (beside
+    the workers' temporary folders), so nothing outlives the run; it is shared read-only.
+
+    Why: a session fixture is made once per *process*, and with ``-n auto`` each of the two workers
+    made the toy harvest again (~2.5 CPU s twice in one run, 2026-11-27).
+    """
+    import fcntl  # POSIX only, like the tmpfs and the subprocess tests
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above every worker's popen-gwN
+    marker = root / f"built-once-{name}.path"
+    with open(root / f"built-once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not marker.is_file():
+            folder = root / f"built-once-{name}"
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed half-way left
+            folder.mkdir()
+            marker.write_text(str(build(folder)), encoding="utf-8")
+        return Path(marker.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="session")
 def real_cognition(raw, tmp_path_factory):
     """CoGnition built from the real data (registered checksums verified; the train split, which
-    ../shared/raw lacks, skipped), once per test process: two modules read it, and a build is
-    ~5 CPU s (jieba segments 20,000 sentences). A test reads it and never changes it."""
+    ../shared/raw lacks, skipped), once per test run (``built_once``): two modules read it, and a
+    build is ~5 CPU s (jieba segments 20,000 sentences). A test reads it and never changes it."""
     from benchsmith.builder import get_builder
-    from benchsmith.release import ReleaseWriter
+    from benchsmith.release import Release, ReleaseWriter
     from benchsmith.source import resolve_sources
 
-    b = get_builder("cognition")
-    sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
-    with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
-        mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
-        return ReleaseWriter(b, tmp_path_factory.mktemp("real-cognition"), sources, skip_missing=True).write()
+    def build(folder: Path) -> Path:
+        b = get_builder("cognition")
+        sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
+        with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+            mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+            return ReleaseWriter(b, folder, sources, skip_missing=True).write().path
+
+    return Release(built_once(tmp_path_factory, "real-cognition", build))
 
 
 TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus" / "toy-deu-eng"),
@@ -233,21 +279,23 @@ TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus
 @pytest.fixture(scope="session")
 def toy_harvest(tmp_path_factory):
     """``benchsmith harvest mucow`` of the toy deu-eng corpus with the default options (seed 0),
-    made once per test process: three modules compared against or read the same harvest, and each
-    made it again. A test reads it and never changes it (copy it first)."""
+    made once per test run (``built_once``): three modules compared against or read the same
+    harvest, and each made it again. A test reads it and never changes it (copy it first)."""
     pytest.importorskip("eflomal")
     from benchsmith.cli import main
     from benchsmith.release import Release
 
-    registry = tmp_path_factory.mktemp("toy-harvest")
-    with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
-        mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
-        progress.set_enabled(False)
-        try:
-            assert main([*TOY_HARVEST_ARGV, "--registry", str(registry)]) == 0
-        finally:
-            progress.set_enabled(None)
-    return Release(registry / "mucow-harvest-deu-eng" / "1.0.0")
+    def build(registry: Path) -> Path:
+        with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+            mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+            progress.set_enabled(False)
+            try:
+                assert main([*TOY_HARVEST_ARGV, "--registry", str(registry)]) == 0
+            finally:
+                progress.set_enabled(None)
+        return registry / "mucow-harvest-deu-eng" / "1.0.0"
+
+    return Release(built_once(tmp_path_factory, "toy-harvest", build))
 
 
 @pytest.fixture(autouse=True)
