@@ -56,6 +56,21 @@ def test_label_distribution_and_lengths(releases):
     assert lengths.metrics["per_split"]["validation"]["sensical_statement"] == round(22 / 3, 2)
 
 
+def test_word_counts_of_several_splits_are_one_count_over_them_in_turn(releases):
+    """The per-split memo summed (stats._word_counts) is the plain count: same counts, same key order."""
+    from collections import Counter
+
+    from benchsmith.builders.comve import stats
+
+    release = releases["1.1.0"]
+    for splits in (("train",), ("validation", "test"), ("train", "validation", "test")):
+        for kind in stats.SENTENCE_TYPES:
+            plain = Counter(w for s in splits for t in stats._texts(release, s, stats.SENTENCE_TYPES[kind])
+                            for w in stats.words(t) if w not in stats.UNINFORMATIVE)
+            assert list(stats.word_counts(release, splits, kind).items()) == list(plain.items())
+    assert sum(stats.word_counts(release, ("train",), "correct_reason").values()) > 0
+
+
 def test_top_words_use_the_papers_uninformative_words(releases):
     (top,) = TopWords().run(releases["1.1.0"])
     assert top.details["uninformative_words"] == ["a", "an", "are", "be", "is", "the", "to"]
@@ -93,7 +108,9 @@ def test_baselines_copy_source_is_a_stat_and_the_negation_cue_warns_above_the_ma
     release = releases["1.1.0"]
     results = Baselines().run(release)
     copy = [r for r in results if r.config == "subtask_c"]
-    assert len(copy) == 4 and all(r.status == Status.STAT for r in copy)
+    assert len(copy) == 3 and all(r.status == Status.STAT for r in copy)
+    # no train: COPY_SOURCE_SKIPS
+    assert {r.metrics["split"] for r in copy} == {"validation", "test", "trial"}
     strict = [r for r in Baselines(cue_margin=-1.0).run(release) if r.config == "subtask_b"]
     lenient = [r for r in Baselines(cue_margin=1.0).run(release) if r.config == "subtask_b"]
     assert len(strict) == len(lenient) == 4

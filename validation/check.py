@@ -68,6 +68,10 @@ class Check:
     #: code and the check's parameters: then ``validate`` may reuse them from an earlier run
     #: (``benchsmith.validation.result_cache``)
     cacheable: ClassVar[bool] = False
+    #: True when the check may run in a worker process beside the others
+    #: (``benchsmith.validation.runner``): it shares no in-process state a later check reads, and
+    #: its own cost (scikit-learn's import and fits) is worth a process of its own
+    concurrent: ClassVar[bool] = False
 
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError

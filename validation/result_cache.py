@@ -146,6 +146,11 @@ def load(key: str) -> list[CheckResult] | None:
         return None
 
 
+def stored(key: str) -> bool:
+    """Whether results are stored under ``key`` (they may still be unreadable: :func:`load`)."""
+    return _path(key).is_file()
+
+
 def store(key: str, results: list[CheckResult]) -> list[CheckResult]:
     """Store results (as the report's JSON writes them: ``default=str``; best effort) and
     return them as they will be read back, so a run that stores and a run that hits

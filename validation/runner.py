@@ -157,20 +157,128 @@ def builder_checks(builder: Any) -> list[Check]:
     return out
 
 
+#: ``0`` runs every check in this process (see :func:`run_checks`)
+WORKERS_ENV = "BENCHSMITH_VALIDATE_WORKERS"
+
+
 def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
-    """Run checks in order; a crash becomes a failed result (see module docstring)."""
-    results: list[CheckResult] = []
-    for check in progress.track(list(checks), f"validate {release.name} {release.version}"):
+    """Run checks; the results come in the checks' order wherever each ran, and a crash
+    becomes a failed result (see module docstring).
+
+    The ``concurrent`` checks (the scikit-learn probes: ``Check.concurrent``) run in one worker
+    process while this process runs the others, when this process may use two cores or more,
+    fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is not ``0`` and some other check of this
+    process's comes after the fork. The worker is forked before the first check that is not a
+    registered generic one (those compute the token columns the probes read) or the first
+    concurrent check, whichever comes first, so it inherits what the checks before it computed
+    (forked before any check, it tokenised ComVE again, ~1 CPU s; forked at the probe, ComVE's last
+    checks, nothing was left to overlap it). A check the result cache holds stays here (a hit costs
+    nothing). The worker sends each check's results back pickled, so they are the objects an
+    in-process run returns; if it dies before it answers, its checks run here. Only these checks:
+    the others share in-process memos that a second process would compute again. Measured in
+    README.md ("validate against build", fifth pass).
+    """
+    checks = list(checks)
+    side = [i for i, c in enumerate(checks) if _concurrent(c)] if _workers_allowed() else []
+    start = min(side[0], _generic_prefix(checks)) if side else len(checks)
+    if all(i in side for i in range(start, len(checks))):  # nothing of this process's after the fork
+        side = []
+    got: dict[int, list[CheckResult]] = {}
+    worker = None
+    for i in progress.track(range(len(checks)), f"validate {release.name} {release.version}"):
+        if side and i == start:
+            worker = _Worker(release, [checks[k] for k in side])
+        if i not in side:
+            got[i] = _run_one(release, checks[i])
+    if worker is not None:
+        got.update(zip(side, worker.results()))
+    return [r for i in range(len(checks)) for r in got[i]]
+
+
+def _generic_prefix(checks: Sequence[Check]) -> int:
+    """How many checks at the start are registered generic checks (``validate`` runs them first)."""
+    generic = set(registered_checks().values())
+    for i, check in enumerate(checks):
+        if type(getattr(check, "inner", check)) not in generic:
+            return i
+    return len(checks)
+
+
+def _run_one(release: Release, check: Check) -> list[CheckResult]:
+    try:
+        with _gc_paused():
+            return list(check.run(release))
+    except Exception as exc:  # noqa: BLE001 - reported as a failure, never swallowed
+        name, family = getattr(check, "name", type(check).__name__), getattr(check, "family", "unknown")
+        return [_crash_result(name, family, exc)]
+
+
+def _workers_allowed() -> bool:
+    import multiprocessing
+    import os
+
+    if os.environ.get(WORKERS_ENV, "").strip() == "0":
+        return False
+    if "fork" not in multiprocessing.get_all_start_methods():  # the worker is a fork (see run_checks)
+        return False
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return cores >= 2
+
+
+def _concurrent(check: Check) -> bool:
+    from benchsmith.validation.result_cache import CachedCheck, stored
+
+    if isinstance(check, CachedCheck):
+        return bool(getattr(check.inner, "concurrent", False)) and not stored(check.key)
+    return bool(getattr(check, "concurrent", False))
+
+
+class _Worker:
+    """One forked process running some checks in order (see :func:`run_checks`)."""
+
+    def __init__(self, release: Release, checks: list[Check]) -> None:
+        import multiprocessing
+
+        # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
+        # before it forks, so nothing buffered is written twice
+        ctx = multiprocessing.get_context("fork")
+        self.release, self.checks = release, checks
+        self._answer, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_work, args=(release, checks, send), daemon=True)
+        self._proc.start()
+        send.close()
+
+    def results(self) -> list[list[CheckResult]]:
+        """Each check's results; the checks run here when the worker died without answering."""
         try:
-            with _gc_paused():
-                got = check.run(release)
-        except Exception as exc:  # noqa: BLE001 - reported as a failure, never swallowed
-            results.append(
-                _crash_result(getattr(check, "name", type(check).__name__), getattr(check, "family", "unknown"), exc)
-            )
-            continue
-        results.extend(got)
-    return results
+            answer = self._answer.recv()
+        except (EOFError, OSError):
+            answer = None
+        finally:
+            self._answer.close()
+            self._proc.join()
+        if answer is None:
+            return [_run_one(self.release, c) for c in self.checks]
+        out = []
+        for check, (results, hit) in zip(self.checks, answer):
+            if hit:  # served from the result cache there: noted here as the run's other hits are
+                check.hits.append(check.name)  # type: ignore[attr-defined]
+            out.append(results)
+        return out
+
+
+def _work(release: Release, checks: list[Check], conn: Any) -> None:
+    progress.set_enabled(False)  # one bar: this process's
+    answer = []
+    for check in checks:
+        hits = getattr(check, "hits", None)
+        before = len(hits) if hits is not None else 0
+        answer.append((_run_one(release, check), hits is not None and len(hits) > before))
+    conn.send(answer)
+    conn.close()
 
 
 def _crash_result(name: str, family: str, exc: BaseException) -> CheckResult:

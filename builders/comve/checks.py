@@ -11,7 +11,8 @@ results that can warn say when:
 * ``comve_train_repeats`` (leakage): per held-out split, *warn* when an instance's
   nonsensical statement or correct reason repeats a training one verbatim, pass otherwise;
   trial is not held out (finding trial-overlaps-train), so its result is a stat;
-* ``comve_baselines`` (artifacts): copy-source BLEU (C) per split is a stat; the
+* ``comve_baselines`` (artifacts): copy-source BLEU (C) per split a system is scored on
+  (validation, test, trial: not train, :data:`COPY_SOURCE_SKIPS`) is a stat; the
   negation-cue accuracy (B) per split *warns* when it beats chance by more than
   ``cue_margin``, passes otherwise;
 * ``comve_upstream_audit`` (fidelity): the errata, *warn* when this version leaves some
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
     from benchsmith.release import Release
 
 MAIN_SPLITS = ("train", "validation", "test")
+#: splits without a copy-source BLEU: a reference floor for generated reasons, which are scored on
+#: held-out splits only (the paper's figure is test's, 17.23). Train's (14.11) was 10,000 of the
+#: 14,018 items scored, ~70 % of this check's cost (~0.9 of 1.3 CPU s), and no reader used it.
+COPY_SOURCE_SKIPS = frozenset({"train"})
 _SHOW = 20
 
 
@@ -149,7 +154,7 @@ class Baselines(Check):
 
     def run(self, release: Release) -> list[CheckResult]:
         out = []
-        for split in _splits(release, "subtask_c"):
+        for split in [s for s in _splits(release, "subtask_c") if s not in COPY_SOURCE_SKIPS]:
             r = stats.copy_source(release, split)
             out.append(self.stat(f"copy-source (C, {split}): BLEU {r['bleu']:.2f}", metrics=r, config="subtask_c"))
         for split in _splits(release, "subtask_b"):

@@ -109,14 +109,24 @@ def _content(release: Release, config: str, splits: Iterable[str]) -> tuple[str,
     return str(release.path), tuple(release.split_info(config, s).fingerprint for s in splits)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)
 def _word_counts(path: str, fingerprints: tuple[str, ...], splits: tuple[str, ...], kind: str) -> Counter:
+    """Several splits: the sum of each split's memoised counts (Table 5 asks for train, dev+test
+    and train+dev+test: each text is split once, not twice), in the same key order as one count
+    over the splits in turn. One split: counted in C (``Counter`` of a chained iterator), the
+    uninformative words deleted after (ComVE's 15 counts, columns read: 0.42 -> 0.26 CPU s)."""
     from benchsmith.release import Release
 
-    del fingerprints  # cache key only: the splits' content
-    release = Release(path)
-    return Counter(w for s in splits for t in _texts(release, s, SENTENCE_TYPES[kind]) for w in words(t)
-                   if w not in UNINFORMATIVE)
+    if len(splits) != 1:
+        out: Counter = Counter()
+        for split, fp in zip(splits, fingerprints):
+            out.update(_word_counts(path, (fp,), (split,), kind))
+        return out
+    texts = _texts(Release(path), splits[0], SENTENCE_TYPES[kind])
+    counts = Counter(chain.from_iterable(map(words, texts)))
+    for w in UNINFORMATIVE:
+        counts.pop(w, None)
+    return counts
 
 
 def _top(c: Counter, k: int) -> list[tuple[str, int]]:

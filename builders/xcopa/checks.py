@@ -130,6 +130,7 @@ class XcopaBalance(Check):
 class XcopaPartialInput(Check):
     name = "xcopa_partial_input"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    concurrent = True  # scikit-learn's import and fits overlap the other checks (validation/runner.py)
     family = "artifacts"
 
     def __init__(self, warn_above: float = PARTIAL_INPUT_WARN) -> None:

@@ -640,6 +640,7 @@ class PartialInputCheck(PerConfigBaseline):
 
     name = "partial_input"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    concurrent = True  # scikit-learn's import (~1.5 CPU s) and the fits overlap the other checks
     family = "artifacts"
 
     def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:

@@ -20,7 +20,6 @@ unigrams, so it is a different number.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -105,13 +104,15 @@ class CorpusBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
                 raise ConfigError(f"hypothesis #{i} has no non-empty reference; expected at least one")
             nrefs = max(nrefs, len(ref_stats))
             hyp_ngrams, hyp_len = extract_all_word_ngrams(self._prep(hyp), 1, self.max_order)
-            merged: Counter = Counter()
-            for ngrams, _ in ref_stats:
-                merged |= ngrams  # max count over references: the clipping of both scorers
+            counts = [ngrams for ngrams, _ in ref_stats]
             for ngram, count in hyp_ngrams.items():
                 n = len(ngram) - 1
                 total[n] += count
-                correct[n] += min(count, merged.get(ngram, 0))
+                # clipped by the maximum count over the references (the clipping of both scorers),
+                # looked up for the hypothesis's n-grams only: merging whole Counters (``|=``) was
+                # 40 % of ComVE's copy-source BLEU
+                best = max(c.get(ngram, 0) for c in counts) if len(counts) > 1 else counts[0].get(ngram, 0)
+                correct[n] += min(count, best)
             lengths = [length for _, length in ref_stats]
             if self.ref_length == "shortest":
                 ref_len += min(lengths)

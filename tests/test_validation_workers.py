@@ -1,0 +1,116 @@
+"""``run_checks``' worker process: the ``concurrent`` checks run in a forked process beside the
+others, the results come back in the checks' order, a crash there is a failed result, a worker
+that dies has its checks run here, and ``BENCHSMITH_VALIDATE_WORKERS=0`` keeps every check here."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from benchsmith.validation import runner
+from benchsmith.validation.check import Check, Status
+from benchsmith.validation.result_cache import cached_checks
+from validation_helpers import balanced_text_rows, make_release, text_features
+
+PARENT = os.getpid()
+
+
+class Where(Check):
+    """Reports the pid it ran in (a stat), or crashes / kills its process when told to."""
+
+    family = "distribution"
+
+    def __init__(self, name: str, concurrent: bool = False, how: str = "ok") -> None:
+        self.name, self.concurrent, self.how = name, concurrent, how  # type: ignore[misc]
+
+    def run(self, release):
+        if self.how == "crash":
+            raise RuntimeError("boom")
+        if self.how == "die" and os.getpid() != PARENT:
+            os._exit(3)  # the worker dies without answering
+        return [self.stat(f"{self.name} ran", metrics={"pid": os.getpid()})]
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    reg = tmp_path_factory.mktemp("workers")
+    return make_release(reg, {"train": balanced_text_rows(20, "tr", 1)}, text_features())
+
+
+@pytest.fixture(autouse=True)
+def _allowed(monkeypatch):
+    monkeypatch.delenv(runner.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(runner, "_workers_allowed", lambda: True)  # as on a machine with 2+ cores
+
+
+def test_concurrent_checks_run_in_a_worker_and_the_order_is_kept(release):
+    checks = [Where("a"), Where("b", concurrent=True), Where("c"), Where("d", concurrent=True)]
+    got = runner.run_checks(release, checks)  # forked at b: d runs there too
+    assert [r.check for r in got] == ["a", "b", "c", "d"]
+    pids = {r.check: r.metrics["pid"] for r in got}
+    assert pids["a"] == pids["c"] == os.getpid()
+    assert pids["b"] == pids["d"] != os.getpid()
+
+
+def test_a_crash_in_the_worker_is_a_failed_result(release):
+    got = runner.run_checks(release, [Where("b", concurrent=True, how="crash"), Where("a")])
+    assert [(r.check, r.status) for r in got] == [("b", Status.FAIL), ("a", Status.STAT)]
+    assert "RuntimeError: boom" in got[0].summary
+
+
+def test_a_worker_that_dies_has_its_checks_run_here(release):
+    got = runner.run_checks(release, [Where("b", concurrent=True, how="die"), Where("a")])
+    assert [r.check for r in got] == ["b", "a"] and got[0].metrics["pid"] == os.getpid()
+
+
+def test_no_worker_when_disabled_last_or_cached(release, monkeypatch, tmp_path):
+    # nothing of this process's comes after the fork: no worker
+    got = runner.run_checks(release, [Where("b", concurrent=True), Where("c", concurrent=True)])
+    assert {r.metrics["pid"] for r in got} == {os.getpid()}
+    monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
+    got = runner.run_checks(release, [Where("b", concurrent=True), Where("a")])
+    assert {r.metrics["pid"] for r in got} == {os.getpid()}
+    # a cached result is served here: no worker for a hit, and the hit is noted once
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    monkeypatch.setattr(runner, "_workers_allowed", lambda: True)
+
+    class Cacheable(Where):
+        cacheable = True
+
+    first: list[str] = []
+    runner.run_checks(release, cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], first))
+    assert first == []  # computed in the worker and stored there
+    hits: list[str] = []
+    checks = cached_checks(release, [Cacheable("b", concurrent=True), Where("a")], hits)
+    again = runner.run_checks(release, checks)
+    assert hits == ["b"] and again[0].metrics["pid"] != os.getpid()  # the pid the worker stored
+
+
+def test_the_worker_forks_after_the_generic_checks_when_they_come_first(release, monkeypatch):
+    started: list[int] = []
+    seen: list[int] = []
+    real = runner._Worker.__init__
+
+    def init(self, *a):
+        started.append(1)
+        real(self, *a)
+
+    class Mark(Where):
+        def run(self, release):
+            seen.append(len(started))
+            return super().run(release)
+
+    class Generic(Mark):
+        pass
+
+    monkeypatch.setattr(runner._Worker, "__init__", init)
+    monkeypatch.setattr(runner, "registered_checks", lambda: {"generic": Generic})
+    checks = [Generic("a"), Generic("b"), Mark("x"), Where("c", concurrent=True), Mark("d")]
+    runner.run_checks(release, checks)
+    assert seen == [0, 0, 1, 1]  # forked after the generic a and b, before x: not at c
+
+
+def test_workers_allowed_reads_the_environment(monkeypatch):
+    monkeypatch.undo()
+    monkeypatch.setenv(runner.WORKERS_ENV, "0")
+    assert runner._workers_allowed() is False
