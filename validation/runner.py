@@ -167,41 +167,29 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
 
     The ``concurrent`` checks (the scikit-learn probes: ``Check.concurrent``) run in one worker
     process while this process runs the others, when this process may use two cores or more,
-    fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is not ``0`` and some other check of this
-    process's comes after the fork. The worker is forked before the first check that is not a
-    registered generic one (those compute the token columns the probes read) or the first
-    concurrent check, whichever comes first, so it inherits what the checks before it computed
-    (forked before any check, it tokenised ComVE again, ~1 CPU s; forked at the probe, ComVE's last
-    checks, nothing was left to overlap it). A check the result cache holds stays here (a hit costs
-    nothing). The worker sends each check's results back pickled, so they are the objects an
-    in-process run returns; if it dies before it answers, its checks run here. Only these checks:
-    the others share in-process memos that a second process would compute again. Measured in
-    README.md ("validate against build", fifth pass).
+    fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is not ``0`` and some check of this
+    process's remains. The worker is forked before the first check, so the probes (scikit-learn's
+    import and fits) overlap everything else; it tokenises what it reads again (~1 CPU s on ComVE)
+    where a later fork would have inherited the token columns, but measured cold on two quiet cores
+    (2026-11-27) the early fork ends XCOPA's validate at 7.0-7.6 s wall against 8.8-10.2 forked
+    after the generic checks, ComVE's at 8.0-8.9 against 9.0-9.4. A check the result cache holds
+    stays here (a hit costs nothing). The worker sends each check's results back pickled, so they
+    are the objects an in-process run returns; if it dies before it answers, its checks run here.
+    Only these checks: the others share in-process memos that a second process would compute
+    again. Measured in README.md ("validate against build", fifth pass).
     """
     checks = list(checks)
     side = [i for i, c in enumerate(checks) if _concurrent(c)] if _workers_allowed() else []
-    start = min(side[0], _generic_prefix(checks)) if side else len(checks)
-    if all(i in side for i in range(start, len(checks))):  # nothing of this process's after the fork
+    if len(side) == len(checks):  # nothing left for this process: no worker
         side = []
+    worker = _Worker(release, [checks[k] for k in side]) if side else None
     got: dict[int, list[CheckResult]] = {}
-    worker = None
     for i in progress.track(range(len(checks)), f"validate {release.name} {release.version}"):
-        if side and i == start:
-            worker = _Worker(release, [checks[k] for k in side])
         if i not in side:
             got[i] = _run_one(release, checks[i])
     if worker is not None:
         got.update(zip(side, worker.results()))
     return [r for i in range(len(checks)) for r in got[i]]
-
-
-def _generic_prefix(checks: Sequence[Check]) -> int:
-    """How many checks at the start are registered generic checks (``validate`` runs them first)."""
-    generic = set(registered_checks().values())
-    for i, check in enumerate(checks):
-        if type(getattr(check, "inner", check)) not in generic:
-            return i
-    return len(checks)
 
 
 def _run_one(release: Release, check: Check) -> list[CheckResult]:
