@@ -42,6 +42,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # runs a worker per core, and a second thread each only spins. MiniLM encoding 200 sentences
     # on the shared 2-core machine: 3.8 CPU-s with 2 threads, 1.1 with 1.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # validate's checks in one process per xdist worker (runner.run_checks): the workers already
+    # use every core, and each forked probe process would import scikit-learn afresh (~1.5 CPU s a
+    # validate) where the test process imports it once. tests/test_validation_workers.py turns the
+    # probe process on, real probes included.
+    os.environ.setdefault("BENCHSMITH_VALIDATE_WORKERS", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 

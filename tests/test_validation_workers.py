@@ -10,7 +10,7 @@ import pytest
 from benchsmith.validation import runner
 from benchsmith.validation.check import Check, Status
 from benchsmith.validation.result_cache import cached_checks
-from validation_helpers import balanced_text_rows, make_release, text_features
+from validation_helpers import MC_META, balanced_text_rows, make_release, mc_features, mc_rows, text_features
 
 PARENT = os.getpid()
 
@@ -115,3 +115,20 @@ def test_workers_allowed_reads_the_environment(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv(runner.WORKERS_ENV, "0")
     assert runner._workers_allowed() is False
+
+
+def test_the_real_probes_give_the_same_results_in_the_worker(tmp_path, monkeypatch):
+    from benchsmith.validation.checks.artifacts import CueCheck
+    from benchsmith.validation.checks.partial_input import PartialInputCheck
+
+    cued = make_release(tmp_path, {"train": mc_rows(200, "t", 4, cue="never")}, mc_features(), MC_META)
+    checks = [CueCheck(), PartialInputCheck()]
+    forks: list[int] = []
+    real = runner._Worker.__init__
+    monkeypatch.setattr(runner._Worker, "__init__", lambda self, *a: (forks.append(1), real(self, *a))[1])
+    here = runner.run_checks(cued, checks)  # the autouse fixture allows the worker
+    assert forks == [1]
+    monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
+    alone = runner.run_checks(cued, checks)
+    assert [r.to_dict() for r in here] == [r.to_dict() for r in alone]
+    assert [r.status for r in here] == [Status.WARN, Status.FAIL]  # the planted cue: named, and the probe fails

@@ -76,11 +76,14 @@ class EngineCall:
     def items(self, config: str, split: str, seq: bool = False) -> list[Any]:
         """The spec's multiple-choice (``seq``: Seq2SeqItem) items of ``config/split``, cut to
         ``--max-examples`` (seeded)."""
-        if seq and self.spec.items is None:
+        adapter = self.spec.items
+        if not seq:
+            made = mc_items(self.spec, self.release, config, split)
+        elif adapter is None:
             raise ConfigError(f"baseline {self.spec.name!r} ({self.spec.engine}) needs an items adapter "
                               "returning Seq2SeqItem", hint="Declare items=... in the dataset's baseline.py")
-        made = list(self.spec.items(self.release, config, split)) if seq else \
-            mc_items(self.spec, self.release, config, split)
+        else:
+            made = list(adapter(self.release, config, split))
         return subsample(made, self.run.max_examples, self.run.seed)
 
 
