@@ -101,6 +101,37 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     threading.Thread(target=st.text().validate, name="hypothesis-unicode-table", daemon=True).start()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """In every second xdist worker, import the test modules in reverse order before collecting,
+    so that on a fresh clone (CI) the two workers compile the project and rewrite the test
+    modules' asserts half each, each reading the other's cache for the rest, instead of both doing
+    all of it side by side. Collection's items and their order are unchanged (pytest reuses the
+    imported module); a module whose import fails or skips is dropped here and imported again,
+    and reported, by pytest.
+
+    Only when bytecode is written (``.ci/run`` unsets PYTHONDONTWRITEBYTECODE) and the run collects
+    the whole tests folder. Cold collection of the default run, two workers: see README "Benchmarks".
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.removeprefix("gw").isdigit() or int(worker.removeprefix("gw")) % 2 == 0:
+        return
+    config = session.config
+    if sys.dont_write_bytecode or config.getoption("assertmode") != "rewrite":
+        return
+    if [(config.invocation_params.dir / arg).resolve() for arg in config.args] != [TESTS.resolve()]:
+        return
+    import importlib
+
+    for path in sorted(TESTS.glob("test_*.py"), reverse=True):
+        if path.stem in sys.modules:
+            continue
+        try:
+            importlib.import_module(path.stem)
+        except (Exception, pytest.skip.Exception, pytest.fail.Exception):  # noqa: BLE001 - pytest reports it
+            sys.modules.pop(path.stem, None)
+
+
 @pytest.hookimpl(trylast=True)  # after -m has deselected
 def pytest_collection_modifyitems(config, items):
     settings.load_profile(hypothesis_profile(any(item.get_closest_marker("slow") for item in items)))
@@ -281,11 +312,9 @@ TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus
                     "--json")
 
 
-@pytest.fixture(scope="session")
-def toy_harvest(tmp_path_factory):
-    """``benchsmith harvest mucow`` of the toy deu-eng corpus with the default options (seed 0),
-    made once per test run (``built_once``): three modules compared against or read the same
-    harvest, and each made it again. A test reads it and never changes it (copy it first)."""
+def _harvest_once(tmp_path_factory: pytest.TempPathFactory, name: str, *extra: str):
+    """``benchsmith harvest mucow`` of the toy deu-eng corpus (TOY_HARVEST_ARGV + ``extra``), made
+    once per test run (``built_once``) and shared read-only."""
     pytest.importorskip("eflomal")
     from benchsmith.cli import main
     from benchsmith.release import Release
@@ -295,12 +324,30 @@ def toy_harvest(tmp_path_factory):
             mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
             progress.set_enabled(False)
             try:
-                assert main([*TOY_HARVEST_ARGV, "--registry", str(registry)]) == 0
+                assert main([*TOY_HARVEST_ARGV, *extra, "--registry", str(registry)]) == 0
             finally:
                 progress.set_enabled(None)
         return registry / "mucow-harvest-deu-eng" / "1.0.0"
 
-    return Release(built_once(tmp_path_factory, "toy-harvest", build))
+    return Release(built_once(tmp_path_factory, name, build))
+
+
+@pytest.fixture(scope="session")
+def toy_harvest(tmp_path_factory):
+    """``benchsmith harvest mucow`` of the toy deu-eng corpus with the default options (seed 0),
+    made once per test run (``built_once``): three modules compared against or read the same
+    harvest, and each made it again. A test reads it and never changes it (copy it first)."""
+    return _harvest_once(tmp_path_factory, "toy-harvest")
+
+
+@pytest.fixture(scope="session")
+def toy_harvest_again(tmp_path_factory):
+    """The harvest of ``toy_harvest`` made a second time, on one worker process (``--workers 1``;
+    the default is one per core), once per test run and read-only: test_mucow_pipeline.py shows it
+    byte-identical to ``toy_harvest`` (a harvest repeated, and the worker count changes nothing),
+    test_cli_messages.py validates it against ``toy_harvest`` as ``--previous`` (drift: identical).
+    Each module made its own before (~3-4 CPU s each, 2026-11-27)."""
+    return _harvest_once(tmp_path_factory, "toy-harvest-again", "--workers", "1")
 
 
 @pytest.fixture(autouse=True)

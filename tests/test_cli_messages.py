@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import TOY_HARVEST_ARGV, one_json, run_cli
+from conftest import one_json, run_cli
 from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 
 from benchsmith.builder import register, unregister
@@ -243,15 +243,10 @@ def test_an_audit_that_commits_names_the_committed_report(capsys, toy, tmp_path)
 
 
 @pytest.fixture(scope="module")
-def harvests(tmp_path_factory, toy_harvest):
-    """Two harvests of the toy corpus with the same inputs, options and seed: the shared one
-    (tests/conftest.py, read-only) and one made here."""
-    from benchsmith.cli import main
-    from benchsmith.release import Release
-
-    reg = tmp_path_factory.mktemp("harvest-b")
-    assert main([*TOY_HARVEST_ARGV, "--registry", str(reg)]) == 0
-    return [toy_harvest, Release(reg / "mucow-harvest-deu-eng" / "1.0.0")]
+def harvests(toy_harvest, toy_harvest_again):
+    """Two harvests of the toy corpus with the same inputs and seed, the second on one worker
+    (tests/conftest.py: both shared read-only; the worker count changes no byte of a harvest)."""
+    return [toy_harvest, toy_harvest_again]
 
 
 def test_a_harvest_card_does_not_claim_upstream(harvests):

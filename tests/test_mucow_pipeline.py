@@ -268,10 +268,9 @@ def _harvest(registry: Path, *extra: str) -> Release:
     return Release(registry / "mucow-harvest-deu-eng" / "1.0.0")
 
 
-def test_a_harvest_repeated_is_byte_identical_and_says_so(tmp_path, capsys, toy_harvest):
+def test_a_harvest_repeated_is_byte_identical_and_says_so(tmp_path, capsys, toy_harvest, toy_harvest_again):
     a = toy_harvest  # _harvest's command with the default options, shared read-only (tests/conftest.py)
-    b = _harvest(tmp_path / "b", "--workers", "1")
-    capsys.readouterr()
+    b = toy_harvest_again  # the same command again with --workers 1 (tests/conftest.py)
     assert _fingerprints(a) == _fingerprints(b)
     meta = a.info.to_dict()["configs"]["scoring"]["metadata"]
     assert meta["alignment"]["deterministic"] is True and meta["alignment"]["seed"] == 0
