@@ -307,6 +307,29 @@ def real_cognition(raw, tmp_path_factory):
     return Release(built_once(tmp_path_factory, "real-cognition", build))
 
 
+@pytest.fixture(scope="session")
+def real_xcopa(raw, tmp_path_factory):
+    """XCOPA's current version built from the real data, every raw file sha256-verified against
+    the registered checksums, once per test run (``built_once``): test_xcopa_real.py,
+    test_build_overhead.py and test_cards_interop.py each built the same release (~1.2 CPU s each,
+    2026-11-27). A test reads it and never changes it."""
+    import logging
+
+    from benchsmith.builder import get_builder
+    from benchsmith.release import Release, ReleaseWriter
+    from benchsmith.source import resolve_sources
+
+    def build(folder: Path) -> Path:
+        logging.getLogger("benchsmith.source").setLevel(logging.ERROR)
+        b = get_builder("xcopa")
+        sources = resolve_sources(b.sources, b.checksums(), raw)
+        with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+            mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+            return ReleaseWriter(b, folder, sources).write().path
+
+    return Release(built_once(tmp_path_factory, "real-xcopa", build))
+
+
 TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus" / "toy-deu-eng"),
                     "--inventory", str(FIXTURES / "sense-inventory" / "omw"), "--src", "deu", "--tgt", "eng",
                     "--json")

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -25,8 +24,6 @@ from benchsmith.cards.card import _ReadOnce
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
 from benchsmith.builder import get_builder
-from benchsmith.release import ReleaseWriter
-from benchsmith.source import resolve_sources
 
 
 def _statsmodels_fleiss(labels):
@@ -53,11 +50,9 @@ def test_fleiss_rejects_what_statsmodels_cannot_count():
 
 
 @pytest.fixture(scope="module")
-def release(raw, tmp_path_factory):
-    logging.getLogger("benchsmith.source").setLevel(logging.ERROR)
-    b = get_builder("xcopa")
-    srcs = resolve_sources(b.sources, b.checksums(), raw)
-    return ReleaseWriter(b, tmp_path_factory.mktemp("registry"), srcs).write()
+def release(real_xcopa):
+    """XCOPA's current version from the real data (tests/conftest.py: shared read-only)."""
+    return real_xcopa
 
 
 @pytest.mark.realdata

@@ -552,12 +552,9 @@ def test_lm_eval_command_line_as_the_readme_says(xcopa_fx):
 
 
 @pytest.fixture(scope="module")
-def real(raw, tmp_path_factory, real_cognition) -> dict[str, Release]:
-    """XCOPA built here and CoGnition (tests/conftest.py: shared read-only), from ../shared/raw."""
-    b = get_builder("xcopa")
-    sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
-    xcopa = ReleaseWriter(b, tmp_path_factory.mktemp("real-interop"), sources, skip_missing=True).write()
-    return {"xcopa": xcopa, "cognition": real_cognition}
+def real(real_xcopa, real_cognition) -> dict[str, Release]:
+    """XCOPA and CoGnition from ../shared/raw (tests/conftest.py: shared read-only)."""
+    return {"xcopa": real_xcopa, "cognition": real_cognition}
 
 
 # The default run loads the real CoGnition's cg_test and lexicon records (10,874 rows, the nested

@@ -48,15 +48,14 @@ def raw_data(raw):
 
 
 @pytest.fixture(scope="module")
-def releases(raw, tmp_path_factory):
+def releases(raw, tmp_path_factory, real_xcopa):
+    """1.0.0 built here, 1.1.0 (the current version) shared read-only (tests/conftest.py); every
+    raw file sha256-verified."""
     logging.getLogger("benchsmith.source").setLevel(logging.ERROR)
-    reg = tmp_path_factory.mktemp("registry")
-    out = {}
-    for version in ("1.0.0", "1.1.0"):
-        b = get_builder("xcopa", version)
-        srcs = resolve_sources(b.sources, b.checksums(), raw)  # every file sha256-verified
-        out[version] = ReleaseWriter(b, reg, srcs).write()
-    return out
+    b = get_builder("xcopa", "1.0.0")
+    srcs = resolve_sources(b.sources, b.checksums(), raw)
+    assert real_xcopa.version == "1.1.0"
+    return {"1.0.0": ReleaseWriter(b, tmp_path_factory.mktemp("registry"), srcs).write(), "1.1.0": real_xcopa}
 
 
 def _rows(release, config, split):
