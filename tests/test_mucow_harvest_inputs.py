@@ -230,13 +230,10 @@ _WORKER = textwrap.dedent("""
     import json, multiprocessing, os, sys, threading, time
     from benchsmith.builders.mucow import aligner
 
-    def worker(info):
-        ppid = os.getppid()
-        def exit_with_parent():  # what distributed's AsyncProcess does in a Dask worker
-            while os.getppid() == ppid:
-                time.sleep(0.02)
-            os._exit(-1)
-        threading.Thread(target=exit_with_parent, daemon=True).start()
+    def worker(info, owner):
+        # a forked Dask worker's first step (harvest's DieWithHarvest plugin), and nothing else ends it:
+        # distributed's own guard fails under fork (aligner.py, "kills and leftovers")
+        aligner.die_with_parent(owner)
         scratch = []
         def align():
             with aligner.scratch_dir(aligner.ALIGN_PREFIX) as tmp:
@@ -252,7 +249,7 @@ _WORKER = textwrap.dedent("""
 
     if __name__ == "__main__":
         multiprocessing.set_start_method("fork")
-        multiprocessing.Process(target=worker, args=(sys.argv[1],)).start()
+        multiprocessing.Process(target=worker, args=(sys.argv[1], os.getpid())).start()
         time.sleep(60)  # the harvest, killed by the test
 """)
 
@@ -300,11 +297,24 @@ def test_a_killed_owner_takes_the_aligner_child_along_and_the_next_run_removes_t
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")
+def test_forked_harvest_workers_are_set_to_die_with_the_harvest():
+    """Each forked worker of the local cluster asks the kernel for SIGKILL when the harvest dies. Before
+    (2026-11-27), two workers of a killed harvest could keep each other alive through distributed's
+    parent pipes, parent 1, forever; the slow test below then failed 2 of 8 quiet runs."""
+    import ctypes
+
+    def pdeathsig() -> tuple[int, int]:
+        sig = ctypes.c_int(0)
+        ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(sig))  # PR_GET_PDEATHSIG
+        return sig.value, os.getppid()
+
+    with harvest_mod.dask_client(None, workers=2) as client:
+        got = client.run(pdeathsig)
+    assert sorted(got.values()) == [(signal.SIGKILL, os.getpid())] * 2
+
+
 @pytest.mark.slow  # a real harvest of Tatoeba deu-eng killed while eflomal runs (~15 s)
-@pytest.mark.xfail(strict=False, reason=(
-    "known bug (2026-11-27): the SIGKILLed harvest's two worker processes (its argv, parent 1) outlive "
-    "it, so an align folder whose owner still runs is rightly kept by the next harvest; on a quiet "
-    "machine this failed 2 of 8 runs. Fix the workers' exit on their parent's death, then drop this mark"))
 def test_a_killed_harvest_takes_eflomal_along(raw, tmp_path, private_tmp):
     tatoeba = raw / "opus" / "tatoeba" / "deu-eng"
     inv = raw / "sense-inventory" / "omw-wikt"
