@@ -297,21 +297,44 @@ def test_a_killed_owner_takes_the_aligner_child_along_and_the_next_run_removes_t
                 os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")
-def test_forked_harvest_workers_are_set_to_die_with_the_harvest():
-    """Each forked worker of the local cluster asks the kernel for SIGKILL when the harvest dies. Before
-    (2026-11-27), two workers of a killed harvest could keep each other alive through distributed's
-    parent pipes, parent 1, forever; the slow test below then failed 2 of 8 quiet runs."""
-    import ctypes
+_LATE_FORK = textwrap.dedent("""
+    import json, multiprocessing.process as mpp, os, sys, time
+    from benchsmith.builders.mucow import harvest
 
-    def pdeathsig() -> tuple[int, int]:
-        sig = ctypes.c_int(0)
-        ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(sig))  # PR_GET_PDEATHSIG
-        return sig.value, os.getppid()
+    start = mpp.BaseProcess.start
+    def late_start(self):  # a loaded machine: a worker is forked after the next nanny made its pipe
+        time.sleep(0.5)
+        start(self)
+    mpp.BaseProcess.start = late_start
+    with harvest.dask_client(None, workers=2) as client:
+        pids = sorted(client.run(os.getpid).values())
+        json.dump(pids, open(sys.argv[1] + ".tmp", "w"))
+        os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+        time.sleep(60)  # the harvest, killed by the test
+""")
 
-    with harvest_mod.dask_client(None, workers=2) as client:
-        got = client.run(pdeathsig)
-    assert sorted(got.values()) == [(signal.SIGKILL, os.getpid())] * 2
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
+def test_forked_workers_die_with_a_killed_harvest_when_each_holds_the_others_pipe(tmp_path):
+    """distributed's own guard (each worker exits when its pipe from the parent closes) fails when both
+    workers' pipes exist before either is forked: each keeps the other's pipe open. Forcing that
+    order, the two workers outlived the killed harvest 8 of 8 times before the fix (2026-11-27)."""
+    script, info = tmp_path / "harvest.py", tmp_path / "pids.json"
+    script.write_text(_LATE_FORK, encoding="utf-8")
+    owner = subprocess.Popen([sys.executable, str(script), str(info)])
+    pids: list[int] = []
+    try:
+        assert _wait_until(info.exists, 60), "the cluster did not start"
+        pids = json.loads(info.read_text())
+        assert len(pids) == 2 and all(_running(p) for p in pids)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        assert _wait_until(lambda: not any(_running(p) for p in pids), 5), "a worker outlived the harvest"
+    finally:
+        owner.kill()
+        for pid in pids:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow  # a real harvest of Tatoeba deu-eng killed while eflomal runs (~15 s)
