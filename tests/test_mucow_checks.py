@@ -25,6 +25,7 @@ from benchsmith.builders.mucow.checks import (
     TargetWords,
     strict_checks,
 )
+from benchsmith.builders.mucow.moses_counts import plain_counts
 from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES
 from benchsmith.validation.check import Status
 
@@ -318,6 +319,85 @@ def test_source_lengths_tokenise_only_what_decides_a_figure_and_agree_with_every
     assert bounded == source_lengths(TRICKY_SOURCES, tok, min_words, exhaustive=True)
     if min_words == 5:
         assert len(seen) < len(TRICKY_SOURCES)  # the long sources were never tokenised
+    seen.clear()
+    sources = TRICKY_SOURCES + PLAIN_SENTENCES
+    assert source_lengths(sources, counting, min_words, count=plain_counts(tok)) == source_lengths(
+        sources, tok, min_words, exhaustive=True)
+    if min_words == 40:  # every source is measured: the plain ones are counted, not tokenised
+        assert len(seen) == len(sources) - sum(plain_counts(tok)(t) is not None for t in sources)
+
+
+#: (language, text): plain sentences (counted without Moses) and near misses (tokenised), each
+#: rule of builders/mucow/moses_counts.py met and broken
+PLAIN_SENTENCES = [
+    "Ten en ona šli domů.", "Nevím, co se stalo.", "Ahoj (svět)!", "Pan Dr.", "Was ist das?!",
+    "Er kam um 10 Uhr.", "Um 10, ja.", "A, b, c.", "Wo? Hier: dort; #1 @home 50% [a] {b} <c> a/b a|b ~x^y_z",
+    "Das ist alles.", "Das ist usw.", "S.", "x.", "Ja.", "Kapitel No.", "zwei  Leerzeichen", " vorne", "hinten ",
+    "Punkt.mitten", "Punkt. Mitten", "e-mail", "it's", "„Zitat“", "1,5 Liter", "a ,b", "a,b", "a.", ".", ",", "a,",
+    "DOTMULTI heißt es", "a...", "Ende!.", "Satz)", "ünïcödé wörter und ΣΩ", "x²,", "x\u00a0y", "tab\tab",
+]
+
+
+@pytest.mark.parametrize("lang", ["de", "cs", "en", "ru", "tr"])
+def test_plain_counts_are_the_moses_tokenisers_counts(lang):
+    """Each plain sentence's count equals Moses' (None: tokenised); the rules are met and broken."""
+    from benchsmith.builders.mucow.suites import n_words
+
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    tok = get_tokenizer(lang)
+    count = plain_counts(tok)
+    counted = 0
+    for text in PLAIN_SENTENCES + TRICKY_SOURCES:
+        got = count(text)
+        if got is not None:
+            counted += 1
+            toks = tok(text)
+            assert got == (n_words(toks), len(toks)), text
+    assert 10 < counted < len(PLAIN_SENTENCES)  # both kinds are there
+    assert count("Das ist Dr.") == (3, 3 if "Dr" in tok._moses.NONBREAKING_PREFIXES else 4)
+    assert plain_counts(lambda text: text.split())("Ja.") is None  # no Moses tokeniser: nothing counted
+
+
+def test_plain_counts_agree_with_moses_on_random_sentences():
+    """Random sentences of words (Latin, Cyrillic, digits, nonbreaking prefixes), marks, commas, spaces
+    and full stops: every count given equals Moses'."""
+    import random
+
+    from benchsmith.builders.mucow.suites import n_words
+
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    rng = random.Random(7)
+    pieces = ["Bank", "Ufer", "dům", "город", "10", "x2", "Dr", "No", "usw", "S", "Nr", ",", ", ", ".", " ", " ",
+              "(", ")", "!", "?", ":", '"', "-", "'", "…", "%"]
+    for lang in ("de", "en", "cs"):
+        tok = get_tokenizer(lang)
+        count = plain_counts(tok)
+        counted = 0
+        for _ in range(300):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+            got = count(text)
+            if got is not None:
+                counted += 1
+                toks = tok(text)
+                assert got == (n_words(toks), len(toks)), (lang, text)
+        assert counted > 30, lang
+
+
+def test_word_chunks_are_the_chunks_with_a_letter_or_digit_for_every_code_point():
+    """``_WORD_CHUNK`` counts what ``sum(any(ch.isalnum() for ch in c) for c in text.split())`` counts:
+    its ``[^\\W_]`` is ``str.isalnum`` and its ``\\S`` is not ``str.isspace`` for every code point."""
+    import re
+    import sys
+
+    from benchsmith.builders.mucow.checks import _WORD_CHUNK
+
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert re.findall(r"[^\W_]", every) == [c for c in every if c.isalnum()]
+    assert re.findall(r"\s", every) == [c for c in every if c.isspace()]
+    for text in TRICKY_SOURCES + PLAIN_SENTENCES + ["-- a-b ,, ² ½ _ __x\u00a0y\u2003z"]:
+        assert len(_WORD_CHUNK.findall(text)) == sum(any(ch.isalnum() for ch in c) for c in text.split()), text
 
 
 @pytest.mark.realdata
@@ -326,6 +406,7 @@ def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw
     import json
 
     from benchsmith.builders.mucow.checks import SCORING_MIN_WORDS, source_lengths
+    from benchsmith.builders.mucow.suites import n_words
 
     from benchsmith.nlp.tokenize import get_tokenizer
 
@@ -335,3 +416,11 @@ def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw
         for min_words in (SCORING_MIN_WORDS, 15):
             assert source_lengths(sources, tok, min_words) == source_lengths(sources, tok, min_words,
                                                                               exhaustive=True), f.name
+            assert source_lengths(sources, tok, min_words, count=plain_counts(tok)) == source_lengths(
+                sources, tok, min_words, exhaustive=True), f.name
+        count = plain_counts(tok)
+        for text in sources:  # every source counted without Moses is counted as Moses does
+            got = count(text)
+            if got is not None:
+                toks = tok(text)
+                assert got == (n_words(toks), len(toks)), text

@@ -40,9 +40,9 @@ def has_nulls(table: pa.Table) -> bool:
     for column in table.columns:
         if column.null_count:
             return True
-        if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-            if pc.list_flatten(column).null_count:
-                return True
+        listed = pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
+        if listed and pc.list_flatten(column).null_count:
+            return True
     return False
 
 
