@@ -335,6 +335,9 @@ PLAIN_SENTENCES = [
     "Das ist alles.", "Das ist usw.", "S.", "x.", "Ja.", "Kapitel No.", "zwei  Leerzeichen", " vorne", "hinten ",
     "Punkt.mitten", "Punkt. Mitten", "e-mail", "it's", "„Zitat“", "1,5 Liter", "a ,b", "a,b", "a.", ".", ",", "a,",
     "DOTMULTI heißt es", "a...", "Ende!.", "Satz)", "ünïcödé wörter und ΣΩ", "x²,", "x\u00a0y", "tab\tab",
+    "E-Mail-Adresse, bitte.", "a - b -- c", "-", "--x-", "Baden-Württemberg.", "co-op (x-y)!", "a -, b", "ab-.",
+    "Das ist gut. Wir gehen.", "Dr. Müller kam.", "Er sagte etwa. und dann", "Kapitel No. 5 ist da.", "It is No. 5",
+    "It is no. 5", "Ende. (neu)", "A. B. C.", "x. -y", "z. , a", "Satz.  Zwei", "Satz .ende", "a-. B", "Вот. и всё.",
 ]
 
 
@@ -369,7 +372,7 @@ def test_plain_counts_agree_with_moses_on_random_sentences():
     from benchsmith.nlp.tokenize import get_tokenizer
 
     rng = random.Random(7)
-    pieces = ["Bank", "Ufer", "dům", "город", "10", "x2", "Dr", "No", "usw", "S", "Nr", ",", ", ", ".", " ", " ",
+    pieces = ["Bank", "Ufer", "dům", "город", "10", "x2", "Dr", "No", "usw", "S", "Nr", ",", ", ", ".", " ", " ", "-", "-",
               "(", ")", "!", "?", ":", '"', "-", "'", "…", "%"]
     for lang in ("de", "en", "cs"):
         tok = get_tokenizer(lang)
