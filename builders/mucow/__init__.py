@@ -251,7 +251,8 @@ class MucowBuilder(Builder):
         """The per-suite statistics and the fidelity note. Rendered at build and again by every
         ``validate`` (the card is re-rendered from the report), so the figures come from Arrow
         columns (:mod:`.suite_columns`, equal to the row-dict figures), not one dict per item:
-        real release, in-process CPU s at load ~3, 0.42 -> 0.12 (README.md, "Validate in seconds")."""
+        real release, in-process CPU s of a cold ``validate`` at load ~4, 0.28-0.43 -> 0.12-0.16
+        (README.md, "Checks"). What is left is mostly the card's view reading each split whole."""
         from .suite_columns import STATISTICS_COLUMNS
         from .suite_columns import suite_statistics as statistics
 

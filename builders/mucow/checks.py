@@ -392,8 +392,8 @@ class SourceLengths:
 _UNBOUNDED = re.compile(r"[\x00-\x1f]|MULTI")
 #: from a chunk's first letter or digit to its end: one match per whitespace chunk holding one.
 #: ``[^\W_]`` is ``str.isalnum`` and ``\s`` is ``str.isspace`` (what ``str.split`` splits on), for
-#: every code point (tests/test_mucow_checks.py); 0.35 -> 0.06 CPU s on the 18,051 real sources
-#: against ``any(ch.isalnum() for ch in chunk)`` over ``text.split()``
+#: every code point (tests/test_mucow_checks.py); the 18,051 real sources' bounds in 0.11 CPU s
+#: against 0.25-0.29 with ``any(ch.isalnum() for ch in chunk)`` over ``text.split()``
 _WORD_CHUNK = re.compile(r"[^\W_]\S*")
 
 

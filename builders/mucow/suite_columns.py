@@ -3,18 +3,22 @@
 The same figures as the row-dict functions of :mod:`.schema` and the same offending rows as the
 Python predicates of :mod:`.checks`, without turning a suite into one dict per item: the card's
 "Suite statistics" section (rendered at build and again by every ``validate``), the
-``mucow_suite_statistics`` check and the scoring-suite checks read a few columns of each of the
-16 released suites. Measured on the real release (in-process, CPU s, load ~3, 2026-11-27):
-``MucowBuilder.card_sections`` 0.42 -> see README.md "Validate in seconds"; the checks' figures
-in their docstrings.
+``mucow_suite_statistics`` check, and the offending rows of ``mucow_contrastive_present``,
+``_aligned``, ``_differs``, ``mucow_senses_per_word`` and ``mucow_items_per_sense`` (checks.py;
+``mucow_target_words`` and ``mucow_domain_rule`` stay row by row, ~0.05 s each). Real release,
+in-process CPU s of one cold ``validate`` (two runs each, the trees interleaved, load ~4,
+2026-11-27): ``MucowBuilder.card_sections`` 0.28-0.43 -> 0.12-0.16, ``mucow_suite_statistics``
+0.15-0.16 -> 0.05-0.07, the seven suite checks but ``mucow_source_length`` 0.53-0.54 -> 0.29-0.35
+together (builders/mucow/README.md, "Checks").
 
 Exactness: a value Python would treat differently from Arrow never reaches Arrow. A suite with a
 null anywhere in the columns used (a null list, a null item in a list, a null string), or a
 ``domain`` that is neither ``in``/``out`` nor ``0``/``1``, takes the row-dict path
 (:func:`.schema.suite_statistics`), which is what ran before, errors included. Otherwise strings
 are compared byte for byte by both (Arrow's hash grouping and Python's ``set``/``==`` on ``str``),
-and list lengths are the same numbers. tests/test_mucow_suite_columns.py compares both paths on
-every suite of the real release and on the fixtures, edge cases included.
+and list lengths are the same numbers. Both paths are held equal on made-up suites, edge cases
+included (tests/test_mucow_suite_columns.py, tests/test_mucow_checks.py), and on every suite of
+the real release (tests/test_mucow_builder.py, slow).
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ def suite_statistics(table: pa.Table, variant: str) -> dict[str, Any]:
 
     Equal, key for key and in the same key order, to the row-dict function (which runs instead
     when the suite holds a null or an unexpected ``domain``). Real release, 16 suites, in-process
-    CPU s at load ~3: 0.21 with ``to_pylist`` + the row-dict function, ~0.02 here."""
+    CPU s at load ~3: 0.15 with ``to_pylist`` + the row-dict function, 0.05 here."""
     table = table.select(list(STATISTICS_COLUMNS[variant]))
     domains = None if variant == SCORING else _domain_counts(table.column("domain"))
     if has_nulls(table) or (variant != SCORING and domains is None):
