@@ -72,9 +72,20 @@ class Check:
     #: (``benchsmith.validation.runner``): it shares no in-process state a later check reads, and
     #: its own cost (scikit-learn's import and fits) is worth a process of its own
     concurrent: ClassVar[bool] = False
+    #: True when the check may run in either process (``benchsmith.validation.runner``): it reads
+    #: no in-process memo that another check fills or reads (the token columns, a builder's
+    #: statistics), so whichever process is idle first takes it
+    portable: ClassVar[bool] = False
+    #: relative cost of a portable check (CPU seconds on ComVE, roughly): the idle process takes
+    #: the costliest first, so the two finish close together
+    cost: ClassVar[float] = 0.1
 
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError
+
+    def prepare(self, release: Release) -> None:
+        """Work a ``concurrent`` check shares with the checks of validate's own process, done
+        there before the worker forks so that both inherit it (default: nothing)."""
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:
         return CheckResult(check=self.name, family=self.family, status=status, summary=summary, **kw)
