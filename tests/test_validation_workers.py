@@ -172,23 +172,62 @@ def test_a_dead_worker_has_the_portable_checks_it_took_run_here(release):
     assert {r.metrics["pid"] for r in got} == {os.getpid()}  # x killed the worker; x and y ran here
 
 
-def test_prepare_runs_here_before_the_fork(release, monkeypatch):
-    # a concurrent check's shared work (the probe's token columns) is done before the worker forks,
-    # so this process and the worker inherit it; a failing prepare is left to the check's own run
+def test_prepare_runs_here_while_the_worker_imports_and_its_tokens_are_sent(release, monkeypatch):
+    # the worker imports what the probe declares while this process runs its prepare (the token
+    # columns the probe reads); the worker then has those columns and their ids without tokenising
+    import sys
+
+    from benchsmith.validation import dataview
+
     events: list[str] = []
     real = runner._Worker.__init__
     monkeypatch.setattr(runner._Worker, "__init__", lambda self, *a: (events.append("fork"), real(self, *a))[1])
+    assert "tabnanny" not in sys.modules
 
     class Prepared(Where):
+        imports = ("tabnanny",)
+
         def prepare(self, release):
             events.append(f"prepare {self.name}")
             if self.how == "crash":
                 raise RuntimeError("boom")
+            view = dataview.configs(release)[0]
+            view.token_column("train", "text")
 
+        def run(self, release):
+            if self.how == "crash":
+                raise RuntimeError("boom")
+            view = dataview.configs(release)[0]
+            key = ("tokens", *view.content_key("train"), "text")
+            had = dataview.STORE.peek(key) is not None
+            ids = view.token_column("train", "text").ids
+            words = sorted({dataview.VOCAB.names[i] for i in ids.tolist()})
+            return [self.stat("ran", metrics={"pid": os.getpid(), "had": had, "words": words,
+                                              "tabnanny": "tabnanny" in sys.modules})]
+
+    dataview.STORE.clear()
     got = runner.run_checks(release, [Prepared("p", concurrent=True), Prepared("q", concurrent=True, how="crash"),
                                       Where("a")])
-    assert events == ["prepare p", "prepare q", "fork"]
+    assert events == ["fork", "prepare p", "prepare q"]
     assert [(r.check, r.status) for r in got] == [("p", Status.STAT), ("q", Status.FAIL), ("a", Status.STAT)]
+    m = got[0].metrics
+    assert m["pid"] != os.getpid() and m["had"] and m["tabnanny"] and "tabnanny" not in sys.modules
+    view = dataview.configs(release)[0]
+    assert m["words"] == sorted({dataview.VOCAB.names[i] for i in view.token_column("train", "text").ids.tolist()})
+
+
+def test_a_forked_vocabulary_adopts_only_a_continuation():
+    from benchsmith.validation.dataview import Vocabulary
+
+    parent, child = Vocabulary(), Vocabulary()
+    parent.ids(["a", "b"])
+    child.ids(["a", "b"])
+    parent.ids(["C", "d"])
+    assert child.adopt(parent.state()) and child.names == ["a", "b", "c", "d"]
+    assert child.ids(["D"]).tolist() == [3]
+    other = Vocabulary()
+    other.ids(["z"])
+    assert not other.adopt(parent.state()) and other.names == ["z"]
 
 
 def test_the_real_generic_checks_give_the_same_results_in_the_worker(tmp_path, monkeypatch):

@@ -83,9 +83,14 @@ class Check:
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError
 
+    #: modules a ``concurrent`` check imports when it runs: its worker imports them while
+    #: validate's process runs :meth:`prepare` (``benchsmith.validation.runner``)
+    imports: ClassVar[tuple[str, ...]] = ()
+
     def prepare(self, release: Release) -> None:
         """Work a ``concurrent`` check shares with the checks of validate's own process, done
-        there before the worker forks so that both inherit it (default: nothing)."""
+        there (token columns, sent to the worker) while the worker imports :attr:`imports`
+        (default: nothing)."""
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:
         return CheckResult(check=self.name, family=self.family, status=status, summary=summary, **kw)

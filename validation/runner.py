@@ -22,6 +22,7 @@ the gate still stops the release.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Sequence
@@ -170,10 +171,12 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     process (:func:`plan`, README.md "validate against build", sixth pass):
 
     * the ``concurrent`` checks (the scikit-learn probes: their import and fits) run in the
-      worker, first; the work they share with this process's checks (``Check.prepare``: the token
-      columns the probe reads) and pandas' import (pyarrow imports it at its first array in each
-      process) are done here before the fork, so both processes inherit them instead of each
-      paying them (ComVE: ~1 s of tokenising and ~0.4 s of import);
+      worker, first. The worker imports what they declare (``Check.imports``: scikit-learn, ~1.5
+      CPU s) while this process does the work they share with its own checks (``Check.prepare``:
+      tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
+      (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
+      waits for the other and nothing is tokenised twice; pandas, which pyarrow imports at its
+      first array in every process (~0.4 s), is imported once before the fork;
     * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
       no in-process memo shared with another check) are a queue that either process takes from
       when idle, the costliest first (``Check.cost``): this process after its own checks, the
@@ -188,10 +191,11 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     side, shared = plan(checks) if _workers_allowed() else ([], [])
     worker: _Worker | None = None
     if side or shared:
-        for k in side:
-            _prepare(release, checks[k])
         _import_pandas()
         worker = _Worker(release, checks, side, shared)
+        for k in side:
+            _prepare(release, checks[k])
+        worker.prepared()
     away = set(side) | set(shared)
     mine = [i for i in range(len(checks)) if i not in away]
 
@@ -277,6 +281,17 @@ def _prepare(release: Release, check: Check) -> None:
         pass
 
 
+def _send_tokens(conn: Any) -> None:
+    from benchsmith.validation.dataview import export_tokens
+
+    try:
+        conn.send(export_tokens())
+    except (OSError, EOFError):  # the worker is gone: it will not need them
+        pass
+    finally:
+        conn.close()
+
+
 def _import_pandas() -> None:
     """pyarrow imports pandas, when installed, at the first array it builds (0.3-0.55 CPU s, in
     every process that builds one: both would); imported once here, before the fork."""
@@ -299,9 +314,20 @@ class _Worker:
         self.release, self.checks, self.side, self.shared = release, checks, side, shared
         self._next = ctx.Value("i", 0)  # the next portable check to take, shared by both processes
         self._answer, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_work, args=(release, checks, side, shared, self._next, send), daemon=True)
+        tokens, self._tokens = ctx.Pipe(duplex=False)
+        imports = sorted({m for i in side for m in getattr(_inner(checks[i]), "imports", ())})
+        args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports)
+        self._proc = ctx.Process(target=_work, args=args, daemon=True)
         self._proc.start()
         send.close()
+        tokens.close()
+        self._sender: threading.Thread | None = None
+
+    def prepared(self) -> None:
+        """Send the worker this process's token columns (``Check.prepare`` made them), from a
+        thread: the pipe holds 64 KB, and the worker reads only once its imports are done."""
+        self._sender = threading.Thread(target=_send_tokens, args=(self._tokens,), daemon=True)
+        self._sender.start()
 
     def claim(self) -> int | None:
         """The position in the portable queue of a check no process took yet, now this one's."""
@@ -317,6 +343,10 @@ class _Worker:
         finally:
             self._answer.close()
             self._proc.join()
+            if self._sender is not None:
+                self._sender.join()
+            else:
+                self._tokens.close()
         if answer is None:
             return {i: _run_one(self.release, self.checks[i])
                     for i in [*self.side, *self.shared] if i not in done}
@@ -338,8 +368,27 @@ def _claim(counter: Any, n: int) -> int | None:
 
 
 def _work(release: Release, checks: list[Check], side: list[int], shared: list[int], counter: Any,
-          conn: Any) -> None:
+          conn: Any, pipe: tuple[Any, Any], imports: list[str]) -> None:
+    import importlib
+
+    from benchsmith.validation.dataview import import_tokens
+
     progress.set_enabled(False)  # one bar: this process's
+    tokens, theirs = pipe
+    theirs.close()  # the sending end, inherited: closed here, so a validate that dies is an EOF
+    for module in imports:  # while validate's process tokenises (see run_checks)
+        try:
+            importlib.import_module(module)
+        except ImportError:  # the check reports it when it runs
+            pass
+    try:
+        state = tokens.recv()
+    except (EOFError, OSError):  # nothing sent: the checks tokenise what they read
+        state = None
+    finally:
+        tokens.close()
+    if state is not None:
+        import_tokens(state)
 
     def order() -> Iterator[int]:
         yield from side

@@ -131,6 +131,7 @@ class XcopaPartialInput(Check):
     name = "xcopa_partial_input"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     concurrent = True  # scikit-learn's import and fits overlap the other checks (validation/runner.py)
+    imports = ("benchsmith.builders.xcopa.baseline",)  # scikit-learn's: imported by the worker first
     family = "artifacts"
 
     def __init__(self, warn_above: float = PARTIAL_INPUT_WARN) -> None:

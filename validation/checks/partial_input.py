@@ -641,16 +641,17 @@ class PartialInputCheck(PerConfigBaseline):
     name = "partial_input"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     concurrent = True  # scikit-learn's import (~1.5 CPU s) and the fits overlap the other checks
+    imports = ("sklearn.linear_model",)  # imported by the worker while the tokens are made
     family = "artifacts"
 
     def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:
         self.known_artifacts = list(known_artifacts)
 
     def prepare(self, release: Release) -> None:
-        """Tokenise the fields the probe reads, in validate's process before the worker forks
-        (``Check.prepare``): ``lengths``, ``cues`` and the cheap baselines read the same token
-        columns there, so the fork inherits them instead of tokenising them again (~1 CPU s on
-        ComVE; validation/runner.py)."""
+        """Tokenise the fields the probe reads, in validate's process while the worker imports
+        scikit-learn (``Check.prepare``): ``lengths``, ``cues`` and the cheap baselines read the
+        same token columns there, and the worker is sent them instead of tokenising them again
+        (~1 CPU s on ComVE; validation/runner.py)."""
         for view in configs(release):
             mc = view.multiple_choice
             if mc is not None:
