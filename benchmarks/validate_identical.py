@@ -3,9 +3,12 @@
 For each dataset: build it once into its own temporary registry, then validate it cold (the
 caches as the build left them) with ``BENCHSMITH_VALIDATE_WORKERS=1`` and with ``=0``, and warm
 (again, same home) with the worker; compares every result (status, summary, metrics, details,
-figures) of the three runs. Prints one line per dataset and exits 1 when any result differs.
+figures) of the three runs. ``--before REV`` also validates (cold, with its own worker setting) the
+same build with the tree of git revision REV (``validate_real.tree_of``) and compares it too.
+Prints one line per dataset and exits 1 when any result differs.
 
     python benchmarks/validate_identical.py [--datasets comve xcopa mucow cognition] [--raw ../shared/raw]
+        [--before aa8e707]
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def validate(exe: str, name: str, reg: Path, home: Path, workers: str) -> list[dict]:
+def validate(exe: str, name: str, reg: Path, home: Path, workers: str, tree: Path | None = None) -> list[dict]:
     env = dict(os.environ, BENCHSMITH_HOME=str(home), BENCHSMITH_VALIDATE_WORKERS=workers,
                HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1")
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([exe, "--quiet", "validate", name, "--registry", str(reg), "--json"], env=env,
                          capture_output=True, text=True)
     if out.returncode not in (0, 1):
@@ -36,11 +41,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--raw", type=Path, default=REPO.parent / "shared" / "raw")
     ap.add_argument("--datasets", nargs="+", default=["comve", "xcopa", "mucow", "cognition"])
+    ap.add_argument("--before", help="git revision whose validate must give the same results")
     args = ap.parse_args()
     exe = str(Path(sys.executable).parent / "benchsmith")
     work = Path(tempfile.mkdtemp(prefix="validate-identical-"))
     bad = 0
     try:
+        before = None
+        if args.before:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from validate_real import tree_of
+
+            before = tree_of(args.before, work / "before")
         for name in args.datasets:
             reg, built = work / name / "reg", work / name / "home0"
             cmd = [exe, "--quiet", "build", name, "--sources", str(args.raw.resolve()), "--registry", str(reg)]
@@ -53,8 +65,11 @@ def main() -> None:
                 shutil.copytree(built, home)
                 runs[label] = validate(exe, name, reg, home, workers)
             runs["warm"] = validate(exe, name, reg, work / name / "worker", "1")
+            if before is not None:
+                shutil.copytree(built, work / name / "before")
+                runs["before"] = validate(exe, name, reg, work / name / "before", "1", before)
             base = runs["alone"]
-            for label in ("worker", "warm"):
+            for label in [k for k in runs if k != "alone"]:
                 got = runs[label]
                 differ = [i for i, (a, b) in enumerate(zip(base, got)) if a != b] + (
                     ["count"] if len(base) != len(got) else [])
