@@ -185,7 +185,8 @@ def test_prepare_runs_here_while_the_worker_imports_and_its_tokens_are_sent(rele
     assert "tabnanny" not in sys.modules
 
     class Prepared(Where):
-        imports = ("tabnanny",)
+        def imports(self, release):
+            return ("tabnanny",)
 
         def prepare(self, release):
             events.append(f"prepare {self.name}")
@@ -243,3 +244,11 @@ def test_the_real_generic_checks_give_the_same_results_in_the_worker(tmp_path, m
     alone = runner.run_checks(dup, checks)
     assert [r.to_dict() for r in here] == [r.to_dict() for r in alone]
     assert {r.check: r.status for r in here}["exact_duplicates"] == Status.FAIL  # the planted leak: found
+
+
+def test_the_probe_asks_for_scikit_learn_only_where_it_fits(tmp_path, release):
+    from benchsmith.validation.checks.partial_input import PartialInputCheck
+
+    mc = make_release(tmp_path, {"train": mc_rows(20, "t", 4)}, mc_features(), MC_META)
+    assert PartialInputCheck().imports(mc) == ("sklearn.linear_model",)
+    assert PartialInputCheck().imports(release) == ()  # labels but no options and no partial_input fields

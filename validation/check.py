@@ -83,13 +83,15 @@ class Check:
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError
 
-    #: modules a ``concurrent`` check imports when it runs: its worker imports them while
-    #: validate's process runs :meth:`prepare` (``benchsmith.validation.runner``)
-    imports: ClassVar[tuple[str, ...]] = ()
+    def imports(self, release: Release) -> tuple[str, ...]:
+        """Modules a ``concurrent`` check will import when it runs on ``release`` (told from the
+        release's metadata, cheaply): its worker imports them while validate's process runs
+        :meth:`prepare` (``benchsmith.validation.runner``; default: none)."""
+        return ()
 
     def prepare(self, release: Release) -> None:
         """Work a ``concurrent`` check shares with the checks of validate's own process, done
-        there (token columns, sent to the worker) while the worker imports :attr:`imports`
+        there (token columns, sent to the worker) while the worker imports :meth:`imports`
         (default: nothing)."""
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:

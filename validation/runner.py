@@ -269,6 +269,15 @@ def _flag(check: Check, attr: str) -> bool:
     return bool(getattr(check, attr, False))
 
 
+def _imports(release: Release, check: Check) -> tuple[str, ...]:
+    """``Check.imports``; none when it fails (the check's own run reports the error)."""
+    imports = getattr(_inner(check), "imports", None)
+    try:
+        return tuple(imports(release)) if imports is not None else ()
+    except Exception:  # noqa: BLE001 - the check meets the same error in its run and reports it
+        return ()
+
+
 def _prepare(release: Release, check: Check) -> None:
     """``Check.prepare`` before the fork; a failure there is left for the check's own run to report."""
     prepare = getattr(_inner(check), "prepare", None)
@@ -315,7 +324,7 @@ class _Worker:
         self._next = ctx.Value("i", 0)  # the next portable check to take, shared by both processes
         self._answer, send = ctx.Pipe(duplex=False)
         tokens, self._tokens = ctx.Pipe(duplex=False)
-        imports = sorted({m for i in side for m in getattr(_inner(checks[i]), "imports", ())})
+        imports = sorted({m for i in side for m in _imports(release, checks[i])})
         args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports)
         self._proc = ctx.Process(target=_work, args=args, daemon=True)
         self._proc.start()

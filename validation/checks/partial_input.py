@@ -641,11 +641,17 @@ class PartialInputCheck(PerConfigBaseline):
     name = "partial_input"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     concurrent = True  # scikit-learn's import (~1.5 CPU s) and the fits overlap the other checks
-    imports = ("sklearn.linear_model",)  # imported by the worker while the tokens are made
     family = "artifacts"
 
     def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:
         self.known_artifacts = list(known_artifacts)
+
+    def imports(self, release: Release) -> tuple[str, ...]:
+        """scikit-learn (~1.5 CPU s), when some config has a probe to fit (``Check.imports``:
+        imported by the worker while the tokens are made; MuCoW has none, and none is imported)."""
+        fits = any(v.multiple_choice is not None or (v.policy.partial_input and v.label_field)
+                   for v in configs(release))
+        return ("sklearn.linear_model",) if fits else ()
 
     def prepare(self, release: Release) -> None:
         """Tokenise the fields the probe reads, in validate's process while the worker imports
