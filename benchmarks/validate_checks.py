@@ -72,8 +72,8 @@ def one_run(name: str, reg: Path, snapshot: Path, home: Path, workers: str) -> d
     t0 = time.time()
     env = dict(os.environ, BENCHSMITH_HOME=str(home), HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1",
                VC_T0=repr(t0), VC_LOG=str(log), BENCHSMITH_VALIDATE_WORKERS=workers)
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, "--quiet", "validate", name, "--registry", str(reg)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cmd = [sys.executable, "-c", CHILD, "--quiet", "validate", name, "--registry", str(reg)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = proc.stderr.read().decode() if proc.stderr else ""
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.time() - t0
@@ -90,8 +90,9 @@ def show(name: str, workers: str, run: dict) -> None:
     first = min(e["start"] for e in checks)
     last = max(e["end"] for e in checks if e["pid"] == main_pid)
     exit_ = next(e for e in ev if e["event"] == "exit")
-    print(f"== {name} workers={workers}: wall {run['wall']:.2f} s, CPU (all processes) {run['cpu_children']:.2f} s;"
-          f" start-up to first check {first:.2f} s, last main check to exit {exit_['t'] - last:.2f} s", file=sys.stderr)
+    print(f"== {name} workers={workers}: wall {run['wall']:.2f} s, CPU (all processes) "
+          f"{run['cpu_children']:.2f} s; start-up to first check {first:.2f} s, last main check to exit "
+          f"{exit_['t'] - last:.2f} s", file=sys.stderr)
     sums: dict[str, list[float]] = {}
     for e in sorted(checks, key=lambda e: e["start"]):
         who = "M" if e["pid"] == main_pid else "W"

@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def validate(exe: str, name: str, reg: Path, home: Path, workers: str, tree: Path | None = None) -> list[dict]:
+def validate(exe: str, name: str, reg: Path, home: Path, workers: str,
+             tree: Path | None = None) -> list[dict]:
     env = dict(os.environ, BENCHSMITH_HOME=str(home), BENCHSMITH_VALIDATE_WORKERS=workers,
                HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1")
     if tree is not None:
@@ -55,7 +56,8 @@ def main() -> None:
             before = tree_of(args.before, work / "before")
         for name in args.datasets:
             reg, built = work / name / "reg", work / name / "home0"
-            cmd = [exe, "--quiet", "build", name, "--sources", str(args.raw.resolve()), "--registry", str(reg)]
+            cmd = [exe, "--quiet", "build", name, "--sources", str(args.raw.resolve()),
+                   "--registry", str(reg)]
             env = dict(os.environ, BENCHSMITH_HOME=str(built), HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1")
             subprocess.run(cmd + (["--skip-missing"] if name == "cognition" else []), env=env, check=True,
                            stdout=subprocess.DEVNULL)

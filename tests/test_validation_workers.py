@@ -181,7 +181,8 @@ def test_prepare_runs_here_while_the_worker_imports_and_its_tokens_are_sent(rele
 
     events: list[str] = []
     real = runner._Worker.__init__
-    monkeypatch.setattr(runner._Worker, "__init__", lambda self, *a: (events.append("fork"), real(self, *a))[1])
+    monkeypatch.setattr(runner._Worker, "__init__",
+                        lambda self, *a: (events.append("fork"), real(self, *a))[1])
     assert "tabnanny" not in sys.modules
 
     class Prepared(Where):
@@ -207,14 +208,15 @@ def test_prepare_runs_here_while_the_worker_imports_and_its_tokens_are_sent(rele
                                               "tabnanny": "tabnanny" in sys.modules})]
 
     dataview.STORE.clear()
-    got = runner.run_checks(release, [Prepared("p", concurrent=True), Prepared("q", concurrent=True, how="crash"),
-                                      Where("a")])
+    got = runner.run_checks(release, [Prepared("p", concurrent=True),
+                                      Prepared("q", concurrent=True, how="crash"), Where("a")])
     assert events == ["fork", "prepare p", "prepare q"]
     assert [(r.check, r.status) for r in got] == [("p", Status.STAT), ("q", Status.FAIL), ("a", Status.STAT)]
     m = got[0].metrics
     assert m["pid"] != os.getpid() and m["had"] and m["tabnanny"] and "tabnanny" not in sys.modules
     view = dataview.configs(release)[0]
-    assert m["words"] == sorted({dataview.VOCAB.names[i] for i in view.token_column("train", "text").ids.tolist()})
+    here = view.token_column("train", "text").ids.tolist()
+    assert m["words"] == sorted({dataview.VOCAB.names[i] for i in here})
 
 
 def test_a_forked_vocabulary_adopts_only_a_continuation():
@@ -235,7 +237,8 @@ def test_the_real_generic_checks_give_the_same_results_in_the_worker(tmp_path, m
     from benchsmith.validation.runner import generic_checks
 
     rows = balanced_text_rows(60, "tr", 1)
-    dup = make_release(tmp_path, {"train": rows, "test": rows[:5] + balanced_text_rows(30, "te", 2)}, text_features())
+    splits = {"train": rows, "test": rows[:5] + balanced_text_rows(30, "te", 2)}
+    dup = make_release(tmp_path, splits, text_features())
     checks = generic_checks()
     assert {checks[i].name for i in runner.plan(checks)[1]} == {
         "near_duplicates", "exact_duplicates", "unique_ids", "empty_fields", "fingerprint"}
