@@ -241,7 +241,8 @@ def test_the_real_generic_checks_give_the_same_results_in_the_worker(tmp_path, m
     dup = make_release(tmp_path, splits, text_features())
     checks = generic_checks()
     assert {checks[i].name for i in runner.plan(checks)[1]} == {
-        "near_duplicates", "exact_duplicates", "unique_ids", "empty_fields", "fingerprint"}
+        "near_duplicates", "exact_duplicates", "unique_ids", "empty_fields", "fingerprint", "lengths", "cues",
+        "label_balance"}
     here = runner.run_checks(dup, checks)
     monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
     alone = runner.run_checks(dup, checks)

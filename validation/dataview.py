@@ -366,10 +366,11 @@ STORE = _Store(STORE_BUDGET)
 
 
 def export_tokens() -> dict[str, Any]:
-    """This process's token columns and the vocabulary their ids index, for a worker process
+    """This process's token columns and the vocabulary their ids index (copies of the vocabulary's
+    tables: the state as it is now, for a thread to send while checks go on), for a worker process
     forked before they were made (``validation/runner.py``: the worker imports scikit-learn while
     this process tokenises what the probe reads, then takes the columns instead of tokenising)."""
-    columns = {key: value for key, (value, _) in STORE._items.items() if key[0] == "tokens"}
+    columns = {key: value for key, (value, _) in list(STORE._items.items()) if key[0] == "tokens"}
     return {"vocab": VOCAB.state(), "columns": columns}
 
 

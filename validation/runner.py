@@ -290,11 +290,9 @@ def _prepare(release: Release, check: Check) -> None:
         pass
 
 
-def _send_tokens(conn: Any) -> None:
-    from benchsmith.validation.dataview import export_tokens
-
+def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
     try:
-        conn.send(export_tokens())
+        conn.send(state)
     except (OSError, EOFError):  # the worker is gone: it will not need them
         pass
     finally:
@@ -333,9 +331,13 @@ class _Worker:
         self._sender: threading.Thread | None = None
 
     def prepared(self) -> None:
-        """Send the worker this process's token columns (``Check.prepare`` made them), from a
-        thread: the pipe holds 64 KB, and the worker reads only once its imports are done."""
-        self._sender = threading.Thread(target=_send_tokens, args=(self._tokens,), daemon=True)
+        """Send the worker this process's token columns (``Check.prepare`` made them), taken
+        here (the checks that follow change the store) and sent from a thread: the pipe holds
+        64 KB, and the worker reads only once its imports are done."""
+        from benchsmith.validation.dataview import export_tokens
+
+        state = export_tokens()
+        self._sender = threading.Thread(target=_send_tokens, args=(self._tokens, state), daemon=True)
         self._sender.start()
 
     def claim(self) -> int | None:
