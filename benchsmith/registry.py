@@ -132,7 +132,7 @@ def lock(target: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         fcntl = None  # type: ignore[assignment]
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if fcntl is not None else None
+    fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if fcntl is not None else None
     try:
         start = time.monotonic()
         while fd is not None:

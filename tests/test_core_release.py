@@ -92,6 +92,17 @@ def test_two_builds_are_byte_identical(tmp_path):
     assert a.verify() == []
 
 
+def test_the_written_release_is_what_reading_it_gives(tmp_path):
+    """The writer hands back its release without reading release.json again (Release.written): the same
+    typed manifest as a fresh read, also where the changelog rewrote it (a previous version)."""
+    first = build(tmp_path, ToyBuilder("1.0.0"))
+    second = build(tmp_path)  # 1.1.0: "changes since 1.0.0" recorded in its manifest and card
+    assert "changes_since" in second.info.extra and "changes_since" not in first.info.extra
+    for release in (first, second):
+        assert release.info == Release(release.path).info and release.path == Release(release.path).path
+    assert "Changes since" in (second.path / "README.md").read_text(encoding="utf-8")
+
+
 def test_fingerprint_detects_changed_value(tmp_path):
     release = build(tmp_path)
     table = release.table("plain", "train")

@@ -194,6 +194,7 @@ class ReleaseWriter:
         self.shard_bytes = shard_bytes
         self._kept: dict[tuple[str, str], pa.Table] = {}  # written splits for the card (_keep)
         self._kept_bytes = 0
+        self._written: ReleaseInfo | None = None  # the manifest _write_into wrote last
 
     @property
     def target(self) -> Path:
@@ -230,7 +231,8 @@ class ReleaseWriter:
                     # a write() that failed (EFBIG, EIO...) names no file: name the release being written
                     raise EnvironmentFault.of(exc, where=target) from exc
                 raise
-        return Release(target)
+        assert self._written is not None  # _write_into sets it
+        return Release.written(target, self._written)  # its release.json: what _write_into wrote
 
     def _registered_fingerprints(
         self, splits: dict[str, dict[str, SplitInfo | SkippedSplit]]
@@ -282,13 +284,18 @@ class ReleaseWriter:
         (tmp / MANIFEST).write_text(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         from benchsmith.changelog import newest_older, record_changes
 
+        # opened once (Release.written): the manifest just written is read again only where
+        # record_changes rewrote it (a previous version to compare with)
         staged = Release(tmp)
-        record_changes(staged, self.previous if self.previous is not None
-                       else lambda: newest_older(find_releases(self.registry, staged.name), staged.version))
+        if record_changes(staged, self.previous if self.previous is not None
+                          else lambda: newest_older(find_releases(self.registry, staged.name), staged.version)
+                          ) is not None:
+            staged = Release(tmp)
         from benchsmith.cards.card import write_card_files
 
-        write_card_files(Release(tmp), self.builder, tables=self._kept)
+        write_card_files(staged, self.builder, tables=self._kept)
         self._kept = {}
+        self._written = staged.info  # the committed release's manifest (write())
         return splits
 
     def _keep(self, config: Config, split: str, batches: list[pa.RecordBatch] | None,
