@@ -496,9 +496,10 @@ def test_card_sees_the_written_tables_without_reading_them_back(tmp_path, monkey
     handed: list[dict] = []
     render = card.write_card_files
 
-    def spy(release, builder=None, *, hub=None, tables=None):
+    def spy(release, builder=None, *, hub=None, tables=None, staged=False):
         handed.append(dict(tables or {}))
-        return render(release, builder, hub=hub, tables=tables)
+        assert staged  # the writer's staging folder: files written in place
+        return render(release, builder, hub=hub, tables=tables, staged=staged)
 
     monkeypatch.setattr(card, "write_card_files", spy)
     monkeypatch.setattr(writer, "KEEP_FOR_CARD_BYTES", budget)

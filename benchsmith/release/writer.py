@@ -296,7 +296,7 @@ class ReleaseWriter:
             staged = Release(tmp)
         from benchsmith.cards.card import write_card_files
 
-        write_card_files(staged, self.builder, tables=self._kept)
+        write_card_files(staged, self.builder, tables=self._kept, staged=True)
         self._kept = {}
         self._written = staged.info  # the committed release's manifest (write())
         return splits
