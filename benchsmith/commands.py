@@ -70,7 +70,7 @@ _ROOT_COMMANDS: dict[str, Callable[..., Any]] = {}
 
 
 def root_command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a top-level command (``benchsmith <name>``) from outside cli.py.
+    """Register a top-level command (``benchsmith <name>``) from outside cli_app.py.
 
     Used by ``benchsmith.validation.cli`` for ``validate`` and ``audit``.
     """
