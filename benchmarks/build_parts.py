@@ -108,7 +108,7 @@ def main() -> None:
         (benchsmith.cards.card, "render_card", "card files"),
         ("benchsmith.source", "resolve_sources", "resolve sources (sha256 of the raw files)"),
         ("benchsmith.builder", "get_builder", "get_builder"),
-        ("benchsmith.cli", "configure", "global options (logging)"),
+        ("benchsmith.commands", "configure", "global options (logging)"),
         ("benchsmith.registry", "lock", "registry lock"),
         ("benchsmith.registry", "commit", "commit"),
         ("benchsmith.changelog", "record_changes", "changelog"),

@@ -25,7 +25,7 @@ tenth of ComVE's whole build. Decisions:
   ``build``, ``--opt=value``, ``--``, an unknown or misspelt option, a missing value, a
   second NAME: typer reads the line, so help texts, usage errors and their exit statuses
   are typer's, word for word.
-* **Same run.** Both ways call :func:`configure` (the global options) and
+* **Same run.** Both ways call :func:`benchsmith.commands.configure` (the global options) and
   :func:`benchsmith.cli_build.build` (the command's body), and errors go through the same
   handlers below; Ctrl-C is "aborted", exit 130, as typer's ``Abort`` gives it.
 """
@@ -62,22 +62,6 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
     flags = [a for a in argv[:end] if a in GLOBAL_FLAGS]
     rest = [a for a in argv[:end] if a not in GLOBAL_FLAGS]
     return flags + rest + argv[end:]
-
-
-def configure(quiet: bool, verbose: bool) -> None:
-    """The global options' effect (the typer app's callback calls this too)."""
-    import logging
-
-    from benchsmith import commands, progress
-
-    progress.set_enabled(False if quiet else None)
-    commands.set_verbose(verbose)
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-        force=True,
-    )
 
 
 def build_arguments(argv: list[str]) -> tuple[bool, bool, dict[str, Any]] | None:
@@ -126,6 +110,7 @@ def build_arguments(argv: list[str]) -> tuple[bool, bool, dict[str, Any]] | None
 
 def _build(quiet: bool, verbose: bool, kwargs: dict[str, Any]) -> int:
     from benchsmith.cli_build import build
+    from benchsmith.commands import configure
 
     try:
         configure(quiet, verbose)

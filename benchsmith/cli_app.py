@@ -21,11 +21,11 @@ except ImportError:  # pragma: no cover - older typer raises click's
 
 from benchsmith import cli_coercion
 from benchsmith.builder import discover, get_builder
-from benchsmith.cli import configure
 from benchsmith.cli_build import print_summary
 from benchsmith.commands import (
     JSON_OPTION,
     REGISTRY_OPTION,
+    configure,
     console,
     emit,
     err_console,

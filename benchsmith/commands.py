@@ -141,6 +141,23 @@ def verbose() -> bool:
     return _VERBOSE
 
 
+def configure(quiet: bool, verbose: bool) -> None:
+    """The global options' effect: progress bars, verbosity, logging (the typer app's callback
+    and the entry point's typer-free ``build``, benchsmith/cli.py, both call this)."""
+    import logging
+
+    from benchsmith import progress
+
+    progress.set_enabled(False if quiet else None)
+    set_verbose(verbose)
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+
+
 
 def default_registry() -> Path:
     from benchsmith.cache import benchsmith_home
