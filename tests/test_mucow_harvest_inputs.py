@@ -230,13 +230,10 @@ _WORKER = textwrap.dedent("""
     import json, multiprocessing, os, sys, threading, time
     from benchsmith.builders.mucow import aligner
 
-    def worker(info):
-        ppid = os.getppid()
-        def exit_with_parent():  # what distributed's AsyncProcess does in a Dask worker
-            while os.getppid() == ppid:
-                time.sleep(0.02)
-            os._exit(-1)
-        threading.Thread(target=exit_with_parent, daemon=True).start()
+    def worker(info, owner):
+        # a forked Dask worker's first step (harvest's DieWithHarvest plugin), and nothing else ends it:
+        # distributed's own guard fails under fork (aligner.py, "kills and leftovers")
+        aligner.die_with_parent(owner)
         scratch = []
         def align():
             with aligner.scratch_dir(aligner.ALIGN_PREFIX) as tmp:
@@ -252,7 +249,7 @@ _WORKER = textwrap.dedent("""
 
     if __name__ == "__main__":
         multiprocessing.set_start_method("fork")
-        multiprocessing.Process(target=worker, args=(sys.argv[1],)).start()
+        multiprocessing.Process(target=worker, args=(sys.argv[1], os.getpid())).start()
         time.sleep(60)  # the harvest, killed by the test
 """)
 
@@ -300,11 +297,47 @@ def test_a_killed_owner_takes_the_aligner_child_along_and_the_next_run_removes_t
                 os.kill(pid, signal.SIGKILL)
 
 
+_LATE_FORK = textwrap.dedent("""
+    import json, multiprocessing.process as mpp, os, sys, time
+    from benchsmith.builders.mucow import harvest
+
+    start = mpp.BaseProcess.start
+    def late_start(self):  # a loaded machine: a worker is forked after the next nanny made its pipe
+        time.sleep(0.5)
+        start(self)
+    mpp.BaseProcess.start = late_start
+    with harvest.dask_client(None, workers=2) as client:
+        pids = sorted(client.run(os.getpid).values())
+        json.dump(pids, open(sys.argv[1] + ".tmp", "w"))
+        os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+        time.sleep(60)  # the harvest, killed by the test
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
+def test_forked_workers_die_with_a_killed_harvest_when_each_holds_the_others_pipe(tmp_path):
+    """distributed's own guard (each worker exits when its pipe from the parent closes) fails when both
+    workers' pipes exist before either is forked: each keeps the other's pipe open. Forcing that
+    order, the two workers outlived the killed harvest 8 of 8 times before the fix (2026-11-27)."""
+    script, info = tmp_path / "harvest.py", tmp_path / "pids.json"
+    script.write_text(_LATE_FORK, encoding="utf-8")
+    owner = subprocess.Popen([sys.executable, str(script), str(info)])
+    pids: list[int] = []
+    try:
+        assert _wait_until(info.exists, 60), "the cluster did not start"
+        pids = json.loads(info.read_text())
+        assert len(pids) == 2 and all(_running(p) for p in pids)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        assert _wait_until(lambda: not any(_running(p) for p in pids), 5), "a worker outlived the harvest"
+    finally:
+        owner.kill()
+        for pid in pids:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.slow  # a real harvest of Tatoeba deu-eng killed while eflomal runs (~15 s)
-@pytest.mark.xfail(strict=False, reason=(
-    "known bug (2026-11-27): the SIGKILLed harvest's two worker processes (its argv, parent 1) outlive "
-    "it, so an align folder whose owner still runs is rightly kept by the next harvest; on a quiet "
-    "machine this failed 2 of 8 runs. Fix the workers' exit on their parent's death, then drop this mark"))
 def test_a_killed_harvest_takes_eflomal_along(raw, tmp_path, private_tmp):
     tatoeba = raw / "opus" / "tatoeba" / "deu-eng"
     inv = raw / "sense-inventory" / "omw-wikt"

@@ -212,8 +212,13 @@ class EflomalAligner:
 # A harvest killed with SIGKILL runs no cleanup of its own (issue 29: eflomal children ran on,
 # ``mucow-align-*`` folders stayed in $TMPDIR). What happens instead:
 #
-# * a local Dask worker ends itself at once when the harvest (its parent) is gone: distributed's
-#   ``AsyncProcess`` holds a pipe to the parent and calls ``os._exit`` when it closes;
+# * a local Dask worker is SIGKILLed by the kernel when the harvest (its parent) dies: the harvest
+#   gives each forked worker a plugin that sets ``PR_SET_PDEATHSIG`` first thing (Linux;
+#   ``harvest.DieWithHarvest``). distributed's own guard (``AsyncProcess`` watches a pipe whose write
+#   end only the parent holds, and calls ``os._exit`` when it closes) fails with fork: the write ends
+#   of the pipes made before a fork are copied into the forked worker, and when both workers' pipes
+#   exist before either fork, each worker keeps the other's pipe open; both then outlived a killed
+#   harvest, parent 1, forever (2 of 8 killed runs on a quiet machine; found 2026-11-27);
 # * each eflomal child is started with ``PR_SET_PDEATHSIG`` (Linux, :func:`run_child`): the kernel
 #   kills it when the worker that started it dies, however it dies;
 # * ``os._exit`` runs no ``finally``, so scratch folders are named ``<prefix><owner pid>-...`` and the
@@ -236,6 +241,17 @@ def scratch_dir(prefix: str) -> Iterator[Path]:
         yield Path(name)
     finally:
         shutil.rmtree(name, ignore_errors=True)
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies, and exit now if ``parent`` (the pid
+    the caller knows as its parent) is gone already: the request covers only deaths after it. No-op
+    where ``PR_SET_PDEATHSIG`` does not exist (not Linux)."""
+    hook = _die_with_parent()
+    if hook is not None:
+        hook()
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _die_with_parent() -> Callable[[], None] | None:

@@ -62,6 +62,7 @@ from benchsmith.builders.mucow.aligner import (
     HARVEST_PREFIX,
     Aligner,
     EflomalAligner,
+    die_with_parent,
     remove_stale_scratch,
     require_eflomal,
     scratch_dir,
@@ -196,6 +197,9 @@ def dask_client(address: str | None, workers: int | None = None) -> Iterator:
     # cluster gets a folder of this harvest's instead, removed at the end, or by the next harvest when this
     # one was killed (its name holds our pid: aligner.remove_stale_scratch; see aligner.py on kills).
     method = "fork" if _can_fork() else "spawn"
+    # a forked worker dies with the harvest (aligner.py, "kills and leftovers": distributed's own guard
+    # fails with fork); spawned workers inherit no pipes, so distributed's guard holds for them
+    plugins = (_die_with_harvest(os.getpid()),) if method == "fork" else ()
     quiet = logging.CRITICAL if logging.getLogger().getEffectiveLevel() > logging.DEBUG else logging.WARNING
     dlog = logging.getLogger("distributed")
     level = dlog.level
@@ -205,11 +209,28 @@ def dask_client(address: str | None, workers: int | None = None) -> Iterator:
                 dask.config.set({"distributed.worker.multiprocessing-method": method,
                                  "temporary-directory": str(scratch)}), \
                 LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                             dashboard_address=":0", silence_logs=quiet, local_directory=str(scratch)) as cluster, \
+                             dashboard_address=":0", silence_logs=quiet, local_directory=str(scratch),
+                             plugins=plugins) as cluster, \
                 Client(cluster) as client:
             yield client
     finally:
         dlog.setLevel(level)
+
+
+def _die_with_harvest(parent: int) -> Any:
+    """A worker plugin that makes its worker process die with the harvest (``parent``), set up before
+    the worker connects to the scheduler. ``PR_SET_PDEATHSIG`` fires when the thread that forked the
+    worker ends: distributed forks from a thread of the worker's ``AsyncProcess`` that lives as long as
+    the nanny keeps that process, so only a worker already let go of is killed early."""
+    from distributed import WorkerPlugin
+
+    class DieWithHarvest(WorkerPlugin):
+        name = "benchsmith-die-with-harvest"
+
+        def setup(self, worker: Any) -> None:
+            die_with_parent(parent)
+
+    return DieWithHarvest()
 
 
 def _can_fork() -> bool:
