@@ -72,7 +72,8 @@ class Parts:
     def wrap(self, owner: Any, attr: str, label: str) -> None:
         if isinstance(owner, str):
             owner = importlib.import_module(owner)
-        setattr(owner, attr, self.timed(label, getattr(owner, attr)))
+        if hasattr(owner, attr):  # an older tree (PYTHONPATH) may lack it: that part stays in the rest
+            setattr(owner, attr, self.timed(label, getattr(owner, attr)))
 
 
 def main() -> None:
