@@ -16,11 +16,13 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import json.decoder
 import json.scanner
 import operator
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from benchsmith.loaders.rawfile import bad_string, loads_json, read_text, short
 
@@ -46,9 +48,10 @@ _FIELD_NAMES = set(FIELDS)
 _HINT = "Restore the file from github.com/cambridgeltl/xcopa"
 #: ``idx`` is written as an Arrow int64
 _MAX_IDX = 2**63 - 1
-#: the standard decoder's scanner and its whitespace rule: what ``json.loads`` runs on a str
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())
-_SPACE = json.decoder.WHITESPACE.match
+#: the standard decoder's scanner (the context it reads is the decoder) and its whitespace rule
+#: (``json.decoder.WHITESPACE``): what ``json.loads`` runs on a str
+_SCAN = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
+_SPACE: Callable[[str, int], re.Match[str]] = cast(Any, re.compile(r"[ \t\n\r]*").match)  # always matches
 
 
 @dataclass(frozen=True)
