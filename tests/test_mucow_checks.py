@@ -25,6 +25,7 @@ from benchsmith.builders.mucow.checks import (
     TargetWords,
     strict_checks,
 )
+from benchsmith.builders.mucow.moses_counts import plain_counts
 from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES
 from benchsmith.validation.check import Status
 
@@ -140,6 +141,53 @@ def test_each_rule_passes_when_kept_and_fails_or_warns_when_broken(tmp_path, cls
     assert words in result.summary and words in result.details["problems"][0]
     (warned,) = cls(severity=Status.WARN).run(bad)
     assert warned.status == Status.WARN and warned.summary == result.summary
+    for release in (ok, bad):  # the columnar path (Arrow) finds what the one-dict-per-row path finds
+        fast, by_rows = both_paths(cls(), release)
+        assert fast == by_rows
+
+
+def both_paths(check, release: Release) -> tuple[list[dict], list[dict]]:
+    """The check's results by its columnar path (Arrow compute) and by one dict per row."""
+    rows = copy.copy(check)
+    rows.columnar = False  # the path the columnar one replaces
+    return outcome(check, release), outcome(rows, release)
+
+
+def outcome(check, release: Release) -> list[dict] | tuple[type, str]:
+    """The results as dicts, or the error (as validate would report it: a crash result)."""
+    try:
+        return [r.to_dict() for r in check.run(release)]
+    except Exception as exc:  # noqa: BLE001 - compared between the two paths
+        return type(exc), str(exc)
+
+
+#: suites where the columnar paths meet more than one offence: several words of one sense, a
+#: reference equal to the second of three contrastives, several groups out of bounds, a null
+#: (the row path then), decomposed and composed letters (two strings for both)
+COLUMNAR_CASES = {
+    "several": lambda: {
+        "scoring": (edit(edit(edit(good_scoring(), 0, contrastive_translations=[], replacements=["x"]), 2,
+                               contrastive_translations=["a", good_scoring()[2]["reference"], "b"],
+                               replacements=["a", "b", "c"]), 4, ambiguous_word="cafe\u0301")
+                    + [scoring_item(10 + k, "bench", "bank") for k in range(21)]),
+        "translation": (good_translation()[1:]
+                        + [{**translation_item(30 + k, w, "x", "europarl", "in"), "ambiguous_word": w}
+                           for k, w in enumerate(["caf\u00e9", "cafe\u0301", "seal", "seal"])])},
+    "null": lambda: {"scoring": edit(good_scoring(), 1, ambiguous_word=None),
+                     "translation": edit(good_translation(), 2, ambiguous_word=None)},
+}
+
+
+@pytest.mark.parametrize("case", sorted(COLUMNAR_CASES))
+def test_columnar_paths_find_what_the_row_paths_find(tmp_path, case):
+    release = suite(tmp_path, **COLUMNAR_CASES[case]())
+    for check in strict_checks():
+        fast, rows = both_paths(check, release)
+        assert fast == rows, check.name
+        if case == "several" and check.name in ("mucow_contrastive_present", "mucow_contrastive_aligned",
+                                                "mucow_contrastive_differs", "mucow_items_per_sense",
+                                                "mucow_senses_per_word"):
+            assert {r["status"] for r in fast} == {"fail"}, check.name  # each met an offence
 
 
 def test_offending_ids_and_counts_are_reported(tmp_path):
@@ -267,6 +315,91 @@ def test_source_lengths_tokenise_only_what_decides_a_figure_and_agree_with_every
     assert bounded == source_lengths(TRICKY_SOURCES, tok, min_words, exhaustive=True)
     if min_words == 5:
         assert len(seen) < len(TRICKY_SOURCES)  # the long sources were never tokenised
+    seen.clear()
+    sources = TRICKY_SOURCES + PLAIN_SENTENCES
+    assert source_lengths(sources, counting, min_words, count=plain_counts(tok)) == source_lengths(
+        sources, tok, min_words, exhaustive=True)
+    if min_words == 40:  # every source is measured: the plain ones are counted, not tokenised
+        assert len(seen) == len(sources) - sum(plain_counts(tok)(t) is not None for t in sources)
+
+
+#: (language, text): plain sentences (counted without Moses) and near misses (tokenised), each
+#: rule of builders/mucow/moses_counts.py met and broken
+PLAIN_SENTENCES = [
+    "Ten en ona šli domů.", "Nevím, co se stalo.", "Ahoj (svět)!", "Pan Dr.", "Was ist das?!",
+    "Er kam um 10 Uhr.", "Um 10, ja.", "A, b, c.", "Wo? Hier: dort; #1 @home 50% [a] {b} <c> a/b a|b ~x^y_z",
+    "Das ist alles.", "Das ist usw.", "S.", "x.", "Ja.", "Kapitel No.", "zwei  Leerzeichen", " vorne", "hinten ",
+    "Punkt.mitten", "Punkt. Mitten", "e-mail", "it's", "„Zitat“", "1,5 Liter", "a ,b", "a,b", "a.", ".", ",", "a,",
+    "DOTMULTI heißt es", "a...", "Ende!.", "Satz)", "ünïcödé wörter und ΣΩ", "x²,", "x\u00a0y", "tab\tab",
+    "E-Mail-Adresse, bitte.", "a - b -- c", "-", "--x-", "Baden-Württemberg.", "co-op (x-y)!", "a -, b", "ab-.",
+    "Das ist gut. Wir gehen.", "Dr. Müller kam.", "Er sagte etwa. und dann", "Kapitel No. 5 ist da.", "It is No. 5",
+    "It is no. 5", "Ende. (neu)", "A. B. C.", "x. -y", "z. , a", "Satz.  Zwei", "Satz .ende", "a-. B", "Вот. и всё.",
+]
+
+
+@pytest.mark.parametrize("lang", ["de", "cs", "en", "ru", "tr"])
+def test_plain_counts_are_the_moses_tokenisers_counts(lang):
+    """Each plain sentence's count equals Moses' (None: tokenised); the rules are met and broken."""
+    from benchsmith.builders.mucow.suites import n_words
+
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    tok = get_tokenizer(lang)
+    count = plain_counts(tok)
+    counted = 0
+    for text in PLAIN_SENTENCES + TRICKY_SOURCES:
+        got = count(text)
+        if got is not None:
+            counted += 1
+            toks = tok(text)
+            assert got == (n_words(toks), len(toks)), text
+    assert 10 < counted < len(PLAIN_SENTENCES)  # both kinds are there
+    assert count("Das ist Dr.") == (3, 3 if "Dr" in tok._moses.NONBREAKING_PREFIXES else 4)
+    assert plain_counts(lambda text: text.split())("Ja.") is None  # no Moses tokeniser: nothing counted
+
+
+def test_plain_counts_agree_with_moses_on_random_sentences():
+    """Random sentences of words (Latin, Cyrillic, digits, nonbreaking prefixes), marks, commas, spaces
+    and full stops: every count given equals Moses'."""
+    import random
+
+    from benchsmith.builders.mucow.suites import n_words
+
+    from benchsmith.nlp.tokenize import get_tokenizer
+
+    rng = random.Random(7)
+    pieces = ["Bank", "Ufer", "dům", "город", "10", "x2", "Dr", "No", "usw", "S", "Nr", ",", ", ", ".", " ", " ", "-", "-",
+              "(", ")", "!", "?", ":", '"', "-", "'", "…", "%"]
+    for lang in ("de", "en", "cs"):
+        tok = get_tokenizer(lang)
+        count = plain_counts(tok)
+        counted = 0
+        for _ in range(300):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+            got = count(text)
+            if got is not None:
+                counted += 1
+                toks = tok(text)
+                assert got == (n_words(toks), len(toks)), (lang, text)
+        assert counted > 30, lang
+
+
+def test_word_chunks_are_the_chunks_with_a_letter_or_digit_for_every_code_point():
+    """``_WORD_CHUNK`` counts what ``sum(any(ch.isalnum() for ch in c) for c in text.split())`` counts:
+    its ``[^\\W_]`` is ``str.isalnum`` and its ``\\S`` is not ``str.isspace`` for every code point."""
+    import array
+    import re
+    import sys
+
+    from benchsmith.builders.mucow.checks import _WORD_CHUNK
+
+    codes = array.array("I", range(sys.maxunicode + 1)).tobytes()  # every code point, surrogates too
+    every = codes.decode(f"utf-32-{'le' if sys.byteorder == 'little' else 'be'}", "surrogatepass")
+    assert len(every) == sys.maxunicode + 1
+    assert "".join(re.findall(r"[^\W_]", every)) == "".join(filter(str.isalnum, every))
+    assert "".join(re.findall(r"\s", every)) == "".join(filter(str.isspace, every))
+    for text in TRICKY_SOURCES + PLAIN_SENTENCES + ["-- a-b ,, ² ½ _ __x\u00a0y\u2003z"]:
+        assert len(_WORD_CHUNK.findall(text)) == sum(any(ch.isalnum() for ch in c) for c in text.split()), text
 
 
 @pytest.mark.realdata
@@ -275,6 +408,7 @@ def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw
     import json
 
     from benchsmith.builders.mucow.checks import SCORING_MIN_WORDS, source_lengths
+    from benchsmith.builders.mucow.suites import n_words
 
     from benchsmith.nlp.tokenize import get_tokenizer
 
@@ -284,3 +418,11 @@ def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw
         for min_words in (SCORING_MIN_WORDS, 15):
             assert source_lengths(sources, tok, min_words) == source_lengths(sources, tok, min_words,
                                                                               exhaustive=True), f.name
+            assert source_lengths(sources, tok, min_words, count=plain_counts(tok)) == source_lengths(
+                sources, tok, min_words, exhaustive=True), f.name
+        count = plain_counts(tok)
+        for text in sources:  # every source counted without Moses is counted as Moses does
+            got = count(text)
+            if got is not None:
+                toks = tok(text)
+                assert got == (n_words(toks), len(toks)), text
