@@ -177,7 +177,7 @@ def read_yaml(path: str | Path) -> Any:
         return None
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - a safe loader
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path=path,

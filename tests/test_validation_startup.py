@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from benchsmith.expectation import read_yaml
 
 from benchsmith.errors import ParseError
+from benchsmith.expectation import read_yaml
 
 BUILDERS = Path(__file__).resolve().parent.parent / "builders"
 FILES = sorted([*BUILDERS.glob("*/published.yaml"), *BUILDERS.glob("*/known_artifacts.yaml")])

@@ -22,6 +22,7 @@ the gate still stops the release.
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 import traceback
@@ -37,6 +38,7 @@ from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.release import Release
 
+log = logging.getLogger(__name__)
 BASELINE_LEVELS = ("none", "cheap", "model")
 FAMILY_ORDER = ("integrity", "distribution", "leakage", "artifacts")
 AUTO: Any = object()  # "look it up" sentinel for builder / previous
@@ -286,8 +288,8 @@ def _prepare(release: Release, check: Check) -> None:
     try:
         with _gc_paused():
             prepare(release)
-    except Exception:  # noqa: BLE001 - the check meets the same error in its run and reports it
-        pass
+    except Exception as exc:  # noqa: BLE001 - the check meets the same error in its run and reports it
+        log.debug("%s: preparing failed (%s); its own run reports it", check.name, exc)
 
 
 def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
