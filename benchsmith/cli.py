@@ -1,469 +1,59 @@
-"""The ``benchsmith`` command line.
+"""The ``benchsmith`` command line: its entry point, :func:`main`.
 
 Conventions: every command that reports figures takes ``--json`` and then prints
 exactly one JSON object on stdout; progress bars go to stderr and are off with
 ``--quiet`` or when stderr is not a terminal; a user mistake is one line on
 stderr (what, where, what to do) and exit status 2; a failed gate exits 1.
+
+The commands, their options and their help are defined once, as a typer app, in
+:mod:`benchsmith.cli_app`. This module is what the ``benchsmith`` script imports, and it
+imports neither typer nor click: a plain ``benchsmith build NAME ...`` (the command that
+users and CI run most, and whose whole process issue 26 holds to 1.3x the pyarrow I/O
+floor) is read by :func:`build_arguments` and run without them. typer, click and the app's
+other commands cost ~0.06-0.08 s CPU of a build's start-up (``python -X importtime``), a
+tenth of ComVE's whole build. Decisions:
+
+* **One definition.** :data:`BUILD_OPTIONS` is not a second definition of ``build``: it
+  names, for each option of ``cli_app.build_cmd``, the parameter it fills and whether it is a
+  flag, a value or a repeatable value; tests/test_cli_fast.py derives the same table from the
+  typer command (click's parameters) and fails when they differ, and checks that every
+  command line the fast path reads gives the same arguments typer gives.
+* **Anything else goes to typer.** The fast path reads only what it is sure of: the global
+  ``-q/--quiet/-v/--verbose`` (hoisted, as for every command), ``build``, one NAME, and the
+  options of :data:`BUILD_OPTIONS` each as a separate word with a non-empty value that does
+  not start with ``-``, single-value options at most once. ``--help``, ``--version`` before
+  ``build``, ``--opt=value``, ``--``, an unknown or misspelt option, a missing value, a
+  second NAME: typer reads the line, so help texts, usage errors and their exit statuses
+  are typer's, word for word.
+* **Same run.** Both ways call :func:`benchsmith.commands.configure` (the global options) and
+  :func:`benchsmith.cli_build.build` (the command's body), and errors go through the same
+  handlers below; Ctrl-C is "aborted", exit 130, as typer's ``Abort`` gives it.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-try:  # typer >= 0.25 vendors click and raises its own exception classes
-    from typer._click.exceptions import ClickException as _ClickException
-except ImportError:  # pragma: no cover - older typer raises click's
-    from click import ClickException as _ClickException  # type: ignore[assignment]
-
-from benchsmith import cli_coercion, commands, progress
-from benchsmith.builder import discover, get_builder
-from benchsmith.commands import (
-    JSON_OPTION,
-    REGISTRY_OPTION,
-    console,
-    emit,
-    err_console,
-    harvest_app,
-    literal,
-    plain_table,
-    registry_path,
-    resolve_release,
-    root_commands,
-    stage_app,
-)
 from benchsmith.errors import BenchsmithError, EnvironmentFault
-from benchsmith.evaluate_cli import evaluate_app
-
-cli_coercion.install()  # plain strings and paths without pydantic (see benchsmith/cli_coercion.py)
-
-app = typer.Typer(
-    help="Build, audit and release NLP challenge sets.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    rich_markup_mode=None,  # help texts contain [brackets] (NAME[/VERSION]) that are not markup
-)
-app.add_typer(evaluate_app, name="evaluate")
-app.add_typer(harvest_app, name="harvest")
-app.add_typer(stage_app, name="stage")
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        import benchsmith
-
-        console.print(f"benchsmith {benchsmith.__version__}", highlight=False)
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _global(
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars, warnings only.")] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Every result in full, and debug messages.")
-    ] = False,
-    version: Annotated[
-        bool, typer.Option("--version", help="Print benchsmith's version and exit.", is_eager=True,
-                           callback=_print_version)
-    ] = False,
-) -> None:
-    progress.set_enabled(False if quiet else None)
-    commands.set_verbose(verbose)
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-        force=True,
-    )
-
-
-@app.command("list")
-def list_cmd(json_out: bool = JSON_OPTION) -> None:
-    """Every dataset builder with its versions and configs."""
-    from benchsmith.builder_index import summaries
-
-    out = summaries()  # cached between runs: see benchsmith/builder_index.py
-
-    def human() -> None:
-        rows = [(n, ", ".join(v["versions"]), ", ".join(v["configs"][:8]) + (" ..." * bool(v["configs"][8:])))
-                for n, v in out.items()]
-        sys.stdout.write(plain_table("benchsmith datasets", ["name", "versions", "configs"], rows))
-
-    emit({"builders": out}, json_out, human)
-
-
-@app.command("sources")
-def sources_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name (see `benchsmith list`).")],
-    register: Annotated[
-        Path | None,
-        typer.Option("--register", help="Hash the files under DIR/<source>/ and print checksums.tsv lines."),
-    ] = None,
-    write: Annotated[
-        bool, typer.Option("--write", help="With --register: replace the builder's checksums.tsv (atomically).")
-    ] = False,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """What a builder needs: each source, where it goes under --sources DIR, and its checksums.
-
-    `--register DIR --write` writes `checksums.tsv` beside the builder through a temporary
-    file renamed into place; `--register DIR` alone prints the lines. A checksums.tsv that is
-    empty (the shell truncated it for `> checksums.tsv`) counts as "nothing registered yet"
-    here, since this is the command that regenerates it.
-    """
-    from benchsmith.errors import ConfigError
-    from benchsmith.source import checksum_lines, verify_source
-
-    b = get_builder(name)
-    if write and register is None:
-        raise ConfigError("--write needs --register DIR", hint=f"Run `benchsmith sources {name} --register DIR --write`")
-    dest = b.data_path("checksums.tsv")
-    truncated = register is not None and dest.is_file() and dest.stat().st_size == 0
-    known = {} if truncated else b.checksums()
-    if register is not None:
-        resolved = [verify_source(s, Path(register) / s.name, {}, allow_missing=True) for s in b.sources]
-        lines = checksum_lines(resolved)
-        changed = [
-            f"{rs.source.name}/{r.path}"
-            for rs in resolved
-            for r in rs.records.values()
-            if r.sha256 and (rs.source.name, r.path) in known and known[(rs.source.name, r.path)][1] != r.sha256
-        ]
-        absent = [f"{rs.source.name}/{r.path}" for rs in resolved for r in rs.records.values() if r.status == "absent"]
-        if write:
-            if len(lines) == 1:
-                raise ConfigError(f"no source file of {name} found under {register}: checksums.tsv left as it is",
-                                  hint=f"Lay the raw files out as `benchsmith sources {name}` shows")
-            _write_atomically(dest, "".join(line + "\n" for line in lines))
-        if json_out:
-            emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent, "written": write}, True)
-            return
-        if write:
-            err_console.print(f"wrote {len(lines) - 1} checksum(s) to {dest}", markup=False, highlight=False)
-        else:
-            err_console.print(f"# paste into {dest} (or run again with --write)", markup=False)
-            for line in lines:
-                print(line)
-        for c in changed:
-            err_console.print(f"[yellow]changed from the registered sha256:[/] {literal(c)}")
-        for a in absent:
-            err_console.print(f"[yellow]absent:[/] {literal(a)}")
-        return
-    out: list[dict[str, Any]] = []
-    for s in b.sources:
-        files = []
-        for rel in s.all_files:
-            size, sha = known.get((s.name, rel), (None, None))
-            files.append({"path": rel, "expected_at": f"DIR/{s.name}/{rel}", "sha256": sha, "size": size,
-                          "required": rel in s.files})
-        out.append({"name": s.name, "url": s.url, "license": s.license, "description": s.description, "files": files})
-
-    def human() -> None:
-        for s in out:
-            console.print(f"[bold]{literal(s['name'])}[/]  {literal(s['license'])}  {literal(s['url'] or '(no download url)')}")
-            if s["description"]:
-                console.print(f"  {s['description']}", markup=False)
-            for f in s["files"]:
-                sha = f["sha256"] or "(not registered)"
-                opt = "" if f["required"] else " [optional]"
-                console.print(f"  {f['expected_at']}{opt}\n    sha256 {sha}", markup=False)
-
-    emit({"name": name, "sources": out}, json_out, human)
-
-
-def _write_atomically(dest: Path, text: str) -> None:
-    """``text`` into ``dest`` through a temporary sibling renamed into place: a failed write
-    leaves the old file whole (EnvironmentFault: disk full, read-only folder)."""
-    import os
-    import tempfile
-
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    except OSError as exc:
-        raise EnvironmentFault(f"cannot write beside {dest}: {exc.strerror}", path=dest,
-                               hint="Make the builder's folder writable") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, dest)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise EnvironmentFault(f"cannot write {dest}: {exc.strerror}", path=dest,
-                               hint="Free space or make the folder writable, then run again") from None
-
-
-@app.command("build")
-def build_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name (see `benchsmith list`).")],
-    version: Annotated[str | None, typer.Option("--version", help="Release version (default: newest).")] = None,
-    sources: Annotated[
-        Path | None, typer.Option("--sources", help="Folder with one sub-folder per source (e.g. ../shared/raw).")
-    ] = None,
-    registry: Path | None = REGISTRY_OPTION,
-    config: Annotated[list[str] | None, typer.Option("--config", help="Build only this config (repeatable).")] = None,
-    skip_missing: Annotated[
-        bool, typer.Option("--skip-missing", help="Build the splits whose sources are present; record the rest.")
-    ] = False,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing release of this version.")] = False,
-    register_fingerprints: Annotated[
-        bool, typer.Option("--register-fingerprints",
-                           help="Record this build's split fingerprints as the version's in builders/NAME/fingerprints.tsv.")
-    ] = False,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """Build a release from raw sources into the registry.
-
-    A build of a version registered in fingerprints.tsv must reproduce it split for split, or
-    it fails before anything is committed (see benchsmith/fingerprint_registry.py)."""
-    from benchsmith.pandas_probe import skip_pandas_probe
-    from benchsmith.release import ReleaseWriter
-    from benchsmith.source import resolve_sources
-
-    skip_pandas_probe()  # this process converts plain Python values only: pyarrow need not import pandas
-    b = get_builder(name, version)
-    for c in config or []:
-        b.config(c)  # fail on a typo before hashing sources
-    resolved = resolve_sources(b.sources, b.checksums(), sources, allow_missing=skip_missing)
-    writer = ReleaseWriter(
-        b, registry_path(registry), resolved, configs=config, skip_missing=skip_missing, overwrite=overwrite,
-        register_fingerprints=register_fingerprints,
-    )
-    release = writer.write()
-    outcome = writer.fingerprint_outcome
-    assert outcome is not None  # write() sets it
-    summary = release.summary()
-    summary["fingerprints"] = release.fingerprints()
-    summary["registered_fingerprints"] = outcome.to_dict()
-
-    def human() -> None:
-        _print_summary(summary, f"built {name} {release.version} -> {release.path}")
-        print(f"fingerprints {outcome.status}: {outcome.note}")
-
-    emit(summary, json_out, human)
-
-
-def _print_summary(summary: dict, title: str) -> None:
-    """A release's summary as plain text (no rich: :func:`benchsmith.commands.plain_table`)."""
-    rows = [(c, s, f"{n:,}") for c, splits in summary["configs"].items() for s, n in splits.items()]
-    lines = [plain_table(title, ["config", "split", "examples"], rows).rstrip("\n")]
-    if "status" in summary:
-        detail = summary.get("on_fingerprints") or summary.get("report")
-        lines.append(f"status: {summary['status']}" + (f" ({detail})" if detail else ""))
-    where = summary.get("published_to") or {}
-    if where.get("local"):
-        lines.append("published: in this registry")
-    for hub in where.get("hub", []):
-        lines.append(f"published: {hub.get('repo')}@{hub.get('tag')} (commit {str(hub.get('commit'))[:12]}, "
-                     f"{hub.get('endpoint')})")
-    check = summary.get("seal")
-    if check is not None:
-        if check["digest"] is None:
-            lines.append(f"seal: none ({check['source']})")
-        elif check["matches"]:
-            lines.append(f"seal: {check['digest'][:12]} ({check['source']}): the bytes match, checked by "
-                         f"{check['checked']}")
-        else:
-            lines.append(f"seal: {check['digest'][:12]} ({check['source']}): the bytes DIFFER, checked by "
-                         f"{check['checked']}: {'; '.join(check['problems'][:3])}")
-    if summary.get("partial"):
-        missing = summary.get("missing_configs") or []
-        lines.append("partial build" + (f": {len(missing)} config(s) not built" if missing else ""))
-    for c, why in summary.get("skipped", {}).items():
-        reasons = "; ".join(f"{s}: {r}" for s, r in why.items()) if isinstance(why, dict) else str(why)
-        lines.append(f"skipped {c}: {reasons}")
-    if summary.get("errata_applied"):
-        lines.append("errata applied: " + ", ".join(summary["errata_applied"]))
-    print("\n".join(lines))
-
-
-@app.command("show")
-def show_cmd(
-    release: Annotated[str, typer.Argument(help="Release directory, or NAME[/VERSION] in the registry.")],
-    registry: Path | None = REGISTRY_OPTION,
-    verify: Annotated[
-        bool, typer.Option("--verify", help="Hash every file against the seal (default: compare sizes only).")
-    ] = False,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """Summarise a release: configs, split sizes, errata, source status, and whether its bytes
-    still match the seal (sizes by default, every sha256 with --verify); exit 2 when they do not."""
-    from benchsmith import seal
-    from benchsmith.errors import ReleaseError
-
-    r = resolve_release(release, registry)
-    summary = r.summary()
-    summary["seal"] = check = _seal_summary(r, verify)
-    emit(summary, json_out, lambda: _print_summary(summary, f"{r.name} {r.version} ({r.path})"))
-    if check["matches"] is False:
-        raise ReleaseError(
-            f"{r.name} {r.version} is not the release that was {check['sealed_when']}: "
-            f"{seal.describe(check['problems'])}",
-            path=r.path,
-            hint=("Restore the published files: a published version never changes (bump the version for new data)"
-                  if check["sealed_when"] == "published" else
-                  f"Restore the validated files, or validate again (`benchsmith validate {r.path}`) if the change "
-                  "is intended"),
-        )
-
-
-def _seal_summary(r, full: bool) -> dict:
-    """What ``show`` says about the seal: which one, how it was checked, and the differences."""
-    from benchsmith import seal
-    from benchsmith.errors import ReleaseError
-
-    sealed, source = seal.recorded(r.path)
-    how = "sha256 of every file" if full else "sizes only (--verify hashes every file)"
-    if sealed is None:
-        return {"digest": None, "source": source, "checked": None, "matches": None, "problems": [],
-                "sealed_when": None}
-    try:
-        problems = seal.differences(r.path, sealed, full=full)
-    except ReleaseError as exc:  # a link or special file inside
-        problems = [exc.message]
-    return {"digest": sealed.digest, "source": source, "checked": how, "matches": not problems,
-            "problems": problems, "sealed_when": "published" if source == "the published marker" else "validated"}
-
-
-@app.command("publish")
-def publish_cmd(
-    release: Annotated[str, typer.Argument(help="Release directory, or NAME[/VERSION] in the registry.")],
-    registry: Path | None = REGISTRY_OPTION,
-    hub: Annotated[
-        str | None, typer.Option("--hub", help="Commit to this Hub dataset repo (ORG/NAME) and tag the version.")
-    ] = None,
-    endpoint: Annotated[str | None, typer.Option("--endpoint", help="Hub endpoint (default huggingface.co).")] = None,
-    allow_partial: Annotated[
-        bool, typer.Option("--allow-partial", help="Publish a build of some configs / with skipped splits.")
-    ] = False,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """Publish a validated release (gate, seal and registered sources first); a published version is never
-    overwritten. With --hub the publication is recorded in --registry (default: the registry holding the release)."""
-    from benchsmith.publish import publish_hub, publish_local
-
-    r = resolve_release(release, registry)
-    out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial, registry_root=registry) if hub
-           else publish_local(r, registry_path(registry), allow_partial=allow_partial))
-    emit(out, json_out, lambda: console.print(
-        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}",
-        markup=False,
-    ))
-
-
-@app.command("new")
-def new_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits and _.")],
-    dest: Annotated[
-        Path | None, typer.Option("--dir", help="Folder to create (default ./benchsmith-NAME); must be new or empty.")
-    ] = None,
-    json_out: bool = JSON_OPTION,
-) -> None:
-    """Scaffold an out-of-tree builder package (entry point, builder, checksums, figures, fixture, tests)."""
-    from benchsmith.scaffold import render, scaffold
-
-    out = scaffold(name, dest)
-    files = sorted(render(name))
-    emit({"name": name, "path": out, "files": files}, json_out, lambda: console.print(
-        f"created {out} ({len(files)} files)\nnext: cd {out} && pip install -e '.[test]' && python -m pytest -q",
-        highlight=False, markup=False))
-
-
-_PLUGINS_LOADED = False
-#: plug-in modules whose ``root_command``s become top-level commands
-PLUGIN_MODULES = ("benchsmith.validation.cli", "benchsmith.validation.baselines.cli", "benchsmith.changelog_cli",
-                  "benchsmith.validation.contamination.cli")
-#: commands that need no plug-in: they run without importing every builder, its CLI and the
-#: validation stack (``build``/``sources`` import the one builder they name)
-CORE_COMMANDS = ("list", "sources", "build", "show", "publish", "new")
-
-
-def _load_plugins() -> None:
-    """Import builders (and their cli modules) and validation commands, then mount them."""
-    global _PLUGINS_LOADED
-    if _PLUGINS_LOADED:
-        return
-    import importlib
-
-    discover()
-    for module in PLUGIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-    for name, func in root_commands().items():
-        app.command(name)(func)
-    _PLUGINS_LOADED = True
-
-
-def _command_name(argv: list[str]) -> str | None:
-    """The sub-command named on a (hoisted) command line, or None (help, --version)."""
-    for a in argv:
-        if a == "--":
-            return None
-        if not a.startswith("-"):
-            return a
-    return None
-
-
-def _plugin_help_stubs() -> list[tuple[str, str]]:
-    """(name, help) of the plug-in modules' ``@root_command``s, read from their source
-    without importing them (the validation stack imports datasets, pyarrow, numpy):
-    what the top-level help lists before any plug-in is loaded."""
-    import ast
-    import importlib.util
-
-    out = []
-    for module in PLUGIN_MODULES:
-        try:
-            spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
-            continue
-        if spec is None or not spec.origin:
-            continue
-        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-        for node in tree.body:
-            if not isinstance(node, ast.FunctionDef):
-                continue
-            for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "root_command" and deco.args
-                        and isinstance(deco.args[0], ast.Constant)):
-                    out.append((str(deco.args[0].value), ast.get_docstring(node) or ""))
-    return out
-
-
-def _root_group(argv: list[str]):
-    """The click group to run: plug-ins are mounted unless the command line needs none of
-    them (a core command, or the top-level help, which lists them from their source)."""
-    import typer.main
-
-    name = _command_name(argv)
-    if name is None or name not in CORE_COMMANDS:
-        if name is not None or _PLUGINS_LOADED:
-            _load_plugins()
-            return typer.main.get_command(app)
-        from typer.core import TyperCommand, TyperGroup
-
-        group = typer.main.get_command(app)
-        assert isinstance(group, TyperGroup)  # the app has commands: typer makes it a group
-
-        # as typer orders a mounted app: commands, then the plug-ins' root commands, then sub-apps
-        commands = dict(group.commands)
-        group.commands = {n: c for n, c in commands.items() if not isinstance(c, TyperGroup)}
-        for stub, doc in _plugin_help_stubs():
-            group.commands.setdefault(stub, TyperCommand(name=stub, help=doc, callback=None))
-        group.commands.update({n: c for n, c in commands.items() if isinstance(c, TyperGroup)})
-        return group
-    return typer.main.get_command(app)
-
 
 #: global flags accepted anywhere on the line (``benchsmith validate X --quiet``), as users type them
 GLOBAL_FLAGS = ("-q", "--quiet", "-v", "--verbose")
+
+#: ``build``'s options as :func:`build_arguments` reads them: ``{option: (parameter, kind)}``, kind
+#: ``flag`` (no value), ``value`` (one value, a string), ``path`` (one value, a ``Path``) or
+#: ``values`` (repeatable, a list of strings). Derived from ``cli_app.build_cmd`` in
+#: tests/test_cli_fast.py, which fails when the two differ.
+BUILD_OPTIONS: dict[str, tuple[str, str]] = {
+    "--version": ("version", "value"),
+    "--sources": ("sources", "path"),
+    "--registry": ("registry", "path"),
+    "--config": ("config", "values"),
+    "--skip-missing": ("skip_missing", "flag"),
+    "--overwrite": ("overwrite", "flag"),
+    "--register-fingerprints": ("register_fingerprints", "flag"),
+    "--json": ("json_out", "flag"),
+}
 
 
 def hoist_global_flags(argv: list[str]) -> list[str]:
@@ -474,28 +64,100 @@ def hoist_global_flags(argv: list[str]) -> list[str]:
     return flags + rest + argv[end:]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: runs the app and turns BenchsmithError into one line + exit status."""
-    argv = hoist_global_flags(list(sys.argv[1:] if argv is None else argv))
+def build_arguments(argv: list[str]) -> tuple[bool, bool, dict[str, Any]] | None:
+    """``(quiet, verbose, keyword arguments of cli_build.build)`` for a plain ``build`` line
+    (global flags already hoisted), or None: the line goes to typer (module docstring)."""
+    from pathlib import Path
+
+    globals_ = []
+    for i, a in enumerate(argv):
+        if a not in GLOBAL_FLAGS:
+            break
+        globals_.append(a)
+    else:
+        return None
+    if argv[i] != "build":
+        return None
+    kwargs: dict[str, Any] = {param: False for param, kind in BUILD_OPTIONS.values() if kind == "flag"}
+    kwargs.update({param: None for param, kind in BUILD_OPTIONS.values() if kind != "flag"})
+    name = None
+    rest = iter(argv[i + 1:])
+    for a in rest:
+        if not a.startswith("-"):
+            if name is not None:  # a second NAME: typer's usage error
+                return None
+            name = a
+            continue
+        param, kind = BUILD_OPTIONS.get(a, (None, None))
+        if param is None:  # --help, --opt=value, --, a typo: typer's
+            return None
+        if kind == "flag":
+            kwargs[param] = True
+            continue
+        value = next(rest, None)
+        if not value or value.startswith("-") or (kind != "values" and kwargs[param] is not None):
+            return None
+        if kind == "values":
+            kwargs[param] = [*(kwargs[param] or []), value]
+        else:
+            kwargs[param] = Path(value) if kind == "path" else value
+    if name is None:
+        return None
+    quiet = any(a in ("-q", "--quiet") for a in globals_)
+    verbose = any(a in ("-v", "--verbose") for a in globals_)
+    return quiet, verbose, {"name": name, **kwargs}
+
+
+def _build(quiet: bool, verbose: bool, kwargs: dict[str, Any]) -> int:
+    from benchsmith.cli_build import build
+    from benchsmith.commands import configure
+
     try:
-        group = _root_group(argv)
-        group(args=argv, prog_name="benchsmith", standalone_mode=False)
-    except BenchsmithError as exc:
-        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        return exc.exit_code
-    except OSError as exc:  # disk full, file too large, EIO...: one line, exit 3 (see EnvironmentFault.of)
-        fault = EnvironmentFault.of(exc)
-        err_console.print(f"error: {fault}", markup=False, highlight=False, soft_wrap=True)
-        return fault.exit_code
-    except typer.Exit as exc:
-        return exc.exit_code
-    except _ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except typer.Abort:
+        configure(quiet, verbose)
+        build(**kwargs)
+    except (KeyboardInterrupt, EOFError):  # as click: a new line, then typer's Abort below
+        sys.stderr.write("\n")
+        from benchsmith.commands import err_console
+
         err_console.print("aborted")
         return 130
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: runs the command and turns BenchsmithError into one line + exit status."""
+    argv = hoist_global_flags(list(sys.argv[1:] if argv is None else argv))
+    fast = build_arguments(argv)
+    try:
+        if fast is not None:
+            return _build(*fast)
+        from benchsmith.cli_app import run_app
+
+        return run_app(argv)  # typer's own exits (help, usage errors, Abort) are exit statuses there
+    except BenchsmithError as exc:
+        from benchsmith.commands import err_console
+
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        return exc.exit_code
+    except OSError as exc:  # disk full, file too large, EIO...: one line, exit 3 (see EnvironmentFault.of)
+        from benchsmith.commands import err_console
+
+        fault = EnvironmentFault.of(exc)
+        err_console.print(f"error: {fault}", markup=False, highlight=False, soft_wrap=True)
+        return fault.exit_code
+
+
+def __getattr__(name: str) -> Any:
+    """The typer app's names (``app``, ``_root_group``, ``_load_plugins``...), from
+    :mod:`benchsmith.cli_app`, imported on first use: this module stays typer-free."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from benchsmith import cli_app
+
+    try:
+        return getattr(cli_app, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

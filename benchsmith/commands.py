@@ -24,26 +24,53 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import typer
-
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.jsonable import to_jsonable
 
 if TYPE_CHECKING:
+    import typer
     from rich.console import Console
     from rich.table import Table
 
     from benchsmith.release import Release
 
+    harvest_app: typer.Typer
+    stage_app: typer.Typer
+    JSON_OPTION: Any
+    REGISTRY_OPTION: Any
 
-harvest_app = typer.Typer(help="Run a dataset's construction pipeline end to end into a release.", no_args_is_help=True, rich_markup_mode=None)
-stage_app = typer.Typer(help="Run one construction stage of a dataset.", no_args_is_help=True, rich_markup_mode=None)
+
+def _typer_objects() -> dict[str, Any]:
+    """The sub-apps and shared options, made with typer on first use (:func:`__getattr__`): a
+    plain ``benchsmith build`` uses this module's output helpers and never imports typer
+    (benchsmith/cli.py)."""
+    import typer
+
+    return {
+        "harvest_app": typer.Typer(help="Run a dataset's construction pipeline end to end into a release.",
+                                   no_args_is_help=True, rich_markup_mode=None),
+        "stage_app": typer.Typer(help="Run one construction stage of a dataset.", no_args_is_help=True,
+                                 rich_markup_mode=None),
+        "JSON_OPTION": typer.Option(False, "--json", help="Print exactly one JSON object on stdout."),
+        "REGISTRY_OPTION": typer.Option(
+            None, "--registry", help="Registry root (default $BENCHSMITH_HOME/registry).", show_default=False
+        ),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """``harvest_app``, ``stage_app``, ``JSON_OPTION``, ``REGISTRY_OPTION``: made once, on first use."""
+    if name not in ("harvest_app", "stage_app", "JSON_OPTION", "REGISTRY_OPTION"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    made = _typer_objects()
+    globals().update(made)  # later reads find them without this hook: the same objects every time
+    return made[name]
 
 _ROOT_COMMANDS: dict[str, Callable[..., Any]] = {}
 
 
 def root_command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a top-level command (``benchsmith <name>``) from outside cli.py.
+    """Register a top-level command (``benchsmith <name>``) from outside cli_app.py.
 
     Used by ``benchsmith.validation.cli`` for ``validate`` and ``audit``.
     """
@@ -113,10 +140,23 @@ def set_verbose(flag: bool) -> None:
 def verbose() -> bool:
     return _VERBOSE
 
-JSON_OPTION = typer.Option(False, "--json", help="Print exactly one JSON object on stdout.")
-REGISTRY_OPTION = typer.Option(
-    None, "--registry", help="Registry root (default $BENCHSMITH_HOME/registry).", show_default=False
-)
+
+def configure(quiet: bool, verbose: bool) -> None:
+    """The global options' effect: progress bars, verbosity, logging (the typer app's callback
+    and the entry point's typer-free ``build``, benchsmith/cli.py, both call this)."""
+    import logging
+
+    from benchsmith import progress
+
+    progress.set_enabled(False if quiet else None)
+    set_verbose(verbose)
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+
 
 
 def default_registry() -> Path:

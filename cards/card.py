@@ -431,15 +431,20 @@ def render_files(release: Release, builder: Builder | None = None, *, hub: dict[
 
 
 def write_card_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
-                     tables: Mapping[tuple[str, str], Any] | None = None) -> None:
+                     tables: Mapping[tuple[str, str], Any] | None = None, staged: bool = False) -> None:
     """(Re)write README.md, croissant.json and lm_eval/ inside a release directory; files of
     an earlier rendering that this one does not produce are removed from lm_eval/. ``tables``:
-    as :func:`render_card`'s."""
+    as :func:`render_card`'s. ``staged``: the release is a build's staging folder, which no reader
+    sees until it is renamed into place, so each file is written directly rather than through a
+    temporary sibling renamed over it (XCOPA's 26 files: ~10 ms CPU of a build)."""
     files = render_files(release, builder, hub=hub, tables=tables)
     root = Path(release.path)
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(root / rel, text)
+        if staged:
+            (root / rel).write_text(text, encoding="utf-8")
+        else:
+            write_text_atomic(root / rel, text)
     folder = root / LM_EVAL_FOLDER
     if folder.is_dir():
         for stale in sorted(folder.iterdir()):

@@ -204,7 +204,10 @@ def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
 
     a_answers = (d / "subtaskA_gold_answers.csv").read_text(encoding="utf-8")
     a_data = (d / "subtaskA_dev_data.csv").read_text(encoding="utf-8")
+    c_lines = (d / "subtaskC_gold_answers.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    no_reference = "".join([c_lines[0].split(",")[0] + ", ,\t,  \n", *c_lines[1:]])  # three blank references
     bad = [
+        ("c_answers", no_reference),
         ("a_answers", a_answers.replace(",0", ",2", 1)),  # a label outside 0/1
         ("a_answers", a_answers + a_answers.splitlines()[0] + "\n"),  # a duplicate id
         ("a_answers", "\n".join(a_answers.splitlines()[1:])),  # an id without an answer

@@ -349,6 +349,17 @@ def test_lengths_and_top_words(results, all_data):
     assert "not" in words["correct_reason"]  # negation is the reasons' signature word
 
 
+def test_lengths_counted_on_arrow_are_pythons_split(releases):
+    """stats.mean_length (Arrow kernels, stats.token_counts) is Table 4's definition in Python, to the bit."""
+    from benchsmith.builders.comve import stats
+
+    release = releases["1.1.0"]
+    for splits in (("train",), ("validation", "test"), ("train", "validation", "test"), ("trial",)):
+        for kind, fields in stats.SENTENCE_TYPES.items():
+            texts = [t for s in splits for t in stats._texts(release, s, fields)]
+            assert stats.mean_length(release, splits, kind) == sum(len(t.split()) for t in texts) / len(texts)
+
+
 def test_train_repeats(results, releases):
     by_split = {r.details and r.summary.split(":")[0]: r for r in results["1.1.0"] if r.check == "comve_train_repeats"}
     train = releases["1.1.0"].table("tuples", "train")

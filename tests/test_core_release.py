@@ -92,6 +92,17 @@ def test_two_builds_are_byte_identical(tmp_path):
     assert a.verify() == []
 
 
+def test_the_written_release_is_what_reading_it_gives(tmp_path):
+    """The writer hands back its release without reading release.json again (Release.written): the same
+    typed manifest as a fresh read, also where the changelog rewrote it (a previous version)."""
+    first = build(tmp_path, ToyBuilder("1.0.0"))
+    second = build(tmp_path)  # 1.1.0: "changes since 1.0.0" recorded in its manifest and card
+    assert "changes_since" in second.info.extra and "changes_since" not in first.info.extra
+    for release in (first, second):
+        assert release.info == Release(release.path).info and release.path == Release(release.path).path
+    assert "Changes since" in (second.path / "README.md").read_text(encoding="utf-8")
+
+
 def test_fingerprint_detects_changed_value(tmp_path):
     release = build(tmp_path)
     table = release.table("plain", "train")
@@ -485,9 +496,10 @@ def test_card_sees_the_written_tables_without_reading_them_back(tmp_path, monkey
     handed: list[dict] = []
     render = card.write_card_files
 
-    def spy(release, builder=None, *, hub=None, tables=None):
+    def spy(release, builder=None, *, hub=None, tables=None, staged=False):
         handed.append(dict(tables or {}))
-        return render(release, builder, hub=hub, tables=tables)
+        assert staged  # the writer's staging folder: files written in place
+        return render(release, builder, hub=hub, tables=tables, staged=staged)
 
     monkeypatch.setattr(card, "write_card_files", spy)
     monkeypatch.setattr(writer, "KEEP_FOR_CARD_BYTES", budget)

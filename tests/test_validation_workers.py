@@ -1,10 +1,12 @@
 """``run_checks``' worker process: the ``concurrent`` checks run in a forked process beside the
-others, the results come back in the checks' order, a crash there is a failed result, a worker
-that dies has its checks run here, and ``BENCHSMITH_VALIDATE_WORKERS=0`` keeps every check here."""
+others, the ``portable`` ones go to whichever process is idle (the costliest first), the results
+come back in the checks' order, a crash there is a failed result, a worker that dies has the
+checks it took run here, and ``BENCHSMITH_VALIDATE_WORKERS=0`` keeps every check here."""
 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from benchsmith.validation import runner
@@ -16,18 +18,21 @@ PARENT = os.getpid()
 
 
 class Where(Check):
-    """Reports the pid it ran in (a stat), or crashes / kills its process when told to."""
+    """Reports the pid it ran in (a stat), or crashes / kills its process / sleeps when told to."""
 
     family = "distribution"
 
-    def __init__(self, name: str, concurrent: bool = False, how: str = "ok") -> None:
+    def __init__(self, name: str, concurrent: bool = False, how: str = "ok", portable: bool = False,
+                 cost: float = 0.1, sleep: float = 0.0) -> None:
         self.name, self.concurrent, self.how = name, concurrent, how  # type: ignore[misc]
+        self.portable, self.cost, self.sleep = portable, cost, sleep  # type: ignore[misc]
 
     def run(self, release):
         if self.how == "crash":
             raise RuntimeError("boom")
         if self.how == "die" and os.getpid() != PARENT:
             os._exit(3)  # the worker dies without answering
+        time.sleep(self.sleep)
         return [self.stat(f"{self.name} ran", metrics={"pid": os.getpid()})]
 
 
@@ -132,3 +137,122 @@ def test_the_real_probes_give_the_same_results_in_the_worker(tmp_path, monkeypat
     alone = runner.run_checks(cued, checks)
     assert [r.to_dict() for r in here] == [r.to_dict() for r in alone]
     assert [r.status for r in here] == [Status.WARN, Status.FAIL]  # the planted cue: named, and the probe fails
+
+
+def test_portable_checks_go_to_the_idle_process_costliest_first(release):
+    # the worker's probe is long, so this process takes the portable checks after its own,
+    # the costliest first; then the reverse: this process is busy and the worker takes them
+    long_probe = [Where("p", concurrent=True, sleep=0.4), Where("a"),
+                  Where("small", portable=True, cost=0.1), Where("big", portable=True, cost=2.0)]
+    assert runner.plan(long_probe) == ([0], [3, 2])
+    got = runner.run_checks(release, long_probe)
+    assert [r.check for r in got] == ["p", "a", "small", "big"]  # the checks' order, wherever they ran
+    pids = {r.check: r.metrics["pid"] for r in got}
+    assert pids["p"] != os.getpid() and pids["a"] == pids["small"] == pids["big"] == os.getpid()
+    busy_here = [Where("p", concurrent=True), Where("a", sleep=0.4),
+                 Where("small", portable=True, cost=0.1), Where("big", portable=True, cost=2.0)]
+    pids = {r.check: r.metrics["pid"] for r in runner.run_checks(release, busy_here)}
+    assert pids["a"] == os.getpid() and pids["p"] == pids["small"] == pids["big"] != os.getpid()
+
+
+def test_a_worker_for_portable_checks_alone_only_when_worth_it(release):
+    cheap = [Where("a"), Where("x", portable=True, cost=0.2), Where("y", portable=True, cost=0.2)]
+    assert runner.plan(cheap) == ([], [])
+    dear = [Where("a", sleep=0.4), Where("x", portable=True, cost=1.5)]
+    assert runner.plan(dear) == ([], [1])
+    pids = {r.check: r.metrics["pid"] for r in runner.run_checks(release, dear)}
+    assert pids["a"] == os.getpid() != pids["x"]
+
+
+def test_a_dead_worker_has_the_portable_checks_it_took_run_here(release):
+    checks = [Where("a", sleep=0.4), Where("x", portable=True, cost=2.0, how="die"),
+              Where("y", portable=True, cost=1.0)]
+    got = runner.run_checks(release, checks)
+    assert [r.check for r in got] == ["a", "x", "y"]
+    assert {r.metrics["pid"] for r in got} == {os.getpid()}  # x killed the worker; x and y ran here
+
+
+def test_prepare_runs_here_while_the_worker_imports_and_its_tokens_are_sent(release, monkeypatch):
+    # the worker imports what the probe declares while this process runs its prepare (the token
+    # columns the probe reads); the worker then has those columns and their ids without tokenising
+    import sys
+
+    from benchsmith.validation import dataview
+
+    events: list[str] = []
+    real = runner._Worker.__init__
+    monkeypatch.setattr(runner._Worker, "__init__",
+                        lambda self, *a: (events.append("fork"), real(self, *a))[1])
+    assert "tabnanny" not in sys.modules
+
+    class Prepared(Where):
+        def imports(self, release):
+            return ("tabnanny",)
+
+        def prepare(self, release):
+            events.append(f"prepare {self.name}")
+            if self.how == "crash":
+                raise RuntimeError("boom")
+            view = dataview.configs(release)[0]
+            view.token_column("train", "text")
+
+        def run(self, release):
+            if self.how == "crash":
+                raise RuntimeError("boom")
+            view = dataview.configs(release)[0]
+            key = ("tokens", *view.content_key("train"), "text")
+            had = dataview.STORE.peek(key) is not None
+            ids = view.token_column("train", "text").ids
+            words = sorted({dataview.VOCAB.names[i] for i in ids.tolist()})
+            return [self.stat("ran", metrics={"pid": os.getpid(), "had": had, "words": words,
+                                              "tabnanny": "tabnanny" in sys.modules})]
+
+    dataview.STORE.clear()
+    got = runner.run_checks(release, [Prepared("p", concurrent=True),
+                                      Prepared("q", concurrent=True, how="crash"), Where("a")])
+    assert events == ["fork", "prepare p", "prepare q"]
+    assert [(r.check, r.status) for r in got] == [("p", Status.STAT), ("q", Status.FAIL), ("a", Status.STAT)]
+    m = got[0].metrics
+    assert m["pid"] != os.getpid() and m["had"] and m["tabnanny"] and "tabnanny" not in sys.modules
+    view = dataview.configs(release)[0]
+    here = view.token_column("train", "text").ids.tolist()
+    assert m["words"] == sorted({dataview.VOCAB.names[i] for i in here})
+
+
+def test_a_forked_vocabulary_adopts_only_a_continuation():
+    from benchsmith.validation.dataview import Vocabulary
+
+    parent, child = Vocabulary(), Vocabulary()
+    parent.ids(["a", "b"])
+    child.ids(["a", "b"])
+    parent.ids(["C", "d"])
+    assert child.adopt(parent.state()) and child.names == ["a", "b", "c", "d"]
+    assert child.ids(["D"]).tolist() == [3]
+    other = Vocabulary()
+    other.ids(["z"])
+    assert not other.adopt(parent.state()) and other.names == ["z"]
+
+
+def test_the_real_generic_checks_give_the_same_results_in_the_worker(tmp_path, monkeypatch):
+    from benchsmith.validation.runner import generic_checks
+
+    rows = balanced_text_rows(60, "tr", 1)
+    splits = {"train": rows, "test": rows[:5] + balanced_text_rows(30, "te", 2)}
+    dup = make_release(tmp_path, splits, text_features())
+    checks = generic_checks()
+    assert {checks[i].name for i in runner.plan(checks)[1]} == {
+        "near_duplicates", "exact_duplicates", "unique_ids", "empty_fields", "fingerprint", "lengths", "cues",
+        "label_balance"}
+    here = runner.run_checks(dup, checks)
+    monkeypatch.setattr(runner, "_workers_allowed", lambda: False)
+    alone = runner.run_checks(dup, checks)
+    assert [r.to_dict() for r in here] == [r.to_dict() for r in alone]
+    assert {r.check: r.status for r in here}["exact_duplicates"] == Status.FAIL  # the planted leak: found
+
+
+def test_the_probe_asks_for_scikit_learn_only_where_it_fits(tmp_path, release):
+    from benchsmith.validation.checks.partial_input import PartialInputCheck
+
+    mc = make_release(tmp_path, {"train": mc_rows(20, "t", 4)}, mc_features(), MC_META)
+    assert PartialInputCheck().imports(mc) == ("sklearn.linear_model",)
+    assert PartialInputCheck().imports(release) == ()  # labels but no options and no partial_input fields

@@ -72,9 +72,27 @@ class Check:
     #: (``benchsmith.validation.runner``): it shares no in-process state a later check reads, and
     #: its own cost (scikit-learn's import and fits) is worth a process of its own
     concurrent: ClassVar[bool] = False
+    #: True when the check may run in either process (``benchsmith.validation.runner``): it reads
+    #: no in-process memo that another check fills or reads (the token columns, a builder's
+    #: statistics), so whichever process is idle first takes it
+    portable: ClassVar[bool] = False
+    #: relative cost of a portable check (CPU seconds on ComVE, roughly): the idle process takes
+    #: the costliest first, so the two finish close together
+    cost: ClassVar[float] = 0.1
 
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError
+
+    def imports(self, release: Release) -> tuple[str, ...]:
+        """Modules a ``concurrent`` check will import when it runs on ``release`` (told from the
+        release's metadata, cheaply): its worker imports them while validate's process runs
+        :meth:`prepare` (``benchsmith.validation.runner``; default: none)."""
+        return ()
+
+    def prepare(self, release: Release) -> None:
+        """Work a ``concurrent`` check shares with the checks of validate's own process, done
+        there (token columns, sent to the worker) while the worker imports :meth:`imports`
+        (default: nothing)."""
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:
         return CheckResult(check=self.name, family=self.family, status=status, summary=summary, **kw)

@@ -229,6 +229,22 @@ class Vocabulary:
             return self._hash_array
 
 
+    def state(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
+        """The ids given so far (copies), for a process forked before they were (:func:`export_tokens`)."""
+        with self._lock:
+            return dict(self._raw), dict(self._folded), list(self.names)
+
+    def adopt(self, state: tuple[dict[str, int], dict[str, int], list[str]]) -> bool:
+        """Take the ids of :meth:`state` from the process this one was forked from; only when
+        this one's are a prefix of them (it gave no id since the fork), else nothing (False)."""
+        raw, folded, names = state
+        with self._lock:
+            if self.names != names[: len(self.names)]:
+                return False
+            self._raw, self._folded, self.names = raw, folded, names
+        return True
+
+
 #: token lists longer than this go through Arrow's dictionary encoding (:meth:`Vocabulary.ids`)
 _ARROW_IDS_MIN = 2_048
 VOCAB = Vocabulary()
@@ -347,6 +363,25 @@ class _Store:
 
 
 STORE = _Store(STORE_BUDGET)
+
+
+def export_tokens() -> dict[str, Any]:
+    """This process's token columns and the vocabulary their ids index (copies of the vocabulary's
+    tables: the state as it is now, for a thread to send while checks go on), for a worker process
+    forked before they were made (``validation/runner.py``: the worker imports scikit-learn while
+    this process tokenises what the probe reads, then takes the columns instead of tokenising)."""
+    columns = {key: value for key, (value, _) in list(STORE._items.items()) if key[0] == "tokens"}
+    return {"vocab": VOCAB.state(), "columns": columns}
+
+
+def import_tokens(state: dict[str, Any]) -> bool:
+    """Adopt :func:`export_tokens`' columns and ids (see :meth:`Vocabulary.adopt`); False (nothing
+    taken) when this process gave token ids of its own since the fork."""
+    if not VOCAB.adopt(state["vocab"]):
+        return False
+    for key, column in state["columns"].items():
+        STORE.get(key, lambda column=column: column)
+    return True
 
 
 def _is_list_type(t: pa.DataType) -> bool:

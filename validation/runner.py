@@ -22,6 +22,8 @@ the gate still stops the release.
 from __future__ import annotations
 
 import gc
+import logging
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Sequence
@@ -36,6 +38,7 @@ from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.release import Release
 
+log = logging.getLogger(__name__)
 BASELINE_LEVELS = ("none", "cheap", "model")
 FAMILY_ORDER = ("integrity", "distribution", "leakage", "artifacts")
 AUTO: Any = object()  # "look it up" sentinel for builder / previous
@@ -165,31 +168,68 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     """Run checks; the results come in the checks' order wherever each ran, and a crash
     becomes a failed result (see module docstring).
 
-    The ``concurrent`` checks (the scikit-learn probes: ``Check.concurrent``) run in one worker
-    process while this process runs the others, when this process may use two cores or more,
-    fork is available, ``$BENCHSMITH_VALIDATE_WORKERS`` is not ``0`` and some check of this
-    process's remains. The worker is forked before the first check, so the probes (scikit-learn's
-    import and fits) overlap everything else; it tokenises what it reads again (~1 CPU s on ComVE)
-    where a later fork would have inherited the token columns, but measured cold on two quiet cores
-    (2026-11-27) the early fork ends XCOPA's validate at 7.0-7.6 s wall against 8.8-10.2 forked
-    after the generic checks, ComVE's at 8.0-8.9 against 9.0-9.4. A check the result cache holds
-    stays here (a hit costs nothing). The worker sends each check's results back pickled, so they
-    are the objects an in-process run returns; if it dies before it answers, its checks run here.
-    Only these checks: the others share in-process memos that a second process would compute
-    again. Measured in README.md ("validate against build", fifth pass).
+    On two cores or more (fork available, ``$BENCHSMITH_VALIDATE_WORKERS`` not ``0``) one worker
+    process is forked before the first check and the checks are shared between it and this
+    process (:func:`plan`, README.md "validate against build", sixth pass):
+
+    * the ``concurrent`` checks (the scikit-learn probes: their import and fits) run in the
+      worker, first. The worker imports what they declare (``Check.imports``: scikit-learn, ~1.5
+      CPU s) while this process does the work they share with its own checks (``Check.prepare``:
+      tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
+      (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
+      waits for the other and nothing is tokenised twice; pandas, which pyarrow imports at its
+      first array in every process (~0.4 s), is imported once before the fork;
+    * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
+      no in-process memo shared with another check) are a queue that either process takes from
+      when idle, the costliest first (``Check.cost``): this process after its own checks, the
+      worker after its probes, so the two finish close together whatever the load;
+    * every other check runs here, in order (they share token columns and builder statistics).
+
+    A check the result cache holds stays here (a hit costs nothing). The worker sends its results
+    back pickled, so they are the objects an in-process run returns; if it dies before it answers,
+    every check it took runs here. Measured in README.md ("validate against build", sixth pass).
     """
     checks = list(checks)
-    side = [i for i, c in enumerate(checks) if _concurrent(c)] if _workers_allowed() else []
-    if len(side) == len(checks):  # nothing left for this process: no worker
-        side = []
-    worker = _Worker(release, [checks[k] for k in side]) if side else None
+    side, shared = plan(checks) if _workers_allowed() else ([], [])
+    worker: _Worker | None = None
+    if side or shared:
+        _import_pandas()
+        worker = _Worker(release, checks, side, shared)
+        for k in side:
+            _prepare(release, checks[k])
+        worker.prepared()
+    away = set(side) | set(shared)
+    mine = [i for i in range(len(checks)) if i not in away]
+
+    def order() -> Iterator[int]:
+        yield from mine
+        while worker is not None and (k := worker.claim()) is not None:
+            yield shared[k]
+
     got: dict[int, list[CheckResult]] = {}
-    for i in progress.track(range(len(checks)), f"validate {release.name} {release.version}"):
-        if i not in side:
-            got[i] = _run_one(release, checks[i])
+    for i in progress.track(order(), f"validate {release.name} {release.version}", total=len(checks)):
+        got[i] = _run_one(release, checks[i])
     if worker is not None:
-        got.update(zip(side, worker.results()))
+        got.update(worker.results(done=got))
     return [r for i in range(len(checks)) for r in got[i]]
+
+
+#: fork a worker for portable checks alone (no probe to run) only when they are worth it:
+#: their summed ``Check.cost`` (ComVE's near and exact duplicates and unique ids: ~2)
+WORKER_MIN_COST = 1.0
+
+
+def plan(checks: Sequence[Check]) -> tuple[list[int], list[int]]:
+    """(the checks the worker runs first, the portable queue, costliest first), as indices;
+    ``([], [])``: no worker (nothing worth a process, or nothing left for this one)."""
+    side = [i for i, c in enumerate(checks) if _flag(c, "concurrent")]
+    shared = sorted((i for i, c in enumerate(checks) if i not in side and _flag(c, "portable")),
+                    key=lambda i: -float(getattr(_inner(checks[i]), "cost", 0.0)))
+    if len(side) == len(checks):  # nothing left for this process: no worker
+        return [], []
+    if not side and sum(float(getattr(_inner(checks[i]), "cost", 0.0)) for i in shared) < WORKER_MIN_COST:
+        return [], []
+    return side, shared
 
 
 def _run_one(release: Release, check: Check) -> list[CheckResult]:
@@ -216,36 +256,101 @@ def _workers_allowed() -> bool:
     return cores >= 2
 
 
-def _concurrent(check: Check) -> bool:
+def _inner(check: Check) -> Check:
+    from benchsmith.validation.result_cache import CachedCheck
+
+    return check.inner if isinstance(check, CachedCheck) else check
+
+
+def _flag(check: Check, attr: str) -> bool:
+    """``check.<attr>`` (``concurrent`` / ``portable``), false for a result the cache holds."""
     from benchsmith.validation.result_cache import CachedCheck, stored
 
     if isinstance(check, CachedCheck):
-        return bool(getattr(check.inner, "concurrent", False)) and not stored(check.key)
-    return bool(getattr(check, "concurrent", False))
+        return bool(getattr(check.inner, attr, False)) and not stored(check.key)
+    return bool(getattr(check, attr, False))
+
+
+def _imports(release: Release, check: Check) -> tuple[str, ...]:
+    """``Check.imports``; none when it fails (the check's own run reports the error)."""
+    imports = getattr(_inner(check), "imports", None)
+    try:
+        return tuple(imports(release)) if imports is not None else ()
+    except Exception:  # noqa: BLE001 - the check meets the same error in its run and reports it
+        return ()
+
+
+def _prepare(release: Release, check: Check) -> None:
+    """``Check.prepare`` before the fork; a failure there is left for the check's own run to report."""
+    prepare = getattr(_inner(check), "prepare", None)
+    if prepare is None:
+        return
+    try:
+        with _gc_paused():
+            prepare(release)
+    except Exception as exc:  # noqa: BLE001 - the check meets the same error in its run and reports it
+        log.debug("%s: preparing failed (%s); its own run reports it", check.name, exc)
+
+
+def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
+    try:
+        conn.send(state)
+    except (OSError, EOFError):  # the worker is gone: it will not need them
+        pass
+    finally:
+        conn.close()
+
+
+def _import_pandas() -> None:
+    """pyarrow imports pandas, when installed, at the first array it builds (0.3-0.55 CPU s, in
+    every process that builds one: both would); imported once here, before the fork."""
+    import importlib.util
+
+    if importlib.util.find_spec("pandas") is not None:
+        import pandas  # noqa: F401
 
 
 class _Worker:
-    """One forked process running some checks in order (see :func:`run_checks`)."""
+    """One forked process: its own checks in order, then portable ones from the shared queue
+    (see :func:`run_checks`)."""
 
-    def __init__(self, release: Release, checks: list[Check]) -> None:
+    def __init__(self, release: Release, checks: list[Check], side: list[int], shared: list[int]) -> None:
         import multiprocessing
-
-        import pyarrow as pa
 
         # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
         # before it forks, so nothing buffered is written twice
         ctx = multiprocessing.get_context("fork")
-        # pyarrow imports pandas at its first Python-to-Arrow conversion (~0.5 CPU s), which both
-        # processes reach: done once, before the fork (MuCoW's worker 2.1-2.4 -> 1.7-1.9 CPU s)
-        pa.scalar(0)
-        self.release, self.checks = release, checks
+        # pandas, which pyarrow imports at its first conversion in each process, is imported before
+        # the fork by run_checks (_import_pandas; mvalid measured MuCoW's worker 2.1-2.4 -> 1.7-1.9 CPU s)
+        self.release, self.checks, self.side, self.shared = release, checks, side, shared
+        self._next = ctx.Value("i", 0)  # the next portable check to take, shared by both processes
         self._answer, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_work, args=(release, checks, send), daemon=True)
+        tokens, self._tokens = ctx.Pipe(duplex=False)
+        imports = sorted({m for i in side for m in _imports(release, checks[i])})
+        args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports)
+        self._proc = ctx.Process(target=_work, args=args, daemon=True)
         self._proc.start()
         send.close()
+        tokens.close()
+        self._sender: threading.Thread | None = None
 
-    def results(self) -> list[list[CheckResult]]:
-        """Each check's results; the checks run here when the worker died without answering."""
+    def prepared(self) -> None:
+        """Send the worker this process's token columns (``Check.prepare`` made them), taken
+        here (the checks that follow change the store) and sent from a thread: the pipe holds
+        64 KB, and the worker reads only once its imports are done."""
+        from benchsmith.validation.dataview import export_tokens
+
+        state = export_tokens()
+        self._sender = threading.Thread(target=_send_tokens, args=(self._tokens, state), daemon=True)
+        self._sender.start()
+
+    def claim(self) -> int | None:
+        """The position in the portable queue of a check no process took yet, now this one's."""
+        return _claim(self._next, len(self.shared))
+
+    def results(self, done: dict[int, list[CheckResult]]) -> dict[int, list[CheckResult]]:
+        """The worker's results by check index; the checks it took run here when it died without
+        answering (``done``: the checks this process ran)."""
         try:
             answer = self._answer.recv()
         except (EOFError, OSError):
@@ -253,23 +358,63 @@ class _Worker:
         finally:
             self._answer.close()
             self._proc.join()
+            if self._sender is not None:
+                self._sender.join()
+            else:
+                self._tokens.close()
         if answer is None:
-            return [_run_one(self.release, c) for c in self.checks]
-        out = []
-        for check, (results, hit) in zip(self.checks, answer):
+            return {i: _run_one(self.release, self.checks[i])
+                    for i in [*self.side, *self.shared] if i not in done}
+        out = {}
+        for i, results, hit in answer:
             if hit:  # served from the result cache there: noted here as the run's other hits are
-                check.hits.append(check.name)  # type: ignore[attr-defined]
-            out.append(results)
+                self.checks[i].hits.append(self.checks[i].name)  # type: ignore[attr-defined]
+            out[i] = results
         return out
 
 
-def _work(release: Release, checks: list[Check], conn: Any) -> None:
+def _claim(counter: Any, n: int) -> int | None:
+    with counter.get_lock():
+        k = counter.value
+        if k >= n:
+            return None
+        counter.value = k + 1
+    return k
+
+
+def _work(release: Release, checks: list[Check], side: list[int], shared: list[int], counter: Any,
+          conn: Any, pipe: tuple[Any, Any], imports: list[str]) -> None:
+    import importlib
+
+    from benchsmith.validation.dataview import import_tokens
+
     progress.set_enabled(False)  # one bar: this process's
+    tokens, theirs = pipe
+    theirs.close()  # the sending end, inherited: closed here, so a validate that dies is an EOF
+    for module in imports:  # while validate's process tokenises (see run_checks)
+        try:
+            importlib.import_module(module)
+        except ImportError:  # the check reports it when it runs
+            pass
+    try:
+        state = tokens.recv()
+    except (EOFError, OSError):  # nothing sent: the checks tokenise what they read
+        state = None
+    finally:
+        tokens.close()
+    if state is not None:
+        import_tokens(state)
+
+    def order() -> Iterator[int]:
+        yield from side
+        while (k := _claim(counter, len(shared))) is not None:
+            yield shared[k]
+
     answer = []
-    for check in checks:
-        hits = getattr(check, "hits", None)
+    for i in order():
+        hits = getattr(checks[i], "hits", None)
         before = len(hits) if hits is not None else 0
-        answer.append((_run_one(release, check), hits is not None and len(hits) > before))
+        answer.append((i, _run_one(release, checks[i]), hits is not None and len(hits) > before))
     conn.send(answer)
     conn.close()
 

@@ -83,10 +83,50 @@ def label_distribution(release: Release, config: str, split: str) -> dict[str, i
     return {n: counts.get(i, 0) for i, n in enumerate(names)}
 
 
+def _kernel(name: str, *args: Any) -> Any:
+    """Arrow's compute kernel ``name`` on ``args``. ``pyarrow._compute.call_function`` is what
+    ``pyarrow.compute``'s wrappers call; importing that module (which builds a Python wrapper and
+    docstring per kernel) cost 0.05-0.09 s CPU against ~0.01 s for the kernels alone, as much as
+    the statistics it would serve in a ComVE build."""
+    try:
+        from pyarrow._compute import call_function
+    except ImportError:  # pragma: no cover - a pyarrow that moved it: the public name
+        from pyarrow.compute import call_function
+    return call_function(name, list(args))
+
+
+def token_counts(column: Any) -> tuple[int, int]:
+    """``(whitespace tokens, texts)`` of a string or list-of-strings Arrow column: over its texts
+    that are neither null nor empty nor whitespace only (as :func:`_texts` keeps them), the sum
+    of ``len(text.split())`` and their number, counted by Arrow's kernels without a Python string
+    per text. Arrow's Unicode whitespace (``utf8_trim_whitespace``, ``utf8_split_whitespace``) is
+    ``str.isspace``'s, code point for code point (tests/test_comve_stats.py checks it), so a trimmed
+    text splits into ``len(text.split())`` pieces; a blank text trims to "" (one piece), which is
+    left out of both counts. ComVE's card: 0.07 -> ~0.01 s CPU for Table 4's lengths."""
+    import pyarrow as pa
+
+    if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
+        column = _kernel("list_flatten", column)  # the values of the non-null lists, in order
+    texts = _kernel("drop_null", column)
+    trimmed = _kernel("utf8_trim_whitespace", texts)
+    pieces = _kernel("sum", _kernel("list_value_length", _kernel("utf8_split_whitespace", trimmed))).as_py() or 0
+    blank = _kernel("sum", _kernel("equal", trimmed, pa.scalar("", trimmed.type))).as_py() or 0
+    return pieces - blank, len(texts) - blank
+
+
 def mean_length(release: Release, splits: Iterable[str], kind: str) -> float:
-    """Mean whitespace-token length of one sentence type over ``splits`` (Table 4), unrounded."""
-    texts = [t for s in splits for t in _texts(release, s, SENTENCE_TYPES[kind])]
-    return sum(map(len, map(str.split, texts))) / len(texts) if texts else 0.0  # the same int sum, at C speed
+    """Mean whitespace-token length of one sentence type over ``splits`` (Table 4), unrounded:
+    ``sum(len(t.split()) for t in texts) / len(texts)`` over :func:`_texts`, from the same two
+    integers counted on the Arrow columns (:func:`token_counts`)."""
+    tokens = texts = 0
+    for split in splits:
+        fields = SENTENCE_TYPES[kind]
+        table = release.table("tuples", split, columns=list(fields))
+        for f in fields:
+            n_tokens, n_texts = token_counts(table.column(f))
+            tokens += n_tokens
+            texts += n_texts
+    return tokens / texts if texts else 0.0
 
 
 def average_lengths(release: Release, splits: Iterable[str]) -> dict[str, float]:

@@ -220,6 +220,16 @@ class Xcopa(Builder):
         rows = (r for e in self.errata() for r in e.rows if r.field == "question")
         return {(r.config, r.split, r.item): r for r in rows}
 
+    @cached_property
+    def _question_rows_by_split(self) -> dict[tuple[str, str], dict[int, ErratumRow]]:
+        """:attr:`question_rows` per (config, split), keyed by canonical int idx (a row keyed by a
+        non-canonical idx matches none): grouped once, not filtered from every row per split."""
+        out: dict[tuple[str, str], dict[int, ErratumRow]] = {}
+        for (c, sp, k), r in self.question_rows.items():
+            if k.isdigit() and str(int(k)) == k:
+                out.setdefault((c, sp), {})[int(k)] = r
+        return out
+
     # ------------------------------------------------------------------ examples
     def columns(self, config: Config, split: str, sources: Sources) -> dict[str, list] | None:
         """A translated split as columns (``Builder.columns``): :meth:`examples`' values, checked the
@@ -241,8 +251,7 @@ class Xcopa(Builder):
             return None
         # _check_question on every row: an erratum row exactly where the question differs from COPA's,
         # turning upstream's question into COPA's (a row keyed by a non-canonical idx matches none)
-        rows = {int(k): r for (c, sp, k), r in self.question_rows.items()
-                if c == config.name and sp == split and k.isdigit() and str(int(k)) == k}
+        rows = self._question_rows_by_split.get((config.name, split), {})
         for idx, question, it in zip(columns["idx"], columns["question"], items):
             row = rows.get(idx)
             if (row is not None) if question == it.asks_for else (row is None or row.old != question

@@ -39,6 +39,15 @@ def _rows(release: Release, config: str, split: str,
     return release.table(config, split, columns).to_pylist()
 
 
+def _columns(release: Release, config: str, split: str, names: tuple[str, ...]) -> list[list[Any]]:
+    """The split's ``names`` columns as lists, in that order. The audits below loop over columns
+    zipped, not over a dict per row: XCOPA's card audits took 0.185 s CPU of a build as row dicts
+    (``benchmarks/build_parts.py xcopa``); tests/test_build_overhead.py holds them equal to the
+    row-by-row definitions on the real release."""
+    table = release.table(config, split, list(names))
+    return [table.column(n).to_pylist() for n in names]
+
+
 def _has(release: Release, config: str, split: str | None = None) -> bool:
     return config in release.configs() and (split is None or split in release.splits(config))
 
@@ -59,25 +68,35 @@ def text_order(release: Release, split: str) -> dict[str, Any] | None:
     configs = [c for c in release.configs() if c.startswith("translation-") and split in release.splits(c)]
     if en is None or not configs:
         return None
-    margin: Counter[int] = Counter()
-    # each text's word set once (the English ones recur per language)
-    words = {t: _words(t) for e in en.values() for t in (e["choice1"], e["choice2"])}
+    margin: dict[int, float] = {}
+    words: dict[str, set[str]] = {}
+    # each text's word set once (the English ones recur per language), and each English pair's
+    # sets and sizes once per idx
+    en_sets: dict[int, tuple[set[str], set[str], int, int]] = {}
+    for i, e in en.items():
+        for t in (e["choice1"], e["choice2"]):
+            if t not in words:
+                words[t] = _words(t)
+        b1, b2 = words[e["choice1"]], words[e["choice2"]]
+        en_sets[i] = (b1, b2, len(b1), len(b2))
     for c in configs:
-        rows = _rows(release, c, split, ("idx", "choice1", "choice2"))
-        for t in {r[k] for r in rows for k in ("choice1", "choice2")} - words.keys():
+        idxs, choices1, choices2 = _columns(release, c, split, ("idx", "choice1", "choice2"))
+        for t in {*choices1, *choices2} - words.keys():
             words[t] = _words(t)
-        for r in rows:
-            e = en.get(r["idx"])
+        for i, t1, t2 in zip(idxs, choices1, choices2):
+            e = en_sets.get(i)
             if e is None:
                 continue
-            w1, w2 = words[r["choice1"]], words[r["choice2"]]
-            b1, b2 = words[e["choice1"]], words[e["choice2"]]
+            w1, w2 = words[t1], words[t2]
+            b1, b2, n_b1, n_b2 = e
+            n_w1, n_w2 = len(w1), len(w2)
             # alignment.order_margin, term for term (the same float): Jaccard |a & b| / max(1, |a | b|),
-            # the union's size counted as |a| + |b| - |a & b| (the same integer, no union set built)
+            # the union's size counted as |a| + |b| - |a & b| (the same integer, no union set built),
+            # and max(1, n) of that size (an int >= 0) written `n or 1` (no call)
             i12, i21, i11, i22 = len(w1 & b2), len(w2 & b1), len(w1 & b1), len(w2 & b2)
-            j12, j21 = i12 / max(1, len(w1) + len(b2) - i12), i21 / max(1, len(w2) + len(b1) - i21)
-            j11, j22 = i11 / max(1, len(w1) + len(b1) - i11), i22 / max(1, len(w2) + len(b2) - i22)
-            margin[r["idx"]] += (j12 + j21) - (j11 + j22)
+            j12, j21 = i12 / ((n_w1 + n_b2 - i12) or 1), i21 / ((n_w2 + n_b1 - i21) or 1)
+            j11, j22 = i11 / ((n_w1 + n_b1 - i11) or 1), i22 / ((n_w2 + n_b2 - i22) or 1)
+            margin[i] = margin.get(i, 0) + ((j12 + j21) - (j11 + j22))
     return {"reversed": sorted(i for i, m in margin.items() if m > 0), "items": len(margin),
             "languages": len(configs),
             "smallest_margin": round(min((abs(m) for m in margin.values()), default=0.0), 3)}
@@ -97,12 +116,14 @@ def consistency(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
             en = en_rows[split]
             if en is None or not _has(release, lang, split):
                 continue
-            rows = _rows(release, lang, split, ("idx", "label", "question"))
-            label_diff = [r["idx"] for r in rows if r["idx"] not in en or r["label"] != en[r["idx"]]["label"]]
-            question_diff = [r["idx"] for r in rows if r["idx"] in en and r["question"] != en[r["idx"]]["question"]]
+            idxs, labels, questions = _columns(release, lang, split, ("idx", "label", "question"))
+            en_label = {i: e["label"] for i, e in en.items()}
+            en_question = {i: e["question"] for i, e in en.items()}
+            label_diff = [i for i, label in zip(idxs, labels) if i not in en or label != en_label[i]]
+            question_diff = [i for i, q in zip(idxs, questions) if i in en and q != en_question[i]]
             out.setdefault(lang, {})[split] = {
-                "items": len(rows),
-                "labels_agree": len(rows) - len(label_diff),
+                "items": len(idxs),
+                "labels_agree": len(idxs) - len(label_diff),
                 "label_differs": len(label_diff),
                 "label_differs_idx": label_diff,
                 "question_differs": len(question_diff),
@@ -138,26 +159,40 @@ def length_ratios(release: Release) -> dict[str, dict[str, float]]:
     """Mean characters of premise and of choices, per language / English, on aligned items."""
     out: dict[str, dict[str, float]] = {}
     en_rows = {s: english(release, s) for s in SPLITS}
+    # each English item's (premise, choice1 + choice2) characters, once per split
+    en_chars = {s: {i: (len(e["premise"]), len(e["choice1"]) + len(e["choice2"])) for i, e in en.items()}
+                for s, en in en_rows.items() if en is not None}
     for lang in languages_in(release):
-        p_l, p_e, c_l, c_e = [], [], [], []
+        # sums and counts of the lengths of aligned items: _mean's exact figures without the lists
+        n_items = p_l = p_e = c_l = c_e = 0
         for split in SPLITS:
-            en = en_rows[split]
+            en = en_chars.get(split)
             if en is None or not _has(release, lang, split):
                 continue
-            for r in _rows(release, lang, split, ("idx", "premise", "choice1", "choice2")):
-                e = en.get(r["idx"])
+            idxs, premises, choices1, choices2 = _columns(release, lang, split,
+                                                          ("idx", "premise", "choice1", "choice2"))
+            if en.keys() >= set(idxs):  # every item aligned (XCOPA's): the sums of whole columns
+                n_items += len(idxs)
+                p_l += sum(map(len, premises))
+                c_l += sum(map(len, choices1)) + sum(map(len, choices2))
+                p_e += sum([en[i][0] for i in idxs])
+                c_e += sum([en[i][1] for i in idxs])
+                continue
+            for i, premise, choice1, choice2 in zip(idxs, premises, choices1, choices2):
+                e = en.get(i)
                 if e is None:
                     continue
-                p_l.append(len(r["premise"]))
-                p_e.append(len(e["premise"]))
-                c_l += [len(r["choice1"]), len(r["choice2"])]
-                c_e += [len(e["choice1"]), len(e["choice2"])]
-        if p_l:
+                n_items += 1
+                p_l += len(premise)
+                p_e += e[0]
+                c_l += len(choice1) + len(choice2)
+                c_e += e[1]
+        if n_items:
             out[lang] = {
-                "premise_ratio": round(_mean(p_l) / _mean(p_e), 3),
-                "choice_ratio": round(_mean(c_l) / _mean(c_e), 3),
-                "premise_chars": round(_mean(p_l), 1),
-                "choice_chars": round(_mean(c_l), 1),
+                "premise_ratio": round(_mean_of(p_l, n_items) / _mean_of(p_e, n_items), 3),
+                "choice_ratio": round(_mean_of(c_l, 2 * n_items) / _mean_of(c_e, 2 * n_items), 3),
+                "premise_chars": round(_mean_of(p_l, n_items), 1),
+                "choice_chars": round(_mean_of(c_l, 2 * n_items), 1),
             }
     return out
 
@@ -232,7 +267,11 @@ def _write_word_cache(entries: dict[str, Any]) -> None:
 def _mean(values: list[int]) -> float | int:
     """``statistics.mean`` of ints, without its Fraction arithmetic: the exact mean, an int
     where it is one (as ``statistics.mean`` returns), else the correctly rounded float."""
-    total, n = sum(values), len(values)
+    return _mean_of(sum(values), len(values))
+
+
+def _mean_of(total: int, n: int) -> float | int:
+    """:func:`_mean` of ``n`` ints that sum to ``total``."""
     if n == 0:
         raise ValueError("mean requires at least one data point")
     return total // n if total % n == 0 else total / n
@@ -242,6 +281,9 @@ def _word_means(how: str | None, count: Callable[[str], int] | None, premises: l
                 choices: list[str]) -> tuple[Any, Any]:
     if not count:
         return None, None
+    if how == "whitespace":  # str.split counted in C: the same ints as ``count`` (a tenth of the CPU)
+        return (round(_mean_of(sum(map(len, map(str.split, premises))), len(premises)), 1),
+                round(_mean_of(sum(map(len, map(str.split, choices))), len(choices)), 1))
     return (round(_mean([count(t) for t in premises]), 1), round(_mean([count(t) for t in choices]), 1))
 
 
@@ -260,10 +302,11 @@ def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str,
         splits = [s for s in SPLITS if _has(release, config, s)]
         if not splits:
             continue
-        tables = [release.table(config, s, ["premise", "choice1", "choice2"]) for s in splits]
-        premises = [t for tab in tables for t in tab.column("premise").to_pylist()]
-        choices = [c for tab in tables for pair in zip(tab.column("choice1").to_pylist(),
-                                                         tab.column("choice2").to_pylist()) for c in pair]
+        premises, choices = [], []
+        for s in splits:
+            premise, choice1, choice2 = _columns(release, config, s, ("premise", "choice1", "choice2"))
+            premises += premise
+            choices += [c for pair in zip(choice1, choice2) for c in pair]
         how = WORD_SEGMENTERS.get(config, "whitespace")
         version = _segmenter_version(how) if cache else None
         if version is not None:
@@ -284,8 +327,8 @@ def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str,
             how, count = word_counter(config)
             words = _word_means(how, count, premises, choices)
         out[config] = {
-            "premise_chars": round(_mean([len(t) for t in premises]), 1),
-            "choice_chars": round(_mean([len(t) for t in choices]), 1),
+            "premise_chars": round(_mean_of(sum(map(len, premises)), len(premises)), 1),
+            "choice_chars": round(_mean_of(sum(map(len, choices)), len(choices)), 1),
             "premise_words": words[0],
             "choice_words": words[1],
             "words_by": how,

@@ -136,6 +136,13 @@ class XcopaPartialInput(Check):
     def __init__(self, warn_above: float = PARTIAL_INPUT_WARN) -> None:
         self.warn_above = warn_above
 
+    def imports(self, release: Release) -> tuple[str, ...]:
+        """The baselines' module (it imports scikit-learn), when there is en/train to train on:
+        imported by the worker while validate's process tokenises (validation/runner.py)."""
+        if "en" in release.configs() and "train" in release.splits("en"):
+            return ("benchsmith.builders.xcopa.baseline",)
+        return ()
+
     def run(self, release: Release) -> list[CheckResult]:
         from .baseline import evaluate
 

@@ -205,6 +205,9 @@ def cue_arrays(opts: OptionTokens, labels: np.ndarray, batch: int = BATCH_EXAMPL
 class CueCheck(Check):
     name = "cues"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    # reads token columns of the probe's fields (sent to the worker: validation/runner.py) or its own
+    portable = True
+    cost = 0.4  # CPU s on ComVE, roughly
     family = "artifacts"
 
     def run(self, release: Release) -> list[CheckResult]:

@@ -48,6 +48,9 @@ def _num_classes(view: ConfigView, field: str, values: np.ndarray) -> int:
 class LabelBalanceCheck(Check):
     name = "label_balance"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    # reads token columns of the probe's fields (sent to the worker: validation/runner.py) or its own
+    portable = True
+    cost = 0.3  # CPU s on ComVE, roughly
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -200,6 +203,9 @@ def length_rule_scores(
 class LengthCheck(Check):
     name = "lengths"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    # reads token columns of the probe's fields (sent to the worker: validation/runner.py) or its own
+    portable = True
+    cost = 0.6  # CPU s on ComVE, roughly
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:

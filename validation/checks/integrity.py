@@ -182,6 +182,8 @@ class SchemaCheck(Check):
 class FingerprintCheck(Check):
     name = "fingerprint"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    cost = 0.1  # CPU s on ComVE, roughly
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -221,6 +223,8 @@ class FingerprintCheck(Check):
 class UniqueIdsCheck(Check):
     name = "unique_ids"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    cost = 0.1  # CPU s on ComVE, roughly
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -309,6 +313,8 @@ def _is_empty(value: Any) -> bool:
 class EmptyFieldsCheck(Check):
     name = "empty_fields"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    cost = 0.2  # CPU s on ComVE, roughly
     family = "integrity"
 
     def run(self, release: Release) -> list[CheckResult]:

@@ -135,6 +135,8 @@ def _snippet(text: str, n: int = 90) -> str:
 class ExactDuplicateCheck(Check):
     name = "exact_duplicates"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    cost = 0.45  # CPU s on ComVE, roughly
     family = "leakage"
 
     def run(self, release: Release) -> list[CheckResult]:
@@ -379,6 +381,8 @@ Found = tuple[int, np.ndarray, np.ndarray, np.ndarray]
 class NearDuplicateCheck(Check):
     name = "near_duplicates"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
+    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    cost = 1.3  # CPU s on ComVE, roughly
     family = "leakage"
 
     def __init__(self, threshold: float | None = None, num_perm: int = DEFAULT_NUM_PERM) -> None:

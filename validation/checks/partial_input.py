@@ -646,6 +646,30 @@ class PartialInputCheck(PerConfigBaseline):
     def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:
         self.known_artifacts = list(known_artifacts)
 
+    def imports(self, release: Release) -> tuple[str, ...]:
+        """scikit-learn (~1.5 CPU s), when some config has a probe to fit (``Check.imports``:
+        imported by the worker while the tokens are made; MuCoW has none, and none is imported)."""
+        fits = any(v.multiple_choice is not None or (v.policy.partial_input and v.label_field)
+                   for v in configs(release))
+        return ("sklearn.linear_model",) if fits else ()
+
+    def prepare(self, release: Release) -> None:
+        """Tokenise the fields the probe reads, in validate's process while the worker imports
+        scikit-learn (``Check.prepare``): ``lengths``, ``cues`` and the cheap baselines read the
+        same token columns there, and the worker is sent them instead of tokenising them again
+        (~1 CPU s on ComVE; validation/runner.py)."""
+        for view in configs(release):
+            mc = view.multiple_choice
+            if mc is not None:
+                fields = [mc.list_field] if mc.list_field else list(mc.choices)
+            elif view.policy.partial_input and view.label_field:
+                fields = [f for f in view.policy.partial_input if f in view.features]
+            else:
+                continue
+            for split in view.splits:
+                for f in fields:
+                    view.token_column(split, f)
+
     def _mc(self, view: ConfigView) -> CheckResult:
         mc = view.multiple_choice
         assert mc is not None
