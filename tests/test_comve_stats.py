@@ -56,3 +56,20 @@ def test_a_count_that_is_wrong_is_caught():
     """The comparison can fail: a text of spaces is not a token, and 'a\\u200bb' is one."""
     assert token_counts(pa.array(["   ", "a\u200bb", None, ""])) == (1, 1)
     assert _python(["   ", "a b"]) != token_counts(pa.array(["   ", "a\u200bb"]))
+
+
+def test_counting_converts_no_python_value(tmp_path):
+    """token_counts hands Arrow no Python value: the first one converted makes pyarrow import pandas
+    (benchsmith.pandas_probe), 0.62 s of a warm ComVE validate whose card was the only converter."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"s": ["a b", "  ", "", None, "c"], "l": [["x y"], [" "], None, [], ["z"]]}),
+                   tmp_path / "t.parquet")
+    code = ("import sys, pyarrow.parquet as pq; from benchsmith.builders.comve.stats import token_counts; "
+            f"t = pq.ParquetFile({str(tmp_path / 't.parquet')!r}).read(); "
+            "print(token_counts(t.column('s')), token_counts(t.column('l')), 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["(3,", "2)", "(3,", "2)", "False"]
