@@ -228,7 +228,6 @@ class Vocabulary:
                 self._hash_array = np.concatenate([self._hash_array[:done], fresh])
             return self._hash_array
 
-
     def state(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
         """The ids given so far (copies), for a process forked before they were (:func:`export_tokens`)."""
         with self._lock:
