@@ -330,6 +330,27 @@ def real_xcopa(raw, tmp_path_factory):
     return Release(built_once(tmp_path_factory, "real-xcopa", build))
 
 
+@pytest.fixture(scope="session")
+def real_comve(raw, tmp_path_factory) -> dict:
+    """ComVE 1.0.0 and 1.1.0 built from the real data (the registered sha256 of every upstream file
+    verified), once per test run (``built_once``): test_comve_real.py reads both and
+    test_core_fingerprints.py holds 1.1.0 to its registered fingerprints, which built 1.1.0 a second
+    time (~1.5 CPU s, 2026-11-27). A test reads them and never changes them."""
+    from comve_helpers import build
+
+    from benchsmith.release import Release
+
+    def build_in(version: str):
+        def run(folder: Path) -> Path:
+            with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+                mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+                return build(raw, folder, version, checksums=True).path
+        return run
+
+    return {v: Release(built_once(tmp_path_factory, f"real-comve-{v}", build_in(v)))
+            for v in ("1.0.0", "1.1.0")}
+
+
 TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus" / "toy-deu-eng"),
                     "--inventory", str(FIXTURES / "sense-inventory" / "omw"), "--src", "deu", "--tgt", "eng",
                     "--json")
