@@ -288,23 +288,52 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
         return Path(marker.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="session")
-def real_cognition(raw, tmp_path_factory):
-    """CoGnition built from the real data (registered checksums verified; the train split, which
-    ../shared/raw lacks, skipped), once per test run (``built_once``): two modules read it, and a
-    build is ~5 CPU s (jieba segments 20,000 sentences). A test reads it and never changes it."""
-    from benchsmith.builder import get_builder
-    from benchsmith.release import Release, ReleaseWriter
-    from benchsmith.source import resolve_sources
+#: the command line of ``real_cognition_audit`` (tests/test_audit_real.py runs it for the other datasets)
+COGNITION_AUDIT_ARGV = ("-q", "audit", "cognition", "--skip-missing", "--json")
 
-    def build(folder: Path) -> Path:
-        b = get_builder("cognition")
-        sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
+
+@pytest.fixture(scope="session")
+def real_cognition_audit(raw, tmp_path_factory) -> dict:
+    """``benchsmith audit cognition --sources RAW --registry REG --skip-missing --json`` on the real
+    data (build with the registered checksums verified and the train split, which ../shared/raw
+    lacks, skipped; validate; commit), run in-process once per test run (``built_once``):
+    ``{"code", "out", "err", "release"}``. tests/test_audit_real.py checks the audit;
+    ``real_cognition`` is its release. Before, the two built CoGnition apart (~3 CPU s each:
+    jieba segments 20,000 sentences, 2026-11-27)."""
+    import contextlib
+    import io
+
+    from benchsmith.cli import main
+
+    def audit(folder: Path) -> Path:
+        out, err = io.StringIO(), io.StringIO()
         with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
             mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
-            return ReleaseWriter(b, folder, sources, skip_missing=True).write().path
+            progress.set_enabled(False)
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    code = main([*COGNITION_AUDIT_ARGV, "--sources", str(raw),
+                                 "--registry", str(folder / "reg")])
+            finally:
+                progress.set_enabled(None)
+        record = folder / "audit.json"
+        record.write_text(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                                      "registry": str(folder / "reg")}), encoding="utf-8")
+        return record
 
-    return Release(built_once(tmp_path_factory, "real-cognition", build))
+    return json.loads(built_once(tmp_path_factory, "real-cognition-audit", audit).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def real_cognition(real_cognition_audit):
+    """CoGnition built from the real data and audited (``real_cognition_audit``: registered checksums
+    verified, the train split skipped, validated), once per test run, shared by the xdist workers: two
+    modules read it besides the audit's test. A test reads it and never changes it."""
+    from benchsmith.release import Release
+
+    audited = real_cognition_audit
+    assert audited["code"] == 0, audited["err"][-2000:]
+    return Release(Path(audited["registry"]) / "cognition" / json.loads(audited["out"])["version"])
 
 
 @pytest.fixture(scope="session")
