@@ -343,6 +343,10 @@ COLUMNS = ("id", "sent0", "sent1", "a_label", "b_false_sent", "option_a", "optio
            "c_false_sent", "reference1", "reference2", "reference3")
 
 
+#: the columns :func:`load_columns` gives as Python lists (ids and labels); the others are Arrow
+_PYTHON_COLUMNS = frozenset(["id", "a_label", "b_label"])
+
+
 def load_instances(files: SplitFiles) -> list[Instance]:
     """Read and join the six files of a split, in the order of the subtask A data file.
 
@@ -356,22 +360,31 @@ def load_instances(files: SplitFiles) -> list[Instance]:
     (tests/test_comve_loader.py compares them on the real data and the fuzzer on garbage). The
     bulk path parses with ``pyarrow.csv`` where it reads as strict ``csv`` does (:func:`_bulk_file`).
     """
-    columns = _bulk_columns(files)
-    return _load_instances_exact(files) if columns is None else _instances_of(columns)
+    instances = _bulk_instances(files)
+    return _load_instances_exact(files) if instances is None else instances
 
 
-def load_columns(files: SplitFiles) -> dict[str, list]:
+def load_columns(files: SplitFiles) -> dict[str, Any]:
     """:func:`load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
-    instance (14,000 :class:`Instance` and their example dicts cost a ComVE build ~0.3 s CPU)."""
+    instance (14,000 :class:`Instance` and their example dicts cost a ComVE build ~0.3 s CPU).
+
+    The ids (``list[str]``, stripped) and the labels (``list[int]`` for subtask A, ``list[str]``
+    for B) are Python lists, which the writer hashes and maps; every text column is a
+    ``pyarrow.StringArray`` as ``pyarrow.csv`` read it (no validity bitmap): a text never becomes
+    a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
+    build; README "Benchmarks", sixth pass).
+    """
     columns = _bulk_columns(files)
     if columns is None:
+        import pyarrow as pa
+
         instances = _load_instances_exact(files)  # raises the error, naming file and line
         columns = {n: [getattr(i, n) for i in instances] for n in (*COLUMNS[:5], "b_label", "c_false_sent")}
         options = [list(o) for o in zip(*(i.options for i in instances))] or [[], [], []]
         references = [list(r) for r in zip(*(i.references for i in instances))] or [[], [], []]
         columns.update(zip(COLUMNS[5:8], options))
         columns.update(zip(COLUMNS[10:], references))
-        columns = {n: columns[n] for n in COLUMNS}
+        columns = {n: columns[n] if n in _PYTHON_COLUMNS else pa.array(columns[n], pa.string()) for n in COLUMNS}
     return columns
 
 
@@ -405,16 +418,16 @@ def _strict_quotes(data: bytes) -> bool:
     return True
 
 
-def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[list[str]] | None:
-    """The columns of a file (header dropped) if the file passes :func:`read_rows`' checks, else
-    None (:func:`_bulk_columns` checks the ids as :func:`_rows` does).
+def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[Any] | None:
+    """The columns of a file (header dropped), one ``pyarrow.StringArray`` each, if the file passes
+    :func:`read_rows`' checks, else None (:func:`_bulk_columns` checks the ids as :func:`_rows` does).
 
     Parsed by ``pyarrow.csv`` (a tenth of ``csv``'s CPU: 19 ms against ~170 ms for the training
     split's six files), on what it reads exactly as strict ``csv`` does: UTF-8 (checked by Python,
     which also refuses encoded surrogates), no NUL, a leading BOM dropped, blank lines skipped, a
     quoted field closed only before a delimiter or a line end (:func:`_strict_quotes`; Arrow reads
-    on past it), no field over ``csv.field_size_limit()``, every record of the header's width
-    (Arrow refuses others). Anything else makes Arrow fail or this return None, and the exact
+    on past it), no field over ``csv.field_size_limit()`` characters, every record of the header's
+    width (Arrow refuses others). Anything else makes Arrow fail or this return None, and the exact
     path names the file and line (tests/test_comve_loader.py, and the fuzzer, compare the two).
     """
     try:
@@ -427,6 +440,7 @@ def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[list[st
         return None
     import pyarrow as pa
     import pyarrow.csv as pacsv
+    from benchsmith.loaders.arrow_kernels import without_validity
 
     names = [f"c{i}" for i in range(len(columns))]
     try:
@@ -439,20 +453,31 @@ def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[list[st
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # another width, an unterminated quote
         return None
-    cells = [col.to_pylist() for col in table.columns]
+    cells = [without_validity(col.combine_chunks()) for col in table.columns]
     limit = csv.field_size_limit()
-    if len(body) > limit and max(max(map(len, c), default=0) for c in cells) > limit:
+    # a field's bytes bound its characters: only a field of more bytes than the limit is counted
+    if len(body) > limit and any(_longest(c, "binary_length") > limit and _longest(c, "utf8_length") > limit
+                                 for c in cells):
         return None  # strict csv refuses a longer field
     if header:
-        if not cells[0] or tuple(c[0].strip() for c in cells) != tuple(columns):
+        if not len(cells[0]) or tuple(c[0].as_py().strip() for c in cells) != tuple(columns):
             return None
-        cells = [c[1:] for c in cells]
+        cells = [c.slice(1) for c in cells]
     return cells
 
 
-def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
+def _longest(column: Any, length: str) -> int:
+    """The largest ``length`` (``binary_length``: bytes, ``utf8_length``: characters) of a column."""
+    from benchsmith.loaders.arrow_kernels import kernel
+
+    return kernel("max", kernel(length, column)).as_py() or 0
+
+
+def _bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
     """:func:`load_columns` without per-record objects; None where any check fails."""
-    aligned: list[list[list[str]]] = []
+    from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+
+    aligned: list[list[Any]] = []
     ids: list[str] = []
     for path, columns, header in (
         (files.a_data, A_HEADER, True), (files.a_answers, ("id", "answer"), False),
@@ -462,7 +487,7 @@ def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
         cells = _bulk_file(Path(path), columns, header)
         if cells is None:
             return None
-        rids = list(map(str.strip, cells[0]))  # a C-level map: no Python frame a record
+        rids = list(map(str.strip, cells[0].to_pylist()))  # a C-level map: no Python frame a record
         if not all(rids) or len(set(rids)) != len(rids):  # an empty or a repeated id
             return None
         if not aligned:
@@ -470,26 +495,32 @@ def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
         elif rids != ids:  # upstream's files agree in order; any other order is joined by id
             if set(rids) != set(ids):  # an extra or a missing id somewhere
                 return None
+            import numpy as np
+
             at = dict(zip(rids, range(len(rids))))
-            order = [at[k] for k in ids]
-            cells = [[col[i] for i in order] for col in cells]
+            order = integers(np.fromiter(map(at.__getitem__, ids), dtype=np.int64, count=len(ids)))
+            cells = [without_validity(kernel("take", col, order)) for col in cells]
         aligned.append(cells)
     a, a_ans, b, b_ans, c, c_ans = aligned
-    a_labels = list(map(str.strip, a_ans[1]))
-    b_labels = list(map(str.strip, b_ans[1]))
+    a_labels = list(map(str.strip, a_ans[1].to_pylist()))
+    b_labels = list(map(str.strip, b_ans[1].to_pylist()))
     if not set(a_labels) <= set(A_LABELS) or not set(b_labels) <= set(B_LABELS):
         return None
-    # some reference not blank: their concatenation is not (whitespace is per character), at C speed
-    if not all(map(str.strip, map("".join, zip(*c_ans[1:])))):
+    # some reference not blank: the lengths of the trimmed references (whitespace is str.isspace's
+    # in both, tests/test_comve_stats.py) do not add up to 0, on Arrow
+    lengths = [kernel("utf8_length", kernel("utf8_trim_whitespace", r)) for r in c_ans[1:]]
+    if len(ids) and kernel("min", kernel("add", kernel("add", *lengths[:2]), lengths[2])).as_py() == 0:
         return None
-    return dict(zip(COLUMNS, (ids, a[1], a[2], [int(x) for x in a_labels], b[1], b[2], b[3], b[4], b_labels,
+    return dict(zip(COLUMNS, (ids, a[1], a[2], list(map(int, a_labels)), b[1], b[2], b[3], b[4], b_labels,
                               c[1], c_ans[1], c_ans[2], c_ans[3])))
 
 
 def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
     """:func:`load_instances`' bulk path: None where any check fails."""
     columns = _bulk_columns(files)
-    return None if columns is None else _instances_of(columns)
+    if columns is None:
+        return None
+    return _instances_of({n: v if n in _PYTHON_COLUMNS else v.to_pylist() for n, v in columns.items()})
 
 
 def _load_instances_exact(files: SplitFiles) -> list[Instance]:
