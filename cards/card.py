@@ -362,8 +362,11 @@ def card_context(release: Release, builder: Builder | None = None, *, hub: dict[
     skipped = {c: {s: reason(why) for s, why in cfg.skipped_splits.items()}
                for c, cfg in info.configs.items() if cfg.skipped_splits}
     lm_tasks = [t["name"] for t in tasks(info, lm_eval_connectors(builder))]
-    from benchsmith.validation.contamination.html import card_lines  # a report's lines: none at build time
+    contamination: list[str] = []
+    if report is not None:  # a build has no report yet: its module (and html) are not imported
+        from benchsmith.validation.contamination.html import card_lines
 
+        contamination = card_lines(report)
     return {
         "m": m,
         "hub": hub,
@@ -374,7 +377,7 @@ def card_context(release: Release, builder: Builder | None = None, *, hub: dict[
         "feature_groups": _feature_groups(info),
         "sections": sections,
         "v": _validation(report),
-        "contamination": card_lines(report),
+        "contamination": contamination,
         "baselines": _baselines(report),
         "skipped": skipped,
         "source_status": _source_status(info),

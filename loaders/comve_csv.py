@@ -446,7 +446,9 @@ def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[Any] | 
     try:
         table = pacsv.read_csv(
             pa.py_buffer(body),
-            read_options=pacsv.ReadOptions(column_names=names),
+            # one thread: ComVE's files are small (1.3 MB at most), and Arrow's pool cost CPU without
+            # a gain in wall time (24 files: 0.022 s CPU against 0.024-0.031 with threads, 2026-11-27)
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
             parse_options=pacsv.ParseOptions(newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()),
                                                  strings_can_be_null=False),
@@ -479,6 +481,7 @@ def _bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
 
     aligned: list[list[Any]] = []
     ids: list[str] = []
+    first = None  # the first file's ids, stripped, as Arrow: the five others are compared with it in C
     for path, columns, header in (
         (files.a_data, A_HEADER, True), (files.a_answers, ("id", "answer"), False),
         (files.b_data, B_HEADER, True), (files.b_answers, ("id", "answer"), False),
@@ -487,11 +490,15 @@ def _bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
         cells = _bulk_file(Path(path), columns, header)
         if cells is None:
             return None
+        stripped = kernel("utf8_trim_whitespace", cells[0])  # str.strip's whitespace (test_comve_stats.py)
+        if aligned and stripped.equals(first):  # the first file's ids in its order (upstream's case): checked
+            aligned.append(cells)
+            continue
         rids = list(map(str.strip, cells[0].to_pylist()))  # a C-level map: no Python frame a record
         if not all(rids) or len(set(rids)) != len(rids):  # an empty or a repeated id
             return None
         if not aligned:
-            ids = rids
+            ids, first = rids, stripped
         elif rids != ids:  # upstream's files agree in order; any other order is joined by id
             if set(rids) != set(ids):  # an extra or a missing id somewhere
                 return None
