@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.builders.comve.errata import DEGENERATE_OPTIONS
-from benchsmith.loaders.comve_csv import B_LABELS, SplitFiles, load_columns
+from benchsmith.loaders.comve_columns import B_LABELS, SplitFiles, load_columns
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
