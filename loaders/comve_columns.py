@@ -78,28 +78,26 @@ def load_columns(files: SplitFiles) -> dict[str, Any]:
     return columns
 
 
-#: a quote, and where it opens a field (its first byte: the lookbehind) the quoted field up to its
-#: closing quote and the byte after that. Strict ``csv`` refuses any byte there but a delimiter, a
-#: line end or the end of the file, while ``pyarrow.csv`` would read ``"abc"x`` as ``abcx``.
-#: Possessive, so an escaped ``""`` is never taken for the closing quote; a literal prefix (the
-#: quote), so the scan skips to the next quote at C speed (a lookbehind first cost 80 ms a split).
-#: Bytes: UTF-8 never puts these ASCII bytes inside a multi-byte character.
-_QUOTE = re.compile(rb'"(?:(?<![^,\r\n]")[^"]*+(?:""[^"]*+)*+"([\s\S]?))?')
-_ENDS_FIELD = frozenset([b"", b",", b"\r", b"\n"])
+#: a quote that opens a field (not after a byte inside the field: the lookbehind), the quoted field
+#: up to its closing quote, and that quote with the byte after it: group 1, empty where the field is
+#: never closed. Strict ``csv`` refuses any byte there but a delimiter, a line end or the end of
+#: the file, while ``pyarrow.csv`` would read ``"abc"x`` as ``abcx``. A quote inside an unquoted
+#: field (literal to both) does not match. Possessive, so an escaped ``""`` is never taken for the
+#: closing quote; a literal prefix (the quote), so the scan skips to the next quote at C speed (a
+#: lookbehind first cost 80 ms a split). Bytes: UTF-8 never puts these ASCII bytes inside a
+#: multi-byte character.
+_QUOTED = re.compile(rb'"(?<![^,\r\n]")[^"]*+(?:""[^"]*+)*+("[\s\S]?|)')
+#: group 1 of a field closed where strict ``csv`` lets it close
+_CLOSED = frozenset([b'"', b'",', b'"\r', b'"\n'])
 
 
 def _strict_quotes(data: bytes) -> bool:
-    """Whether every quoted field of ``data`` (no BOM) is closed where strict ``csv`` lets it close."""
-    if b'"' not in data:
-        return True
-    for m in _QUOTE.finditer(data):
-        after = m.group(1)
-        if after is None:  # a quote inside an unquoted field (fine), or an unterminated quoted field
-            if m.start() == 0 or data[m.start() - 1] in b",\r\n":
-                return False
-        elif after not in _ENDS_FIELD:
-            return False
-    return True
+    """Whether every quoted field of ``data`` (no BOM) is closed where strict ``csv`` lets it close.
+
+    ``findall`` collects each quoted field's ending in C (ComVE's 24 files: ~45,000 quoted fields,
+    0.012 s CPU in a Python loop over ``finditer``'s matches, 0.005-0.008 s here; the two agreed on
+    200,000 random strings of quotes, delimiters, line ends and text, 2026-11-27)."""
+    return b'"' not in data or set(_QUOTED.findall(data)) <= _CLOSED
 
 
 def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[Any] | None:

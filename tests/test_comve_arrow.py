@@ -145,3 +145,26 @@ def test_an_arrow_column_of_another_type_takes_the_list_checks():
     with pytest.raises(SchemaError, match="does not fit"):
         _encoded(config, "test", {**good, "sent0": pa.array([1, 2])})
     assert FEATURES["subtask_a"]["sent0"].dtype == "string"
+
+
+def test_strict_quotes_is_strict_csv_on_random_text():
+    """The bulk reader's quote check (one ``findall``) accepts exactly what strict ``csv`` reads,
+    on random strings of quotes, delimiters, line ends and text (where the two could part)."""
+    import csv
+    import io
+    import random
+
+    from benchsmith.loaders.comve_columns import _strict_quotes
+
+    def reads(data: bytes) -> bool:
+        try:
+            list(csv.reader(io.StringIO(data.decode(), newline=""), strict=True))
+        except csv.Error:
+            return False
+        return True
+
+    pieces = ['"', ",", "\n", "\r", "a", " ", '""', "\r\n"]
+    rnd = random.Random(2)
+    samples = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10))).encode() for _ in range(3000)]
+    assert [s for s in samples if _strict_quotes(s) != reads(s)] == []
+    assert not _strict_quotes(b'"abc"x,1') and not _strict_quotes(b'a,"open') and _strict_quotes(b'a"b,"c""d"\n')
