@@ -3,8 +3,9 @@
 The bulk path of :mod:`benchsmith.loaders.comve_csv` (whose docstring gives the files' layout and
 the checks), split from it so that a build imports none of the record-by-record path's eight
 frozen dataclasses (``Row``, ``StatementPair``... ``Instance``): defining them cost ~8 ms CPU of
-every ComVE build (2026-11-27, ``dataclasses._process_class`` timed in a build). That path is
-imported here only where a check fails and the error must name its file and line.
+every ComVE build (2026-11-27, ``dataclasses._process_class`` timed in a build). This module
+imports nothing of ``comve_csv``; where :func:`bulk_columns` gives None the builder calls
+``comve_csv.load_columns``, whose exact path names the file and line.
 """
 
 from __future__ import annotations
@@ -15,14 +16,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchsmith.loaders.rawfile import read_bytes
 
 from benchsmith.errors import BenchsmithError
-
-if TYPE_CHECKING:
-    from benchsmith.loaders.comve_csv import Instance
 
 A_HEADER = ("id", "sent0", "sent1")
 B_HEADER = ("id", "FalseSent", "OptionA", "OptionB", "OptionC")
@@ -53,31 +51,6 @@ COLUMNS = ("id", "sent0", "sent1", "a_label", "b_false_sent", "option_a", "optio
 _PYTHON_COLUMNS = frozenset(["id", "a_label", "b_label"])
 
 
-def load_columns(files: SplitFiles) -> dict[str, Any]:
-    """:func:`~benchsmith.loaders.comve_csv.load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
-    instance (14,000 ``Instance`` and their example dicts cost a ComVE build ~0.3 s CPU).
-
-    The ids (``list[str]``, stripped) and the labels (``list[int]`` for subtask A, ``list[str]``
-    for B) are Python lists, which the writer hashes and maps; every text column is a
-    ``pyarrow.StringArray`` as ``pyarrow.csv`` read it (no validity bitmap): a text never becomes
-    a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
-    build; README "Benchmarks", sixth pass).
-    """
-    columns = _bulk_columns(files)
-    if columns is None:
-        import pyarrow as pa
-        from benchsmith.loaders.comve_csv import _load_instances_exact
-
-        instances = _load_instances_exact(files)  # raises the error, naming file and line
-        columns = {n: [getattr(i, n) for i in instances] for n in (*COLUMNS[:5], "b_label", "c_false_sent")}
-        options = [list(o) for o in zip(*(i.options for i in instances))] or [[], [], []]
-        references = [list(r) for r in zip(*(i.references for i in instances))] or [[], [], []]
-        columns.update(zip(COLUMNS[5:8], options))
-        columns.update(zip(COLUMNS[10:], references))
-        columns = {n: columns[n] if n in _PYTHON_COLUMNS else pa.array(columns[n], pa.string()) for n in COLUMNS}
-    return columns
-
-
 #: a quote that opens a field (not after a byte inside the field: the lookbehind), the quoted field
 #: up to its closing quote, and that quote with the byte after it: group 1, empty where the field is
 #: never closed. Strict ``csv`` refuses any byte there but a delimiter, a line end or the end of
@@ -102,7 +75,7 @@ def _strict_quotes(data: bytes) -> bool:
 
 def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[Any] | None:
     """The columns of a file (header dropped), one ``pyarrow.StringArray`` each, if the file passes
-    ``comve_csv.read_rows``' checks, else None (:func:`_bulk_columns` checks the ids as
+    ``comve_csv.read_rows``' checks, else None (:func:`bulk_columns` checks the ids as
     ``comve_csv._rows`` does).
 
     Parsed by ``pyarrow.csv`` (a tenth of ``csv``'s CPU: 19 ms against ~170 ms for the training
@@ -160,8 +133,17 @@ def _longest(column: Any, length: str) -> int:
     return kernel("max", kernel(length, column)).as_py() or 0
 
 
-def _bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
-    """:func:`load_columns` without per-record objects; None where any check fails."""
+def bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
+    """``comve_csv.load_columns`` without per-record objects, or None where any check fails (the
+    builder then calls ``comve_csv.load_columns``, whose exact path raises the error naming the file
+    and line).
+
+    The ids (``list[str]``, stripped) and the labels (``list[int]`` for subtask A, ``list[str]``
+    for B) are Python lists, which the writer hashes and maps; every text column is a
+    ``pyarrow.StringArray`` as ``pyarrow.csv`` read it (no validity bitmap): a text never becomes
+    a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
+    build; README "Benchmarks", sixth pass).
+    """
     from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
 
     aligned: list[list[Any]] = []
@@ -205,13 +187,3 @@ def _bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
         return None
     return dict(zip(COLUMNS, (ids, a[1], a[2], list(map(int, a_labels)), b[1], b[2], b[3], b[4], b_labels,
                               c[1], c_ans[1], c_ans[2], c_ans[3])))
-
-
-def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
-    """:func:`load_instances`' bulk path: None where any check fails."""
-    from benchsmith.loaders.comve_csv import _instances_of
-
-    columns = _bulk_columns(files)
-    if columns is None:
-        return None
-    return _instances_of({n: v if n in _PYTHON_COLUMNS else v.to_pylist() for n, v in columns.items()})

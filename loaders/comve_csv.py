@@ -33,6 +33,7 @@ from typing import Any
 
 # the build's path, and what the two paths share (re-exported: this module is the readers' API)
 from benchsmith.loaders.comve_columns import (  # noqa: F401
+    _PYTHON_COLUMNS,
     A_HEADER,
     A_LABELS,
     B_HEADER,
@@ -40,11 +41,9 @@ from benchsmith.loaders.comve_columns import (  # noqa: F401
     C_HEADER,
     COLUMNS,
     SplitFiles,
-    _bulk_columns,
     _bulk_file,
-    _bulk_instances,
     _strict_quotes,
-    load_columns,
+    bulk_columns,
 )
 from benchsmith.loaders.rawfile import check_no_nul, read_bytes
 
@@ -338,7 +337,7 @@ def load_instances(files: SplitFiles) -> list[Instance]:
 
     The answers files are the truth for labels; ids are kept as upstream spells them.
 
-    Two paths, one result (issue 26). The bulk path (:func:`_bulk_columns`) parses each file in
+    Two paths, one result (issue 26). The bulk path (``comve_columns.bulk_columns``) parses each file in
     one ``csv`` pass and checks everything a file can get wrong on whole columns at once; only
     when one of those checks fails does the exact path below (:func:`_load_instances_exact`) read
     the files again, record by record, to raise the error that names the file and line. The
@@ -348,6 +347,38 @@ def load_instances(files: SplitFiles) -> list[Instance]:
     """
     instances = _bulk_instances(files)
     return _load_instances_exact(files) if instances is None else instances
+
+
+def load_columns(files: SplitFiles) -> dict[str, Any]:
+    """:func:`load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
+    instance (14,000 ``Instance`` and their example dicts cost a ComVE build ~0.3 s CPU).
+
+    The ids (``list[str]``, stripped) and the labels (``list[int]`` for subtask A, ``list[str]``
+    for B) are Python lists, which the writer hashes and maps; every text column is a
+    ``pyarrow.StringArray`` as ``pyarrow.csv`` read it (no validity bitmap): a text never becomes
+    a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
+    build; README "Benchmarks", sixth pass).
+    """
+    columns = bulk_columns(files)
+    if columns is None:
+        import pyarrow as pa
+
+        instances = _load_instances_exact(files)  # raises the error, naming file and line
+        columns = {n: [getattr(i, n) for i in instances] for n in (*COLUMNS[:5], "b_label", "c_false_sent")}
+        options = [list(o) for o in zip(*(i.options for i in instances))] or [[], [], []]
+        references = [list(r) for r in zip(*(i.references for i in instances))] or [[], [], []]
+        columns.update(zip(COLUMNS[5:8], options))
+        columns.update(zip(COLUMNS[10:], references))
+        columns = {n: columns[n] if n in _PYTHON_COLUMNS else pa.array(columns[n], pa.string()) for n in COLUMNS}
+    return columns
+
+
+def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
+    """:func:`load_instances`' bulk path: None where any check fails."""
+    columns = bulk_columns(files)
+    if columns is None:
+        return None
+    return _instances_of({n: v if n in _PYTHON_COLUMNS else v.to_pylist() for n, v in columns.items()})
 
 
 def _instances_of(c: dict[str, list]) -> list[Instance]:

@@ -73,6 +73,24 @@ def test_fixture_columns_equal_the_record_by_record_instances():
             assert all(type(v) in (str, int, list) for e in examples for v in e.values())
 
 
+def test_where_the_bulk_reader_gives_up_the_record_reader_gives_the_same_columns(monkeypatch):
+    """The builder's fallback (``comve_csv.load_columns``, record by record, which also raises the
+    file-and-line errors) gives the bulk reader's columns, Arrow texts included."""
+    from benchsmith.builders import comve
+
+    b = FixtureComVE()
+    sources = resolve_sources(b.sources, {}, GOOD)
+    bulk = {(c.name, s): _lists(b.columns(c, s, sources)) for c in b.configs() for s in SPLITS}
+    monkeypatch.setattr(comve, "bulk_columns", lambda files: None)
+    monkeypatch.setattr(comve_csv, "bulk_columns", lambda files: None)  # its exact path, then
+    exact = FixtureComVE()
+    for config in exact.configs():
+        for split in SPLITS:
+            columns = exact.columns(config, split, sources)
+            assert all(isinstance(columns[n], pa.Array) for n in columns if n not in ("id", "label"))
+            assert _lists(columns) == bulk[config.name, split]
+
+
 def test_real_columns_encode_as_their_lists_did_with_the_errata(raw):
     """Every real config and split: the Arrow columns give the batch the lists gave (values,
     nbytes, no validity bitmap), before and after the real errata (drops and replacements)."""

@@ -33,8 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchsmith.builders.comve.errata import DEGENERATE_OPTIONS
-from benchsmith.loaders.comve_columns import B_LABELS, SplitFiles, load_columns
+from benchsmith.loaders.comve_columns import B_LABELS, SplitFiles, bulk_columns
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
@@ -49,6 +48,9 @@ if TYPE_CHECKING:
 
 SOURCE = "comve"
 ROOT = "ALL data"
+#: the erratum that takes subtask B's items without three distinct options out (errata.py's, defined
+#: here so that a build, which asks only whether it applies, does not import errata.py: ~1.3 ms)
+DEGENERATE_OPTIONS = "train-degenerate-options"
 
 #: upstream folder and file names of each split's six files (data, answers per subtask)
 _SPLIT_FILES: dict[str, dict[str, str]] = {
@@ -266,7 +268,7 @@ class ComVE(Builder):
     # ---------------------------------------------------------------- examples
     def split_columns(self, split: str, sources: Sources) -> dict[str, Any]:
         """The split's instances joined across subtasks, as upstream has them (the core applies
-        the errata while writing), as columns (``loaders.comve_csv.load_columns``: ids and labels
+        the errata while writing), as columns (``loaders.comve_columns.bulk_columns``: ids and labels
         Python lists, texts Arrow arrays; ``references`` once :meth:`columns` built it). Parsed
         once per split and source folder (four configs read the same files).
         """
@@ -274,7 +276,13 @@ class ComVE(Builder):
         key = (split, str(paths["a_data"]))
         cache = self.__dict__.setdefault("_columns", {})
         if key not in cache:
-            cache[key] = load_columns(SplitFiles(**paths))
+            files = SplitFiles(**paths)
+            columns = bulk_columns(files)
+            if columns is None:  # a check failed: the record-by-record reader names the file and line
+                from benchsmith.loaders.comve_csv import load_columns
+
+                columns = load_columns(files)
+            cache[key] = columns
         return cache[key]
 
     def columns(self, config: Config, split: str, sources: Sources) -> dict[str, Any]:
