@@ -116,22 +116,26 @@ def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any
     hits = list(itertools.compress(itertools.count(), map(errata.rows.__contains__, map(str, ids))))
     if not hits:  # nothing to change: the builder's columns as they are (most splits of a release)
         return {n: _as_list(v) for n, v in columns.items()}
+    read: dict[int, dict[str, Any]] = {}
     fixed: dict[int, dict[str, Any] | None] = {}
     for i in hits:
-        row = {n: v[i].as_py() if isinstance(v, pa.Array) else v[i] for n, v in columns.items()}
-        out = list(errata.apply([row]))
+        read[i] = {n: v[i].as_py() if isinstance(v, pa.Array) else v[i] for n, v in columns.items()}
+        out = list(errata.apply([read[i]]))
         fixed[i] = out[0] if out else None  # None: the row is dropped
+    dropped = {i for i, f in fixed.items() if f is None}
     result: dict[str, Any] = {}
     for n, v in columns.items():
         if isinstance(v, pa.Array):
-            result[n] = _spliced(v, {i: None if f is None else f[n] for i, f in fixed.items()},
-                                 {i for i, f in fixed.items() if f is None})
+            # rebuilt only where a value changed or a row is dropped (a copy of the column: ComVE's
+            # errata change one field of a row, and its other columns were copied for nothing)
+            changed = {i: f[n] for i, f in fixed.items() if f is not None and f[n] != read[i][n]}
+            result[n] = _spliced(v, {**changed, **dict.fromkeys(dropped)}, dropped) if changed or dropped else v
             continue
         column = list(v)
         for i, f in fixed.items():
             if f is not None:
                 column[i] = f[n]
-        for i in sorted((i for i, f in fixed.items() if f is None), reverse=True):  # a few rows, last first
+        for i in sorted(dropped, reverse=True):  # a few rows, last first
             del column[i]
         result[n] = column
     return result
