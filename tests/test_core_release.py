@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -512,47 +511,6 @@ def test_card_sees_the_written_tables_without_reading_them_back(tmp_path, monkey
         assert table.equals(release.table(c, s), check_metadata=True)
     written = (release.path / "README.md").read_text(encoding="utf-8")
     assert written == card.render_card(release, ToyBuilder("1.1.0"))
-
-
-def test_card_template_cache_is_reused_and_best_effort(tmp_path, monkeypatch):
-    """The compiled card template is kept under $BENCHSMITH_HOME/cache/jinja; a cold, a warm, a
-    damaged and an unwritable cache all render the same card. The process keeps the code too
-    (``_TemplateCache.memory``): another home compiles nothing; emptied here to test the folder."""
-    from benchsmith.cards import card
-
-    from benchsmith.cache import cache_path
-
-    memory: dict = {}
-    monkeypatch.setattr(card._TemplateCache, "memory", memory)  # cold: what this process compiled before is gone
-    release = build(tmp_path / "reg")
-    cold = card.render_card(release, ToyBuilder("1.1.0"))
-    entries = list(cache_path("jinja").glob("*.cache"))
-    assert len(entries) == 1 and len(memory) == 1
-    compiled = []
-    real_compile = card.jinja2.Environment.compile
-
-    def counting_compile(self, *args, **kwargs):
-        compiled.append(1)
-        return real_compile(self, *args, **kwargs)
-
-    monkeypatch.setattr(card.jinja2.Environment, "compile", counting_compile)
-    home = os.environ["BENCHSMITH_HOME"]
-    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "another-home"))
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold and not compiled  # the process's copy
-    assert not cache_path("jinja").exists()
-    monkeypatch.setenv("BENCHSMITH_HOME", home)
-    memory.clear()
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold and not compiled  # warm: loaded
-    memory.clear()
-    entries[0].write_bytes(entries[0].read_bytes()[:20])  # damaged: compiled again
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold and compiled
-    memory.clear()
-    jinja = cache_path("jinja")
-    for entry in jinja.iterdir():
-        entry.unlink()
-    jinja.rmdir()
-    jinja.write_text("a file where the folder should be")
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold
 
 
 @pytest.mark.parametrize("name", ["datasets", "pyarrow", "numpy", "jieba", "typer"])
