@@ -73,9 +73,9 @@ def find_builder(release: Release) -> tuple[Any | None, str | None]:
     """
     import importlib
 
-    from benchsmith.builder import Builder, builders, get_builder
+    from benchsmith.builder import Builder, get_builder, is_registered
 
-    if release.name in builders():
+    if is_registered(release.name):
         try:
             return get_builder(release.name, release.version), None
         except ConfigError as exc:
@@ -178,7 +178,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
       tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
       (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
       waits for the other and nothing is tokenised twice; pandas, which pyarrow imports at its
-      first array in every process (~0.4 s), is imported once before the fork;
+      first array in every process (~0.4 s), is imported by neither for that (:func:`_skip_pandas`);
     * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
       no in-process memo shared with another check) are a queue that either process takes from
       when idle, the costliest first (``Check.cost``): this process after its own checks, the
@@ -193,7 +193,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     side, shared = plan(checks) if _workers_allowed() else ([], [])
     worker: _Worker | None = None
     if side or shared:
-        _import_pandas()
+        _skip_pandas()
         worker = _Worker(release, checks, side, shared)
         for k in side:
             _prepare(release, checks[k])
@@ -301,13 +301,16 @@ def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
         conn.close()
 
 
-def _import_pandas() -> None:
-    """pyarrow imports pandas, when installed, at the first array it builds (0.3-0.55 CPU s, in
-    every process that builds one: both would); imported once here, before the fork."""
-    import importlib.util
+def _skip_pandas() -> None:
+    """pyarrow imports pandas, when installed, at the first Python value it converts (0.3-0.55 CPU s
+    in every process that converts one); nothing ``validate`` runs converts a pandas object, so this
+    process answers pyarrow's question without importing it (:func:`benchsmith.pandas_probe.skip_pandas_probe`,
+    as ``build`` does), before the fork. The worker imports pandas only where scikit-learn does (a
+    probe that fits: ``sklearn.utils.fixes``), beside this process's work, not before the fork
+    (sixth pass imported it here for both: ~0.3 s of a cold ComVE's start-up that only one core ran)."""
+    from benchsmith.pandas_probe import skip_pandas_probe
 
-    if importlib.util.find_spec("pandas") is not None:
-        import pandas  # noqa: F401
+    skip_pandas_probe()
 
 
 class _Worker:
@@ -320,8 +323,8 @@ class _Worker:
         # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
         # before it forks, so nothing buffered is written twice
         ctx = multiprocessing.get_context("fork")
-        # pandas, which pyarrow imports at its first conversion in each process, is imported before
-        # the fork by run_checks (_import_pandas; mvalid measured MuCoW's worker 2.1-2.4 -> 1.7-1.9 CPU s)
+        # pyarrow's question "is pandas there?" is answered before the fork (_skip_pandas): neither
+        # process imports pandas for a conversion, the worker only with scikit-learn
         self.release, self.checks, self.side, self.shared = release, checks, side, shared
         self._next = ctx.Value("i", 0)  # the next portable check to take, shared by both processes
         self._answer, send = ctx.Pipe(duplex=False)
