@@ -113,7 +113,8 @@ def install() -> bool:
 
     def front(descriptor: Any) -> Any:
         cls = PlainRuntimeParam if _plain(descriptor) else DeferredRuntimeParam
-        return cls(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info, descriptor=descriptor)
+        return cls(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
+                   descriptor=descriptor)
 
     core.build_runtime_param = front
     _INSTALLED = True

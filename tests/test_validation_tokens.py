@@ -116,14 +116,12 @@ def test_counting_without_a_regex_gives_the_token_counts(raw):
 
 
 def test_integers_reads_what_to_numpy_gives_without_importing_pandas():
-    import subprocess
-    import sys
-
     from benchsmith.validation.dataview import integers
 
     arr = pa.array([5, -3, 0, 2**40, 7], type=pa.int64())
     cases = [arr, arr.slice(1, 3), pa.array([1, 2, 3], type=pa.int8()), pa.array([4, 200], type=pa.uint8()),
-             pa.array([], type=pa.int32()), pa.chunked_array([pa.array([1, 2], pa.int32()), pa.array([3], pa.int32())]),
+             pa.array([], type=pa.int32()),
+             pa.chunked_array([pa.array([1, 2], pa.int32()), pa.array([3], pa.int32())]),
              pa.chunked_array([], type=pa.int64()), pa.array([1.9, -2.5])]
     for a in cases:
         got = integers(a)
@@ -137,8 +135,9 @@ def test_integers_imports_no_pandas_where_to_numpy_does():
     import subprocess
     import sys
 
-    code = ("import sys, pyarrow as pa; from benchsmith.pandas_probe import skip_pandas_probe; skip_pandas_probe(); "
-            "from benchsmith.validation import dataview; a = pa.array([1, 2], pa.int64()); dataview.integers(a); "
+    code = ("import sys, pyarrow as pa; from benchsmith.pandas_probe import skip_pandas_probe; "
+            "skip_pandas_probe(); from benchsmith.validation import dataview; "
+            "a = pa.array([1, 2], pa.int64()); dataview.integers(a); "
             "print('pandas' in sys.modules); a.to_numpy(); print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]  # to_numpy imports it

@@ -400,7 +400,8 @@ def integers(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     data = values.buffers()[1]
     if data is None:  # an empty array may have no buffer
         return np.zeros(0, dtype=np.int64)
-    return np.frombuffer(data, dtype=dtype, count=values.offset + len(values))[values.offset:].astype(np.int64)
+    whole = np.frombuffer(data, dtype=dtype, count=values.offset + len(values))
+    return whole[values.offset:].astype(np.int64)
 
 
 def _is_list_type(t: pa.DataType) -> bool:

@@ -333,9 +333,11 @@ def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
 def _skip_pandas() -> None:
     """pyarrow imports pandas, when installed, at the first Python value it converts (0.3-0.55 CPU s
     in every process that converts one); nothing ``validate`` runs converts a pandas object, so this
-    process answers pyarrow's question without importing it (:func:`benchsmith.pandas_probe.skip_pandas_probe`,
-    as ``build`` does), before the fork. The worker imports pandas only where scikit-learn does (a
-    probe that fits: ``sklearn.utils.fixes``), beside this process's work, not before the fork
+    process answers pyarrow's question without importing it
+    (:func:`benchsmith.pandas_probe.skip_pandas_probe`, as ``build`` does), before the fork, and
+    reads Arrow integers and parquet columns without pyarrow's pandas paths
+    (:func:`benchsmith.validation.dataview.integers`). The worker imports pandas only where
+    scikit-learn does (a probe that fits: ``sklearn.utils.fixes``), beside this process's work
     (sixth pass imported it here for both: ~0.3 s of a cold ComVE's start-up that only one core ran)."""
     from benchsmith.pandas_probe import skip_pandas_probe
 

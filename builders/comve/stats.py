@@ -247,8 +247,8 @@ def _train_repeats_of(path: str, fingerprints: tuple[str, ...], splits: tuple[st
     # train's sets once per mode, not once per split (~0.1 CPU s)
     seen_of = {mode: {k: {f(t) for t in train[k]} for k in ("nonsensical_statement", "correct_reason")}
                for mode, f in modes}
-    pairs_of = {mode: {(f(a), f(b)) for a, b in zip(train["sensical_statement"], train["nonsensical_statement"])}
-                for mode, f in modes}
+    statements = list(zip(train["sensical_statement"], train["nonsensical_statement"]))
+    pairs_of = {mode: {(f(a), f(b)) for a, b in statements} for mode, f in modes}
     out: dict[str, Any] = {}
     for split in splits:
         ids = _column(release, "tuples", split, "id")

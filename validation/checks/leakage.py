@@ -133,7 +133,7 @@ def content_batches(view: ConfigView, split: str) -> Iterator[list[str]]:
             if size <= CONTENT_MEMO_BYTES:
                 batches.append(batch)
                 if rows == total:  # kept before the last batch is handed out: a reader may stop there
-                    STORE.get(key, lambda: Contents(batches, size))
+                    STORE.get(key, lambda kept=batches, n=size: Contents(kept, n))
             else:
                 batches = None
         yield batch
