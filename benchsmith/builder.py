@@ -161,7 +161,10 @@ class Builder:
         column in one pyarrow call instead of building and checking one dict per example (a
         ComVE build spent ~0.6 s CPU of its 2.4 s there; README "Benchmarks"). The columns must
         equal ``examples()`` transposed; the writer checks them as it checks examples (fields,
-        ids, labels, types) and applies the errata to the rows they name. The whole split is
+        ids, labels, types) and applies the errata to the rows they name. A column may be a
+        ``pyarrow.Array`` of exactly its feature's Arrow type, written as it is (ComVE's texts:
+        ``release.encoding.SplitEncoder._arrow_columns``; an id, label or other-typed array is
+        read as Python values and checked as a list). The whole split is
         then in memory: for splits that fit (ComVE's largest has 10,000 rows); a large one
         streams through ``examples()``. Default None: the
         writer iterates ``examples()``, as it does for a subclass that overrides ``examples()``

@@ -9,7 +9,9 @@ split), plus the Hub discovery metadata the builder declares (``task_categories`
 ``task_ids``, ``multilinguality``, ``source_datasets``, ``paperswithcode_id``; a key the
 builder leaves empty is left out, never guessed).
 
-A builder may add prose sections through ``Builder.card_sections(release)``.
+A builder may add prose sections through ``Builder.card_sections(release)``. The Markdown body is
+written by :mod:`benchsmith.cards.card_body` (by hand, equal to ``templates/dataset_card.md.j2``
+rendered by jinja2, whose import was ~4% of a ComVE build).
 
 Decisions:
 
@@ -26,7 +28,7 @@ Decisions:
   ``data/<config>/``, which holds every split; the card gives the per-split pattern
   ``data/<config>/<split>-*.parquet``.
 * **No local paths**: every string taken from the manifest, the report or a builder section
-  passes through :func:`benchsmith.cards.paths.scrub` (the Jinja ``finalize``), so the build
+  passes through :func:`benchsmith.cards.paths.scrub` (:mod:`benchsmith.cards.card_body`), so the build
   machine's paths (e.g. a skipped split's reason, which starts with the missing file's full
   path) never reach the card.
 * **Validation**: statuses and counts are rendered from the report's results, never fixed
@@ -39,21 +41,18 @@ Decisions:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import pickle
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jinja2
+from benchsmith.cards.card_body import card_body
 from benchsmith.cards.croissant import croissant
 from benchsmith.cards.lm_eval import FOLDER as LM_EVAL_FOLDER
 from benchsmith.cards.lm_eval import lm_eval_files, task_name, tasks
 from benchsmith.cards.paths import reason, scrub, scrub_tree
 from benchsmith.cards.yaml_text import card_yaml
-from benchsmith.validation.contamination.html import card_lines
 
 from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 from benchsmith.manifest import ReleaseInfo
@@ -65,8 +64,10 @@ if TYPE_CHECKING:
 
     from benchsmith.builder import Builder
 
-__all__ = ["card_data", "card_metadata", "croissant", "render_card", "render_files", "write_card_files"]
+__all__ = ["card_context", "card_data", "card_metadata", "croissant", "render_card", "render_files", "write_card_files"]
 
+#: the card's Jinja template: the reference that :mod:`benchsmith.cards.card_body` is held equal to
+#: (tests/test_card_body.py); a build renders the card without jinja2
 TEMPLATES = Path(__file__).parent / "templates"
 CROISSANT = "croissant.json"
 #: a validation report of at most this many results is listed in full in the card
@@ -281,36 +282,6 @@ def harvested(info: ReleaseInfo) -> bool:
     return bool(sources) and all(s.get("origin") == "harvest-input" for s in sources)
 
 
-class _TemplateCache(jinja2.FileSystemBytecodeCache):
-    """The card template's compiled code under ``$BENCHSMITH_HOME/cache/jinja`` (benchsmith.cache):
-    compiling it was ~0.04 s CPU of every build. Jinja keys an entry by the template's source
-    checksum and its own and Python's versions, so a stale one never loads; as every cache
-    there it is best effort: one that cannot be read or written costs a compile, not the build."""
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):  # damaged: compile
-            bucket.reset()
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        with contextlib.suppress(OSError):
-            Path(self.directory).mkdir(parents=True, exist_ok=True)
-            super().dump_bytecode(bucket)
-
-
-def _environment() -> jinja2.Environment:
-    from benchsmith.cache import cache_path
-
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-        finalize=scrub,  # no local path of the build machine reaches the card
-        bytecode_cache=_TemplateCache(str(cache_path("jinja"))),
-    )
-
-
 #: a split of at most this many bytes (the manifest's ``num_bytes``) is kept in memory while the
 #: card is rendered, so the builder's sections read it once; a bigger one is read per request
 READ_ONCE_MAX_BYTES = 256 << 20
@@ -373,16 +344,12 @@ def lm_eval_connectors(builder: Builder | None) -> Any:
     return getattr(builder, "lm_eval_connectors", None)
 
 
-def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
-                tables: Mapping[tuple[str, str], Any] | None = None) -> str:
-    """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
-
-    ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
-    ``tables``: splits the caller holds in memory, as :meth:`Release.table` would read them
-    (:class:`_ReadOnce`).
-    """
+def card_context(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
+                 tables: Mapping[tuple[str, str], Any] | None = None) -> dict[str, Any]:
+    """The values the card's body is written from (:func:`benchsmith.cards.card_body.card_body`'s
+    keyword arguments; the template's variables). Arguments as :func:`render_card`'s."""
     info = release.info
-    m = info.to_dict()  # the template renders the documented JSON form (benchsmith.manifest)
+    m = info.to_dict()  # the card renders the documented JSON form (benchsmith.manifest)
     report = None
     rpath = release.reports_dir / "validation.json"
     if rpath.is_file():
@@ -395,26 +362,42 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
     skipped = {c: {s: reason(why) for s, why in cfg.skipped_splits.items()}
                for c, cfg in info.configs.items() if cfg.skipped_splits}
     lm_tasks = [t["name"] for t in tasks(info, lm_eval_connectors(builder))]
-    body = _environment().get_template("dataset_card.md.j2").render(
-        m=m,
-        hub=hub,
-        local_path=f"{info.name}/{info.version}",
-        first_config=first,
-        first_splits=[s for s in _split_names(info) if s in info.configs[first].splits],
-        split_names=_split_names(info),
-        feature_groups=_feature_groups(info),
-        sections=sections,
-        v=_validation(report),
-        contamination=card_lines(report),
-        baselines=_baselines(report),
-        skipped=skipped,
-        source_status=_source_status(info),
-        lm_eval_tasks=lm_tasks,
-        lm_eval_group=task_name(info.name),
-        harvested=harvested(info),
-        changes_md=_changes_markdown(release),
-    )
-    return f"---\n{card_yaml(card_metadata(info))}\n---\n\n{body}"  # card_data(info).to_yaml(), faster
+    contamination: list[str] = []
+    if report is not None:  # a build has no report yet: its module (and html) are not imported
+        from benchsmith.validation.contamination.html import card_lines
+
+        contamination = card_lines(report)
+    return {
+        "m": m,
+        "hub": hub,
+        "local_path": f"{info.name}/{info.version}",
+        "first_config": first,
+        "first_splits": [s for s in _split_names(info) if s in info.configs[first].splits],
+        "split_names": _split_names(info),
+        "feature_groups": _feature_groups(info),
+        "sections": sections,
+        "v": _validation(report),
+        "contamination": contamination,
+        "baselines": _baselines(report),
+        "skipped": skipped,
+        "source_status": _source_status(info),
+        "lm_eval_tasks": lm_tasks,
+        "lm_eval_group": task_name(info.name),
+        "harvested": harvested(info),
+        "changes_md": _changes_markdown(release),
+    }
+
+
+def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
+                tables: Mapping[tuple[str, str], Any] | None = None) -> str:
+    """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
+
+    ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
+    ``tables``: splits the caller holds in memory, as :meth:`Release.table` would read them
+    (:class:`_ReadOnce`).
+    """
+    body = card_body(**card_context(release, builder, hub=hub, tables=tables))
+    return f"---\n{card_yaml(card_metadata(release.info))}\n---\n\n{body}"  # card_data(info).to_yaml(), faster
 
 
 def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,

@@ -23,25 +23,31 @@ and rejects answers for ids the data lacks and data ids without an answer.
 
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import operator
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# the build's path, and what the two paths share (re-exported: this module is the readers' API)
+from benchsmith.loaders.comve_columns import (  # noqa: F401
+    _PYTHON_COLUMNS,
+    A_HEADER,
+    A_LABELS,
+    B_HEADER,
+    B_LABELS,
+    C_HEADER,
+    COLUMNS,
+    SplitFiles,
+    _bulk_file,
+    _strict_quotes,
+    bulk_columns,
+)
 from benchsmith.loaders.rawfile import check_no_nul, read_bytes
 
-from benchsmith.errors import BenchsmithError, ParseError
-
-A_HEADER = ("id", "sent0", "sent1")
-B_HEADER = ("id", "FalseSent", "OptionA", "OptionB", "OptionC")
-C_HEADER = ("id", "FalseSent")
-A_LABELS = ("0", "1")
-B_LABELS = ("A", "B", "C")
+from benchsmith.errors import ParseError
 
 _FIRST = operator.itemgetter(0)
 _REDOWNLOAD = "Re-download the file from the official ComVE repository (or fix the row)"
@@ -261,18 +267,6 @@ def read_references(path: str | Path) -> list[References]:
 
 
 @dataclass(frozen=True)
-class SplitFiles:
-    """The six files of one split (data + answers for subtasks A, B and C)."""
-
-    a_data: Path
-    a_answers: Path
-    b_data: Path
-    b_answers: Path
-    c_data: Path
-    c_answers: Path
-
-
-@dataclass(frozen=True)
 class Instance:
     """One ComVE instance joined across the three subtasks by id.
 
@@ -338,17 +332,12 @@ def _by_id(reference: Sequence[Any], other: Sequence[Any], ref_path: Path, other
     return by_id
 
 
-#: the columns of :func:`load_columns`: :class:`Instance`'s fields, options and references one each
-COLUMNS = ("id", "sent0", "sent1", "a_label", "b_false_sent", "option_a", "option_b", "option_c", "b_label",
-           "c_false_sent", "reference1", "reference2", "reference3")
-
-
 def load_instances(files: SplitFiles) -> list[Instance]:
     """Read and join the six files of a split, in the order of the subtask A data file.
 
     The answers files are the truth for labels; ids are kept as upstream spells them.
 
-    Two paths, one result (issue 26). The bulk path (:func:`_bulk_columns`) parses each file in
+    Two paths, one result (issue 26). The bulk path (``comve_columns.bulk_columns``) parses each file in
     one ``csv`` pass and checks everything a file can get wrong on whole columns at once; only
     when one of those checks fails does the exact path below (:func:`_load_instances_exact`) read
     the files again, record by record, to raise the error that names the file and line. The
@@ -356,140 +345,46 @@ def load_instances(files: SplitFiles) -> list[Instance]:
     (tests/test_comve_loader.py compares them on the real data and the fuzzer on garbage). The
     bulk path parses with ``pyarrow.csv`` where it reads as strict ``csv`` does (:func:`_bulk_file`).
     """
-    columns = _bulk_columns(files)
-    return _load_instances_exact(files) if columns is None else _instances_of(columns)
+    instances = _bulk_instances(files)
+    return _load_instances_exact(files) if instances is None else instances
 
 
-def load_columns(files: SplitFiles) -> dict[str, list]:
+def load_columns(files: SplitFiles) -> dict[str, Any]:
     """:func:`load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
-    instance (14,000 :class:`Instance` and their example dicts cost a ComVE build ~0.3 s CPU)."""
-    columns = _bulk_columns(files)
+    instance (14,000 ``Instance`` and their example dicts cost a ComVE build ~0.3 s CPU).
+
+    The ids (``list[str]``, stripped) and the labels (``list[int]`` for subtask A, ``list[str]``
+    for B) are Python lists, which the writer hashes and maps; every text column is a
+    ``pyarrow.StringArray`` as ``pyarrow.csv`` read it (no validity bitmap): a text never becomes
+    a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
+    build; README "Benchmarks", sixth pass).
+    """
+    columns = bulk_columns(files)
     if columns is None:
+        import pyarrow as pa
+
         instances = _load_instances_exact(files)  # raises the error, naming file and line
         columns = {n: [getattr(i, n) for i in instances] for n in (*COLUMNS[:5], "b_label", "c_false_sent")}
         options = [list(o) for o in zip(*(i.options for i in instances))] or [[], [], []]
         references = [list(r) for r in zip(*(i.references for i in instances))] or [[], [], []]
         columns.update(zip(COLUMNS[5:8], options))
         columns.update(zip(COLUMNS[10:], references))
-        columns = {n: columns[n] for n in COLUMNS}
+        columns = {n: columns[n] if n in _PYTHON_COLUMNS else pa.array(columns[n], pa.string()) for n in COLUMNS}
     return columns
+
+
+def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
+    """:func:`load_instances`' bulk path: None where any check fails."""
+    columns = bulk_columns(files)
+    if columns is None:
+        return None
+    return _instances_of({n: v if n in _PYTHON_COLUMNS else v.to_pylist() for n, v in columns.items()})
 
 
 def _instances_of(c: dict[str, list]) -> list[Instance]:
     return [Instance(id=k, sent0=s0, sent1=s1, a_label=al, b_false_sent=bf, options=(oa, ob, oc), b_label=bl,
                      c_false_sent=cf, references=(r1, r2, r3))
             for k, s0, s1, al, bf, oa, ob, oc, bl, cf, r1, r2, r3 in zip(*(c[n] for n in COLUMNS))]
-
-
-#: a quote, and where it opens a field (its first byte: the lookbehind) the quoted field up to its
-#: closing quote and the byte after that. Strict ``csv`` refuses any byte there but a delimiter, a
-#: line end or the end of the file, while ``pyarrow.csv`` would read ``"abc"x`` as ``abcx``.
-#: Possessive, so an escaped ``""`` is never taken for the closing quote; a literal prefix (the
-#: quote), so the scan skips to the next quote at C speed (a lookbehind first cost 80 ms a split).
-#: Bytes: UTF-8 never puts these ASCII bytes inside a multi-byte character.
-_QUOTE = re.compile(rb'"(?:(?<![^,\r\n]")[^"]*+(?:""[^"]*+)*+"([\s\S]?))?')
-_ENDS_FIELD = frozenset([b"", b",", b"\r", b"\n"])
-
-
-def _strict_quotes(data: bytes) -> bool:
-    """Whether every quoted field of ``data`` (no BOM) is closed where strict ``csv`` lets it close."""
-    if b'"' not in data:
-        return True
-    for m in _QUOTE.finditer(data):
-        after = m.group(1)
-        if after is None:  # a quote inside an unquoted field (fine), or an unterminated quoted field
-            if m.start() == 0 or data[m.start() - 1] in b",\r\n":
-                return False
-        elif after not in _ENDS_FIELD:
-            return False
-    return True
-
-
-def _bulk_file(path: Path, columns: Sequence[str], header: bool) -> list[list[str]] | None:
-    """The columns of a file (header dropped) if the file passes :func:`read_rows`' checks, else
-    None (:func:`_bulk_columns` checks the ids as :func:`_rows` does).
-
-    Parsed by ``pyarrow.csv`` (a tenth of ``csv``'s CPU: 19 ms against ~170 ms for the training
-    split's six files), on what it reads exactly as strict ``csv`` does: UTF-8 (checked by Python,
-    which also refuses encoded surrogates), no NUL, a leading BOM dropped, blank lines skipped, a
-    quoted field closed only before a delimiter or a line end (:func:`_strict_quotes`; Arrow reads
-    on past it), no field over ``csv.field_size_limit()``, every record of the header's width
-    (Arrow refuses others). Anything else makes Arrow fail or this return None, and the exact
-    path names the file and line (tests/test_comve_loader.py, and the fuzzer, compare the two).
-    """
-    try:
-        data = read_bytes(path)
-        data.decode("utf-8")
-    except (BenchsmithError, UnicodeDecodeError):
-        return None
-    body = data.removeprefix(codecs.BOM_UTF8)
-    if b"\x00" in data or not _strict_quotes(body):
-        return None
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    names = [f"c{i}" for i in range(len(columns))]
-    try:
-        table = pacsv.read_csv(
-            pa.py_buffer(body),
-            read_options=pacsv.ReadOptions(column_names=names),
-            parse_options=pacsv.ParseOptions(newlines_in_values=True),
-            convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()),
-                                                 strings_can_be_null=False),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # another width, an unterminated quote
-        return None
-    cells = [col.to_pylist() for col in table.columns]
-    limit = csv.field_size_limit()
-    if len(body) > limit and max(max(map(len, c), default=0) for c in cells) > limit:
-        return None  # strict csv refuses a longer field
-    if header:
-        if not cells[0] or tuple(c[0].strip() for c in cells) != tuple(columns):
-            return None
-        cells = [c[1:] for c in cells]
-    return cells
-
-
-def _bulk_columns(files: SplitFiles) -> dict[str, list] | None:
-    """:func:`load_columns` without per-record objects; None where any check fails."""
-    aligned: list[list[list[str]]] = []
-    ids: list[str] = []
-    for path, columns, header in (
-        (files.a_data, A_HEADER, True), (files.a_answers, ("id", "answer"), False),
-        (files.b_data, B_HEADER, True), (files.b_answers, ("id", "answer"), False),
-        (files.c_data, C_HEADER, True), (files.c_answers, ("id", "reference1", "reference2", "reference3"), False),
-    ):
-        cells = _bulk_file(Path(path), columns, header)
-        if cells is None:
-            return None
-        rids = list(map(str.strip, cells[0]))  # a C-level map: no Python frame a record
-        if not all(rids) or len(set(rids)) != len(rids):  # an empty or a repeated id
-            return None
-        if not aligned:
-            ids = rids
-        elif rids != ids:  # upstream's files agree in order; any other order is joined by id
-            if set(rids) != set(ids):  # an extra or a missing id somewhere
-                return None
-            at = dict(zip(rids, range(len(rids))))
-            order = [at[k] for k in ids]
-            cells = [[col[i] for i in order] for col in cells]
-        aligned.append(cells)
-    a, a_ans, b, b_ans, c, c_ans = aligned
-    a_labels = list(map(str.strip, a_ans[1]))
-    b_labels = list(map(str.strip, b_ans[1]))
-    if not set(a_labels) <= set(A_LABELS) or not set(b_labels) <= set(B_LABELS):
-        return None
-    # some reference not blank: their concatenation is not (whitespace is per character), at C speed
-    if not all(map(str.strip, map("".join, zip(*c_ans[1:])))):
-        return None
-    return dict(zip(COLUMNS, (ids, a[1], a[2], [int(x) for x in a_labels], b[1], b[2], b[3], b[4], b_labels,
-                              c[1], c_ans[1], c_ans[2], c_ans[3])))
-
-
-def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
-    """:func:`load_instances`' bulk path: None where any check fails."""
-    columns = _bulk_columns(files)
-    return None if columns is None else _instances_of(columns)
 
 
 def _load_instances_exact(files: SplitFiles) -> list[Instance]:

@@ -4,7 +4,7 @@ Python definition: ``len(text.split())`` over the texts that are neither null no
 from __future__ import annotations
 
 import pyarrow as pa
-from benchsmith.builders.comve.stats import _kernel, token_counts
+from benchsmith.builders.comve.stats import _WIDE_SPACES, _kernel, token_counts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +50,11 @@ def test_token_counts_are_pythons_split(texts, chunks):
 def test_lists_of_texts_count_their_values(lists):
     flat = [t for v in lists if v for t in v]
     assert token_counts(pa.array(lists, pa.list_(pa.string()))) == _python(flat)
+
+
+def test_the_wide_whitespace_is_str_isspace_above_ascii():
+    """token_counts reads whitespace off the UTF-8 bytes: ASCII by str.isspace, the rest from this list."""
+    assert sorted(_WIDE_SPACES) == [c for c in map(chr, range(0x80, 0x110000)) if c.isspace()]
 
 
 def test_a_count_that_is_wrong_is_caught():

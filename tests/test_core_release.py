@@ -513,36 +513,6 @@ def test_card_sees_the_written_tables_without_reading_them_back(tmp_path, monkey
     assert written == card.render_card(release, ToyBuilder("1.1.0"))
 
 
-def test_card_template_cache_is_reused_and_best_effort(tmp_path, monkeypatch):
-    """The compiled card template is kept under $BENCHSMITH_HOME/cache/jinja; a cold, a warm, a
-    damaged and an unwritable cache all render the same card."""
-    from benchsmith.cards import card
-
-    from benchsmith.cache import cache_path
-
-    release = build(tmp_path / "reg")
-    cold = card.render_card(release, ToyBuilder("1.1.0"))
-    entries = list(cache_path("jinja").glob("*.cache"))
-    assert len(entries) == 1
-    compiled = []
-    real_compile = card.jinja2.Environment.compile
-
-    def counting_compile(self, *args, **kwargs):
-        compiled.append(1)
-        return real_compile(self, *args, **kwargs)
-
-    monkeypatch.setattr(card.jinja2.Environment, "compile", counting_compile)
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold and not compiled  # warm: loaded
-    entries[0].write_bytes(entries[0].read_bytes()[:20])  # damaged: compiled again
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold and compiled
-    jinja = cache_path("jinja")
-    for entry in jinja.iterdir():
-        entry.unlink()
-    jinja.rmdir()
-    jinja.write_text("a file where the folder should be")
-    assert card.render_card(release, ToyBuilder("1.1.0")) == cold
-
-
 @pytest.mark.parametrize("name", ["datasets", "pyarrow", "numpy", "jieba", "typer"])
 def test_dist_version_is_importlib_metadata(name):
     """A build's tool versions without importlib.metadata read what it reads (the dist-info beside

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from benchsmith.builder import Config
 from benchsmith.errors import SchemaError
 from benchsmith.features import ClassLabel
+from benchsmith.loaders.arrow_kernels import without_validity
 from benchsmith.release.id_index import IdIndex, mixed, mixed_batch
 
 
@@ -98,12 +99,17 @@ class SplitEncoder:
         if len(set(lengths.values())) > 1:
             raise SchemaError(f"{self.config.name}/{self.split} columns differ in length: {lengths}",
                               hint="Make the builder give one value per example in every column")
+        if any(isinstance(v, pa.Array) for v in columns.values()):
+            columns = self._arrow_columns(columns)
         rows = _Rows(columns)
         if self.id_field:
             self.check_ids(columns[self.id_field], rows, start)
         arrays = []
         for n, typ in zip(self.names, self.schema.types):
             values = columns[n]
+            if isinstance(values, pa.Array):  # of the feature's type (_arrow_columns)
+                arrays.append(values)
+                continue
             if n in self.class_labels:
                 values = self._labels(self.class_labels[n], n, values, rows, start)
             try:
@@ -111,6 +117,22 @@ class SplitEncoder:
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
                 raise self._bad_value(n, values, typ, rows, start, exc) from None
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _arrow_columns(self, columns: dict[str, Any]) -> dict[str, Any]:
+        """``columns`` where an Arrow array (``Builder.columns`` may give one) is kept only where it
+        is a plain column of exactly the feature's Arrow type: then it is written as it is, with
+        no value a Python object (ComVE's texts, README "Benchmarks", sixth pass). The id column
+        and ClassLabel columns, and any array of another type, are read as Python values and take
+        the list path's checks and conversion, so an array never skips a check a list gets. A kept
+        array loses a validity bitmap that marks no null, as ``pa.array`` allocates none (its bytes
+        count in release.json's ``num_bytes``)."""
+        types = dict(zip(self.names, self.schema.types))
+        out = {}
+        for n, v in columns.items():
+            keep = (isinstance(v, pa.Array) and n != self.id_field and n not in self.class_labels
+                    and v.type == types[n])
+            out[n] = without_validity(v) if keep else v.to_pylist() if isinstance(v, pa.Array) else v
+        return out
 
     def check_ids(self, ids: list, rows: Any, start: int) -> None:
         """Record the batch's ids; a repeat raises SchemaError (see :class:`IdIndex`)."""

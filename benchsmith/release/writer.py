@@ -89,35 +89,70 @@ def _writes_columns(builder: Builder) -> bool:
     return columns is not Builder and issubclass(columns, next(k for k in mro if "examples" in vars(k)))
 
 
+def _as_list(values: Sequence[Any]) -> Any:
+    """A builder's column as the encoder takes it: a list or an Arrow array as it is, else a list."""
+    return values if isinstance(values, (list, pa.Array)) else list(values)
+
+
 def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any]],
-                       id_field: str | None) -> dict[str, list]:
+                       id_field: str | None) -> dict[str, Any]:
     """``columns`` with the errata applied: only the rows whose id an erratum names go through
-    :meth:`ErrataApplier.apply` as dicts (the builder's lists are copied, never changed)."""
+    :meth:`ErrataApplier.apply` as dicts (the builder's columns are copied, never changed).
+
+    A column may be an Arrow array (``Builder.columns``): its fixed rows are read as Python values,
+    and the column is rebuilt from slices of the original around them and the fixed values
+    (:func:`_spliced`), so the rows no erratum names never leave Arrow."""
     if not errata:
-        return {n: v if isinstance(v, list) else list(v) for n, v in columns.items()}
+        return {n: _as_list(v) for n, v in columns.items()}
     if id_field is None:
         list(errata.apply([{}]))  # raises: the errata name ids, and this config has none
         raise AssertionError("unreachable: ErrataApplier.apply raises for examples without ids")
     if id_field not in columns:  # the encoder's field check names what is missing
-        return {n: list(v) for n, v in columns.items()}
+        return {n: _as_list(v) for n, v in columns.items()}
+    ids = columns[id_field]
+    ids = ids.to_pylist() if isinstance(ids, pa.Array) else ids
     # the rows an erratum names, found at C speed (compress over dict.__contains__: a tenth of a
     # Python loop over ComVE's 16 splits)
-    hits = list(itertools.compress(itertools.count(), map(errata.rows.__contains__, map(str, columns[id_field]))))
-    if not hits:  # nothing to change: the builder's lists as they are (most splits of a release)
-        return {n: v if isinstance(v, list) else list(v) for n, v in columns.items()}
-    out = {n: list(v) for n, v in columns.items()}
-    dropped = set()
+    hits = list(itertools.compress(itertools.count(), map(errata.rows.__contains__, map(str, ids))))
+    if not hits:  # nothing to change: the builder's columns as they are (most splits of a release)
+        return {n: _as_list(v) for n, v in columns.items()}
+    read: dict[int, dict[str, Any]] = {}
+    fixed: dict[int, dict[str, Any] | None] = {}
     for i in hits:
-        fixed = list(errata.apply([{n: v[i] for n, v in columns.items()}]))
-        if not fixed:
-            dropped.add(i)
+        read[i] = {n: v[i].as_py() if isinstance(v, pa.Array) else v[i] for n, v in columns.items()}
+        out = list(errata.apply([read[i]]))
+        fixed[i] = out[0] if out else None  # None: the row is dropped
+    dropped = {i for i, f in fixed.items() if f is None}
+    result: dict[str, Any] = {}
+    for n, v in columns.items():
+        if isinstance(v, pa.Array):
+            # rebuilt only where a value changed or a row is dropped (a copy of the column: ComVE's
+            # errata change one field of a row, and its other columns were copied for nothing)
+            changed = {i: f[n] for i, f in fixed.items() if f is not None and f[n] != read[i][n]}
+            result[n] = _spliced(v, {**changed, **dict.fromkeys(dropped)}, dropped) if changed or dropped else v
             continue
-        for n, v in fixed[0].items():
-            out[n][i] = v
-    for i in sorted(dropped, reverse=True):  # a few rows: deleted in place from the copies, last first
-        for v in out.values():
-            del v[i]
-    return out
+        column = list(v)
+        for i, f in fixed.items():
+            if f is not None:
+                column[i] = f[n]
+        for i in sorted(dropped, reverse=True):  # a few rows, last first
+            del column[i]
+        result[n] = column
+    return result
+
+
+def _spliced(array: pa.Array, values: Mapping[int, Any], dropped: set[int]) -> pa.Array:
+    """``array`` with row i set to ``values[i]`` (a Python value of its type) and the rows of
+    ``dropped`` left out: slices of ``array`` around them and one-value arrays, concatenated (a
+    fresh array, laid out as ``pa.array`` of the same values: no validity bitmap without a null)."""
+    pieces, start = [], 0
+    for i in sorted(values):
+        pieces.append(array.slice(start, i - start))
+        if i not in dropped:
+            pieces.append(pa.array([values[i]], type=array.type))
+        start = i + 1
+    pieces.append(array.slice(start))
+    return pa.concat_arrays(pieces)
 
 
 def _run(job: Generator[None, None, Any], *, to_pause: bool = False) -> Any:

@@ -33,8 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchsmith.builders.comve.errata import DEGENERATE_OPTIONS
-from benchsmith.loaders.comve_csv import B_LABELS, SplitFiles, load_columns
+from benchsmith.loaders.comve_columns import B_LABELS, SplitFiles, bulk_columns
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
@@ -49,6 +48,9 @@ if TYPE_CHECKING:
 
 SOURCE = "comve"
 ROOT = "ALL data"
+#: the erratum that takes subtask B's items without three distinct options out (errata.py's, defined
+#: here so that a build, which asks only whether it applies, does not import errata.py: ~1.3 ms)
+DEGENERATE_OPTIONS = "train-degenerate-options"
 
 #: upstream folder and file names of each split's six files (data, answers per subtask)
 _SPLIT_FILES: dict[str, dict[str, str]] = {
@@ -264,25 +266,38 @@ class ComVE(Builder):
         return card_sections(release, self)
 
     # ---------------------------------------------------------------- examples
-    def split_columns(self, split: str, sources: Sources) -> dict[str, list]:
+    def split_columns(self, split: str, sources: Sources) -> dict[str, Any]:
         """The split's instances joined across subtasks, as upstream has them (the core applies
-        the errata while writing), as columns (``loaders.comve_csv.COLUMNS``, and ``references``
-        once :meth:`columns` built it). Parsed once per split and source folder (four configs read
-        the same files).
+        the errata while writing), as columns (``loaders.comve_columns.bulk_columns``: ids and labels
+        Python lists, texts Arrow arrays; ``references`` once :meth:`columns` built it). Parsed
+        once per split and source folder (four configs read the same files).
         """
         paths = {k: sources.path(SOURCE, rel) for k, rel in split_files(split).items()}
         key = (split, str(paths["a_data"]))
         cache = self.__dict__.setdefault("_columns", {})
         if key not in cache:
-            cache[key] = load_columns(SplitFiles(**paths))
+            files = SplitFiles(**paths)
+            columns = bulk_columns(files)
+            if columns is None:  # a check failed: the record-by-record reader names the file and line
+                from benchsmith.loaders.comve_csv import load_columns
+
+                columns = load_columns(files)
+            cache[key] = columns
         return cache[key]
 
-    def columns(self, config: Config, split: str, sources: Sources) -> dict[str, list]:
-        """Each config's columns from the split's (no dict per example: ``Builder.columns``)."""
+    def columns(self, config: Config, split: str, sources: Sources) -> dict[str, Any]:
+        """Each config's columns from the split's (no dict per example: ``Builder.columns``).
+
+        Texts stay Arrow arrays end to end: ``tuples`` picks its statements and reasons with
+        Arrow's ``choose``, and ``references`` is a list array over the three
+        reference columns interleaved by ``take``; no text becomes a Python string (README
+        "Benchmarks", sixth pass). tests/test_comve_builder.py holds every config equal to the
+        instances of the record-by-record loader.
+        """
         c = self.split_columns(split, sources)
-        if config.name in ("subtask_c", "tuples"):  # built once a split: the writer changes no list
+        if config.name in ("subtask_c", "tuples"):  # built once a split: the writer changes no column
             if "references" not in c:
-                c["references"] = list(map(list, zip(c["reference1"], c["reference2"], c["reference3"])))
+                c["references"] = _references(c["reference1"], c["reference2"], c["reference3"])
             references = c["references"]
         if config.name == "subtask_a":
             return {"id": c["id"], "sent0": c["sent0"], "sent1": c["sent1"], "label": c["a_label"]}
@@ -292,25 +307,45 @@ class ComVE(Builder):
         if config.name == "subtask_c":
             return {"id": c["id"], "false_sent": c["c_false_sent"], "references": references}
         if config.name == "tuples":
-            pairs = list(zip(c["sent0"], c["sent1"], c["a_label"]))
-            options = list(zip(c["option_a"], c["option_b"], c["option_c"], c["b_label"]))
-            pick = dict(zip(B_LABELS, range(3)))  # the loader admits B_LABELS only
+            import numpy as np
+            from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+
+            def choose(index: Any, *values: Any) -> Any:  # row i: values[index[i]][i]
+                return without_validity(kernel("choose", index, *values))
+
+            a_label = integers(np.fromiter(c["a_label"], dtype=np.int8, count=len(c["a_label"])))
+            # the correct option's index (the loader admits B_LABELS only)
+            pick = integers(np.fromiter(map(B_LABELS.index, c["b_label"]), dtype=np.int8, count=len(c["b_label"])))
+            a, b, o = c["option_a"], c["option_b"], c["option_c"]
             return {
                 "id": c["id"],
                 # the nonsensical statement is sent[a_label], the sensical one the other
-                "sensical_statement": [s1 if x == 0 else s0 for s0, s1, x in pairs],
-                "nonsensical_statement": [s0 if x == 0 else s1 for s0, s1, x in pairs],
-                "correct_reason": [(a, b, o)[pick[x]] for a, b, o, x in options],
+                "sensical_statement": choose(a_label, c["sent1"], c["sent0"]),
+                "nonsensical_statement": choose(a_label, c["sent0"], c["sent1"]),
+                "correct_reason": choose(pick, a, b, o),
                 # the two other options, in option order: A correct -> B, C; B -> A, C; C -> A, B
-                "confusing_reason1": [b if x == "A" else a for a, b, _, x in options],
-                "confusing_reason2": [b if x == "C" else o for a, b, o, x in options],
+                "confusing_reason1": choose(pick, b, a, a),
+                "confusing_reason2": choose(pick, o, o, b),
                 "references": references,
             }
         raise ConfigError(f"comve has no config {config.name!r}", hint=did_you_mean(config.name, FEATURES))
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict[str, Any]]:
-        """:meth:`columns` row by row (one truth for both)."""
+        """:meth:`columns` row by row (one truth for both), as Python values."""
         columns = self.columns(config, split, sources)
         names = list(columns)
-        for values in zip(*columns.values()):
+        for values in zip(*(v if isinstance(v, list) else v.to_pylist() for v in columns.values())):
             yield dict(zip(names, values))
+
+
+def _references(*columns: Any) -> Any:
+    """The three reference columns (Arrow strings) as one ``list<string>`` column, a list of three a
+    row: the values interleaved by ``take`` (row i's at 3i, 3i+1, 3i+2), offsets 0, 3, 6..."""
+    import numpy as np
+    import pyarrow as pa
+    from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+
+    n = len(columns[0])
+    order = (np.arange(n, dtype=np.int64)[:, None] + np.array([0, n, 2 * n], dtype=np.int64)).ravel()
+    values = without_validity(kernel("take", pa.concat_arrays(list(columns)), integers(order)))
+    return pa.ListArray.from_arrays(integers(np.arange(0, 3 * n + 1, 3, dtype=np.int32)), values)

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.builders.comve import DEGENERATE_OPTIONS as COMVE_DEGENERATE_OPTIONS
+
 from benchsmith.erratum import ANY, DROP, ErratumRow, read_errata_tsv, write_errata_tsv
 from benchsmith.errors import SchemaError
 
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 VERSION = "1.1.0"
 STATEMENT = "test-1698-statement"
 CHARACTERS = "replacement-characters"
-DEGENERATE_OPTIONS = "train-degenerate-options"
+DEGENERATE_OPTIONS = COMVE_DEGENERATE_OPTIONS  # the builder's (it asks whether it applies)
 IDENTICAL_STATEMENTS = "train-identical-statements"
 ERRATA = (STATEMENT, CHARACTERS, DEGENERATE_OPTIONS, IDENTICAL_STATEMENTS)
 
