@@ -22,7 +22,9 @@ coercion (built, with pydantic, the first time such a value comes):
 
 Everything else (numbers, choices, enums, datetimes, custom parsers, bytes) goes to
 typer unchanged, so messages and results stay typer's: tests/test_core_cli_startup.py
-compares both on the same values. The front is installed only where typer has this hook
+compares both on the same values. typer's coercion of such a parameter is built when its
+first value other than None comes (an option not given is None, which typer's ``coerce``
+answers itself), not when the command line is parsed. The front is installed only where typer has this hook
 (``typer.core.build_runtime_param``, typer >= 0.2x); an older typer (no pydantic) is left
 as it is. Rejected: replacing typer with argparse (every command's help and usage text
 would change), and pinning an older typer (one dependency version chosen for its start-up).
@@ -97,11 +99,22 @@ def install() -> bool:
             return True, coerce_cli_path(value, info, path_type=Path, param=param, ctx=ctx)
         return False, None
 
+    @dataclass(frozen=True)
+    class DeferredRuntimeParam(RuntimeParam):
+        """Any other type: typer's own coercion, built when a value comes. typer builds a
+        parameter's coercion to process even the None of an option not given (``coerce`` answers
+        None or ``()`` itself, before ``_coerce_value``), so ``validate``'s unused
+        ``--near-dup-threshold`` (a float) imported pydantic: 0.26 CPU s of every ``validate``."""
+
+        descriptor: Any = None
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            return _typers(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+
     def front(descriptor: Any) -> Any:
-        if _plain(descriptor):
-            return PlainRuntimeParam(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
-                                     descriptor=descriptor)
-        return typers_own(descriptor)
+        cls = PlainRuntimeParam if _plain(descriptor) else DeferredRuntimeParam
+        return cls(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
+                   descriptor=descriptor)
 
     core.build_runtime_param = front
     _INSTALLED = True

@@ -221,3 +221,51 @@ def test_list_index_follows_the_builders_and_in_process_registrations(capsys, to
     assert builder_index.stamp() != before  # a new or edited builder file: the index is rebuilt
     code, out, _ = run(capsys, "list", "--json")
     assert code == 0 and "toy" in one_json(out)["builders"]  # registered in this process: always listed
+
+
+def test_plugin_commands_name_the_module_that_defines_each_root_command():
+    """cli_app.PLUGIN_COMMANDS (what one command line imports) agrees with the plug-ins' source."""
+    import ast
+    import importlib.util
+
+    from benchsmith.cli_app import PLUGIN_COMMANDS, PLUGIN_MODULES
+
+    found = {}
+    for module in PLUGIN_MODULES:
+        tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8"))
+        for node in tree.body:
+            for deco in getattr(node, "decorator_list", []):
+                if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "root_command":
+                    found[deco.args[0].value] = module
+    assert found == PLUGIN_COMMANDS
+
+
+def test_validate_mounts_its_own_plugin_only(tmp_path):
+    """`validate` imports neither the other plug-ins, nor every builder and its CLI, nor pydantic
+    (its float option, not given, builds no typer coercion); its help is typer's as before."""
+    code = ("import contextlib, io, sys; from benchsmith.cli import main\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    code = main(['validate', '--help'])\n"
+            "print(code, 'near-dup-threshold' in out.getvalue(), [m for m in ('pydantic', "
+            "'benchsmith.validation.baselines.cli', 'benchsmith.changelog_cli', 'benchsmith.builders.comve', "
+            "'benchsmith.builders.xcopa.cli') if m in sys.modules])")
+    proc = _fresh(code, tmp_path)
+    assert proc.stdout.strip() == "0 True []", proc.stdout + proc.stderr[-2000:]
+
+
+def test_mounting_one_plugin_then_all_keeps_the_help_order(capsys):
+    from benchsmith import cli_app
+
+    cli_app._mount_plugins((cli_app.PLUGIN_COMMANDS["diff"],))
+    cli_app._load_plugins()
+    names = [info.name for info in cli_app.app.registered_commands]
+    assert names[: len(cli_app.CORE_COMMANDS)] == list(cli_app.CORE_COMMANDS)
+    assert names[len(cli_app.CORE_COMMANDS):][: len(cli_app.PLUGIN_COMMANDS)] == list(cli_app.PLUGIN_COMMANDS)
+
+
+def test_is_registered_is_membership_in_every_builder():
+    from benchsmith.builder import builders, is_registered
+
+    assert is_registered("comve") and not is_registered("no_such_dataset") and not is_registered("no-such")
+    assert all(is_registered(name) for name in builders())

@@ -225,6 +225,31 @@ def test_near_duplicates_found_with_lsh_and_threshold_is_configurable(tmp_path, 
     assert r.status is Status.WARN and r.metrics["threshold"] == 0.5
 
 
+def test_duplicate_checks_share_each_splits_content_up_to_a_bound(tmp_path, monkeypatch):
+    """exact_duplicates keeps each split's normalised content for near_duplicates (one Check.group),
+    which then normalises nothing; past CONTENT_MEMO_BYTES nothing is kept; the results are the same."""
+    from benchsmith.validation.checks import leakage
+    from benchsmith.validation.dataview import STORE, ConfigView
+
+    rel = _near_dup_release(tmp_path)
+    view = ConfigView(rel, "default")
+    fresh = {s: [t for b in leakage._normalised_batches(view, s) for t in b] for s in view.splits}
+    calls = []
+    real = leakage._normalised_batches
+    monkeypatch.setattr(leakage, "_normalised_batches", lambda v, s: calls.append(s) or real(v, s))
+    STORE.clear()
+    (exact,) = ExactDuplicateCheck().run(rel)
+    assert sorted(calls) == ["test", "train"]
+    assert {s: STORE.peek(leakage._content_key(view, s)).texts for s in view.splits} == fresh
+    (near,) = NearDuplicateCheck().run(rel)
+    assert sorted(calls) == ["test", "train"] and near.status is Status.FAIL  # nothing normalised again
+    monkeypatch.setattr(leakage, "CONTENT_MEMO_BYTES", 1000)  # less than a split: streamed each time
+    STORE.clear()
+    assert ExactDuplicateCheck().run(rel)[0].to_dict() == exact.to_dict()
+    assert NearDuplicateCheck().run(rel)[0].to_dict() == near.to_dict()
+    assert STORE.peek(leakage._content_key(view, "train")) is None and len(calls) == 6
+
+
 def test_leakage_tolerances_and_exempt_splits(tmp_path):
     train = balanced_text_rows(50, "tr", 1)
     trial = [{**r, "id": f"trial-{i}"} for i, r in enumerate(train[:20])]  # drawn from train, like ComVE's trial

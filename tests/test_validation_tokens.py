@@ -113,3 +113,31 @@ def test_counting_without_a_regex_gives_the_token_counts(raw):
     texts += ["".join(chr(rng.randrange(128)) for _ in range(rng.randrange(0, 40))) for _ in range(5000)]
     texts += ["", " ", "a", "_", "\x1c", "a\x1fb", "..", "a.b", "  x  ", "x" * 100, "中文 x", "ü-ber"]
     assert [_count(t) for t in texts] == [len(tokens(t)) for t in texts]
+
+
+def test_integers_reads_what_to_numpy_gives_without_importing_pandas():
+    from benchsmith.validation.dataview import integers
+
+    arr = pa.array([5, -3, 0, 2**40, 7], type=pa.int64())
+    cases = [arr, arr.slice(1, 3), pa.array([1, 2, 3], type=pa.int8()), pa.array([4, 200], type=pa.uint8()),
+             pa.array([], type=pa.int32()),
+             pa.chunked_array([pa.array([1, 2], pa.int32()), pa.array([3], pa.int32())]),
+             pa.chunked_array([], type=pa.int64()), pa.array([1.9, -2.5])]
+    for a in cases:
+        got = integers(a)
+        assert got.dtype == np.int64 and got.tolist() == a.to_numpy().astype(np.int64).tolist(), a
+    with pytest.raises((pa.ArrowException, ValueError)):  # nulls: to_numpy's zero-copy refusal, as before
+        integers(pa.array([1, None]))
+
+
+@pytest.mark.slow  # a fresh interpreter importing pyarrow (~1 s); the values are checked above
+def test_integers_imports_no_pandas_where_to_numpy_does():
+    import subprocess
+    import sys
+
+    code = ("import sys, pyarrow as pa; from benchsmith.pandas_probe import skip_pandas_probe; "
+            "skip_pandas_probe(); from benchsmith.validation import dataview; "
+            "a = pa.array([1, 2], pa.int64()); dataview.integers(a); "
+            "print('pandas' in sys.modules); a.to_numpy(); print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]  # to_numpy imports it

@@ -23,9 +23,9 @@ class Where(Check):
     family = "distribution"
 
     def __init__(self, name: str, concurrent: bool = False, how: str = "ok", portable: bool = False,
-                 cost: float = 0.1, sleep: float = 0.0) -> None:
+                 cost: float = 0.1, sleep: float = 0.0, group: str | None = None) -> None:
         self.name, self.concurrent, self.how = name, concurrent, how  # type: ignore[misc]
-        self.portable, self.cost, self.sleep = portable, cost, sleep  # type: ignore[misc]
+        self.portable, self.cost, self.sleep, self.group = portable, cost, sleep, group  # type: ignore[misc]
 
     def run(self, release):
         if self.how == "crash":
@@ -153,6 +153,20 @@ def test_portable_checks_go_to_the_idle_process_costliest_first(release):
                  Where("small", portable=True, cost=0.1), Where("big", portable=True, cost=2.0)]
     pids = {r.check: r.metrics["pid"] for r in runner.run_checks(release, busy_here)}
     assert pids["a"] == os.getpid() and pids["p"] == pids["small"] == pids["big"] != os.getpid()
+
+
+def test_a_group_is_one_item_of_the_queue_at_its_summed_cost(release):
+    # g1 + g2 (0.5 + 0.5) outrank "big" (0.9): queued together, in check order, taken by one process
+    checks = [Where("p", concurrent=True, sleep=0.3), Where("a", sleep=0.3),
+              Where("g2", portable=True, cost=0.5, group="g"), Where("big", portable=True, cost=0.9),
+              Where("g1", portable=True, cost=0.5, group="g")]
+    side, shared = runner.plan(checks)
+    assert (side, shared) == ([0], [2, 4, 3])
+    assert runner.groups(checks, shared) == [[2, 4], [3]]
+    pids = {r.check: r.metrics["pid"] for r in runner.run_checks(release, checks)}
+    assert pids["g1"] == pids["g2"]
+    ungrouped = [c if c.name not in ("g1", "g2") else Where(c.name, portable=True, cost=0.5) for c in checks]
+    assert runner.plan(ungrouped) == ([0], [3, 2, 4])
 
 
 def test_a_worker_for_portable_checks_alone_only_when_worth_it(release):

@@ -79,6 +79,10 @@ class Check:
     #: relative cost of a portable check (CPU seconds on ComVE, roughly): the idle process takes
     #: the costliest first, so the two finish close together
     cost: ClassVar[float] = 0.1
+    #: portable checks of one group run in the same process, one after the other (the runner
+    #: queues a group as one item, at its summed cost): they share an in-process memo that no
+    #: other check reads (``exact_duplicates`` and ``near_duplicates``: each split's normalised content)
+    group: ClassVar[str | None] = None
 
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError

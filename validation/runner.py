@@ -73,9 +73,9 @@ def find_builder(release: Release) -> tuple[Any | None, str | None]:
     """
     import importlib
 
-    from benchsmith.builder import Builder, builders, get_builder
+    from benchsmith.builder import Builder, get_builder, is_registered
 
-    if release.name in builders():
+    if is_registered(release.name):
         try:
             return get_builder(release.name, release.version), None
         except ConfigError as exc:
@@ -178,11 +178,13 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
       tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
       (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
       waits for the other and nothing is tokenised twice; pandas, which pyarrow imports at its
-      first array in every process (~0.4 s), is imported once before the fork;
+      first array in every process (~0.4 s), is imported by neither for that (:func:`_skip_pandas`);
     * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
       no in-process memo shared with another check) are a queue that either process takes from
       when idle, the costliest first (``Check.cost``): this process after its own checks, the
-      worker after its probes, so the two finish close together whatever the load;
+      worker after its probes, so the two finish close together whatever the load; the checks of
+      one ``Check.group`` are one item of that queue, run by one process one after the other
+      (near and exact duplicates share each split's normalised content there);
     * every other check runs here, in order (they share token columns and builder statistics).
 
     A check the result cache holds stays here (a hit costs nothing). The worker sends its results
@@ -193,7 +195,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     side, shared = plan(checks) if _workers_allowed() else ([], [])
     worker: _Worker | None = None
     if side or shared:
-        _import_pandas()
+        _skip_pandas()
         worker = _Worker(release, checks, side, shared)
         for k in side:
             _prepare(release, checks[k])
@@ -204,7 +206,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     def order() -> Iterator[int]:
         yield from mine
         while worker is not None and (k := worker.claim()) is not None:
-            yield shared[k]
+            yield from worker.group(k)
 
     got: dict[int, list[CheckResult]] = {}
     for i in progress.track(order(), f"validate {release.name} {release.version}", total=len(checks)):
@@ -221,15 +223,42 @@ WORKER_MIN_COST = 1.0
 
 def plan(checks: Sequence[Check]) -> tuple[list[int], list[int]]:
     """(the checks the worker runs first, the portable queue, costliest first), as indices;
-    ``([], [])``: no worker (nothing worth a process, or nothing left for this one)."""
+    ``([], [])``: no worker (nothing worth a process, or nothing left for this one). The checks of
+    one ``Check.group`` sit together in the queue, in check order, at the group's summed cost
+    (:func:`groups` cuts the queue into the items a process takes)."""
     side = [i for i, c in enumerate(checks) if _flag(c, "concurrent")]
-    shared = sorted((i for i, c in enumerate(checks) if i not in side and _flag(c, "portable")),
-                    key=lambda i: -float(getattr(_inner(checks[i]), "cost", 0.0)))
+    portable = [i for i, c in enumerate(checks) if i not in side and _flag(c, "portable")]
+    cost = {i: float(getattr(_inner(checks[i]), "cost", 0.0)) for i in portable}
+    total: dict[Any, float] = {}
+    for i in portable:
+        total[_group(checks, i)] = total.get(_group(checks, i), 0.0) + cost[i]
+    first = {}
+    for i in portable:
+        first.setdefault(_group(checks, i), i)
+    shared = sorted(portable, key=lambda i: (-total[_group(checks, i)], first[_group(checks, i)], i))
     if len(side) == len(checks):  # nothing left for this process: no worker
         return [], []
     if not side and sum(float(getattr(_inner(checks[i]), "cost", 0.0)) for i in shared) < WORKER_MIN_COST:
         return [], []
     return side, shared
+
+
+def _group(checks: Sequence[Check], i: int) -> Any:
+    """The queue item check ``i`` belongs to: its ``Check.group``, or itself alone."""
+    name = getattr(_inner(checks[i]), "group", None)
+    return ("group", name) if name else ("check", i)
+
+
+def groups(checks: Sequence[Check], shared: Sequence[int]) -> list[list[int]]:
+    """The portable queue of :func:`plan` as the items a process takes: one group (or one check)
+    each, in queue order."""
+    out: list[list[int]] = []
+    for i in shared:
+        if out and _group(checks, out[-1][0]) == _group(checks, i):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
 
 
 def _run_one(release: Release, check: Check) -> list[CheckResult]:
@@ -301,13 +330,18 @@ def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
         conn.close()
 
 
-def _import_pandas() -> None:
-    """pyarrow imports pandas, when installed, at the first array it builds (0.3-0.55 CPU s, in
-    every process that builds one: both would); imported once here, before the fork."""
-    import importlib.util
+def _skip_pandas() -> None:
+    """pyarrow imports pandas, when installed, at the first Python value it converts (0.3-0.55 CPU s
+    in every process that converts one); nothing ``validate`` runs converts a pandas object, so this
+    process answers pyarrow's question without importing it
+    (:func:`benchsmith.pandas_probe.skip_pandas_probe`, as ``build`` does), before the fork, and
+    reads Arrow integers and parquet columns without pyarrow's pandas paths
+    (:func:`benchsmith.validation.dataview.integers`). The worker imports pandas only where
+    scikit-learn does (a probe that fits: ``sklearn.utils.fixes``), beside this process's work
+    (sixth pass imported it here for both: ~0.3 s of a cold ComVE's start-up that only one core ran)."""
+    from benchsmith.pandas_probe import skip_pandas_probe
 
-    if importlib.util.find_spec("pandas") is not None:
-        import pandas  # noqa: F401
+    skip_pandas_probe()
 
 
 class _Worker:
@@ -320,10 +354,11 @@ class _Worker:
         # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
         # before it forks, so nothing buffered is written twice
         ctx = multiprocessing.get_context("fork")
-        # pandas, which pyarrow imports at its first conversion in each process, is imported before
-        # the fork by run_checks (_import_pandas; mvalid measured MuCoW's worker 2.1-2.4 -> 1.7-1.9 CPU s)
+        # pyarrow's question "is pandas there?" is answered before the fork (_skip_pandas): neither
+        # process imports pandas for a conversion, the worker only with scikit-learn
         self.release, self.checks, self.side, self.shared = release, checks, side, shared
-        self._next = ctx.Value("i", 0)  # the next portable check to take, shared by both processes
+        self.items = groups(checks, shared)
+        self._next = ctx.Value("i", 0)  # the next queue item to take, shared by both processes
         self._answer, send = ctx.Pipe(duplex=False)
         tokens, self._tokens = ctx.Pipe(duplex=False)
         imports = sorted({m for i in side for m in _imports(release, checks[i])})
@@ -345,8 +380,13 @@ class _Worker:
         self._sender.start()
 
     def claim(self) -> int | None:
-        """The position in the portable queue of a check no process took yet, now this one's."""
-        return _claim(self._next, len(self.shared))
+        """The position in the portable queue of an item (a check, or a group of them) no process
+        took yet, now this one's (:meth:`group`)."""
+        return _claim(self._next, len(self.items))
+
+    def group(self, k: int) -> list[int]:
+        """The checks of queue item ``k``, in order."""
+        return self.items[k]
 
     def results(self, done: dict[int, list[CheckResult]]) -> dict[int, list[CheckResult]]:
         """The worker's results by check index; the checks it took run here when it died without
@@ -407,8 +447,9 @@ def _work(release: Release, checks: list[Check], side: list[int], shared: list[i
 
     def order() -> Iterator[int]:
         yield from side
-        while (k := _claim(counter, len(shared))) is not None:
-            yield shared[k]
+        items = groups(checks, shared)
+        while (k := _claim(counter, len(items))) is not None:
+            yield from items[k]
 
     answer = []
     for i in order():

@@ -261,7 +261,9 @@ def _reference_in_list(table: Any) -> Any:
     parents = pc.list_parent_indices(lists)
     equal = pc.equal(pc.list_flatten(lists), pc.take(table.column("reference"), parents))
     mask = np.zeros(table.num_rows, dtype=bool)
-    mask[pc.filter(parents, equal).to_numpy()] = True
+    from benchsmith.validation.dataview import integers
+
+    mask[integers(pc.filter(parents, equal))] = True  # no pandas import (dataview.integers)
     return pa.array(mask)
 
 

@@ -66,9 +66,9 @@ def builder_of(release: Release, any_version: bool = False) -> Any:
     """The registered builder of the release's name and version, or None (generic releases,
     harvested ones: they declare no baselines); with ``any_version``, when the release's version
     is no longer declared, the builder's current one (its declarations still apply)."""
-    from benchsmith.builder import builders, get_builder
+    from benchsmith.builder import builders, get_builder, is_registered
 
-    if release.name not in builders():
+    if not is_registered(release.name):
         return None
     try:
         return get_builder(release.name, release.version)

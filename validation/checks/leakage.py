@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
-from benchsmith.validation.dataview import ConfigView, as_text, configs, gather_ranges, sorted_unique
+from benchsmith.validation.dataview import STORE, ConfigView, as_text, configs, gather_ranges, sorted_unique
 
 from benchsmith import progress
 
@@ -93,8 +93,53 @@ def _normalise(row: tuple[str, ...]) -> str:
     return " ".join(_SEP.join(row).split()).casefold()
 
 
+class Contents:
+    """A split's normalised content strings as :func:`content_batches` yields them (its batches),
+    kept in :data:`~benchsmith.validation.dataview.STORE` for the other check of the group."""
+
+    def __init__(self, batches: list[list[str]], nbytes: int) -> None:
+        self.batches, self.nbytes = batches, nbytes
+        self.texts = [t for b in batches for t in b]
+
+
+#: a split's content is kept for the other duplicates check (``Check.group``) only up to this many
+#: bytes (characters + :data:`_CONTENT_ENTRY_BYTES` a row): ComVE's largest split holds ~4 MB; a
+#: split past it is streamed and normalised again, as every split was before (bounded memory)
+CONTENT_MEMO_BYTES = 128 << 20
+_CONTENT_ENTRY_BYTES = 80
+
+
+def _content_key(view: ConfigView, split: str) -> tuple:
+    return ("content", *view.content_key(split), tuple(view.dedup_fields))
+
+
 def content_batches(view: ConfigView, split: str) -> Iterator[list[str]]:
-    """Normalised content strings of a split, one list per record batch (see module docstring)."""
+    """Normalised content strings of a split, one list per record batch (see module docstring).
+
+    ``exact_duplicates`` and ``near_duplicates`` both read every split's content (ComVE: 0.35 CPU s
+    to normalise, each); they are one ``Check.group``, so the second reads what the first kept
+    (:class:`Contents`, up to :data:`CONTENT_MEMO_BYTES` a split), the same strings in the same batches."""
+    key = _content_key(view, split)
+    kept = STORE.peek(key)
+    if kept is not None:
+        yield from kept.batches
+        return
+    batches: list[list[str]] | None = []
+    size, rows, total = 0, 0, view.num_rows(split)
+    for batch in _normalised_batches(view, split):
+        if batches is not None:
+            size += sum(map(len, batch)) + _CONTENT_ENTRY_BYTES * len(batch)
+            rows += len(batch)
+            if size <= CONTENT_MEMO_BYTES:
+                batches.append(batch)
+                if rows == total:  # kept before the last batch is handed out: a reader may stop there
+                    STORE.get(key, lambda kept=batches, n=size: Contents(kept, n))
+            else:
+                batches = None
+        yield batch
+
+
+def _normalised_batches(view: ConfigView, split: str) -> Iterator[list[str]]:
     fields = view.dedup_fields
     if not fields:
         n = view.num_rows(split)
@@ -112,10 +157,13 @@ def content(view: ConfigView, split: str) -> list[str]:
 
 
 def content_of(view: ConfigView, split: str, rows: np.ndarray) -> list[str]:
-    """Normalised content of some rows, in the given order (one streamed pass)."""
+    """Normalised content of some rows, in the given order (one streamed pass, or the kept content)."""
     fields = view.dedup_fields
     if not fields:
         return [""] * len(rows)
+    kept = STORE.peek(_content_key(view, split))
+    if kept is not None:
+        return [kept.texts[r] for r in np.asarray(rows, dtype=np.int64).tolist()]
     got = view.take(split, fields, rows)
     cols = [[as_text(v) for v in got[f]] for f in fields]
     return list(map(_normalise, zip(*cols)))
@@ -135,7 +183,8 @@ def _snippet(text: str, n: int = 90) -> str:
 class ExactDuplicateCheck(Check):
     name = "exact_duplicates"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
-    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    portable = True  # either process may run it (validation/runner.py), with near_duplicates:
+    group = "content"  # they share each split's normalised content (content_batches)
     cost = 0.45  # CPU s on ComVE, roughly
     family = "leakage"
 
@@ -381,7 +430,8 @@ Found = tuple[int, np.ndarray, np.ndarray, np.ndarray]
 class NearDuplicateCheck(Check):
     name = "near_duplicates"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
-    portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
+    portable = True  # either process may run it (validation/runner.py), with exact_duplicates:
+    group = "content"  # they share each split's normalised content (content_batches)
     cost = 1.3  # CPU s on ComVE, roughly
     family = "leakage"
 

@@ -21,15 +21,18 @@ unigrams, so it is a different number.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import sacrebleu
 from benchsmith.validation.metric import Metric, Score
-from sacrebleu.metrics.bleu import BLEU
-from sacrebleu.metrics.helpers import extract_all_word_ngrams
 
 import benchsmith
 from benchsmith.errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from sacrebleu.metrics.bleu import BLEU
+
+# sacrebleu is imported where a score or signature is made (~0.1 CPU s: ComVE's builder imports this
+# module with its checks at validate's start-up, before the worker's fork; its first BLEU comes later)
 
 
 class CorpusBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
@@ -90,6 +93,9 @@ class CorpusBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
         Empty references are skipped, as the official ComVE scorer does; every
         hypothesis needs at least one non-empty reference.
         """
+        from sacrebleu.metrics.bleu import BLEU
+        from sacrebleu.metrics.helpers import extract_all_word_ngrams
+
         if len(predictions) != len(references):
             raise ConfigError(
                 f"{len(predictions)} hypotheses but {len(references)} reference lists; expected one list per hypothesis"
@@ -142,6 +148,8 @@ class CorpusBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
 
     def signature(self) -> str:
         """Every option that changes the number, sacrebleu-style (``nrefs`` is in each result's signature)."""
+        import sacrebleu
+
         opts = "|".join(f"{k}:{v}" for k, v in self.options().items())
         return f"{opts}|version:sacrebleu-{sacrebleu.__version__}+benchsmith-{benchsmith.__version__}"
 
@@ -175,6 +183,8 @@ class SacreBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
         self.tokenize, self.smooth, self.lowercase = tokenize, smooth, lowercase
 
     def _bleu(self) -> BLEU:
+        from sacrebleu.metrics.bleu import BLEU
+
         return BLEU(tokenize=self.tokenize, smooth_method=self.smooth, lowercase=self.lowercase)
 
     def options(self) -> dict[str, object]:
@@ -182,6 +192,8 @@ class SacreBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
 
     def signature(self) -> str:
         """sacrebleu's signature of these options (``nrefs`` is in each result's signature)."""
+        import sacrebleu
+
         bleu = self._bleu()
         return (f"case:{'lc' if self.lowercase else 'mixed'}|eff:no|tok:{bleu.tokenizer.signature()}"
                 f"|smooth:{self.smooth}|version:{sacrebleu.__version__}")
