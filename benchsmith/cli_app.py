@@ -431,7 +431,7 @@ def _root_group(argv: list[str]):
     name = _command_name(argv)
     if name in PLUGIN_COMMANDS and not _PLUGINS_LOADED:  # one plug-in module (see _mount_plugins)
         _mount_plugins((PLUGIN_COMMANDS[name],))
-        return typer.main.get_command(app)
+        return _app_group()
     if name is None or name not in CORE_COMMANDS:
         if name is not None or _PLUGINS_LOADED:
             _load_plugins()
