@@ -399,6 +399,30 @@ def _plugin_help_stubs() -> list[tuple[str, str]]:
     return out
 
 
+def _commands_of(typer_app: typer.Typer) -> tuple:
+    """What typer builds a click group from: the registered commands and sub-apps, recursively."""
+    return (tuple(map(id, typer_app.registered_commands)), id(typer_app.registered_callback),
+            tuple((id(g), _commands_of(g.typer_instance)) for g in typer_app.registered_groups
+                  if g.typer_instance is not None))
+
+
+_GROUP: tuple[tuple, Any] | None = None
+
+
+def _app_group():
+    """``typer.main.get_command(app)``, kept while the app's commands stay the same: typer builds
+    it in ~0.05-0.07 s CPU, once in a ``benchsmith`` process, but ~370 times in the default test
+    run's two worker processes (``benchsmith.cli.main`` in-process: ~20 CPU s, 2026-11-27). A click
+    group keeps no state between invocations (each makes its own context)."""
+    import typer.main
+
+    global _GROUP
+    key = _commands_of(app)
+    if _GROUP is None or _GROUP[0] != key:
+        _GROUP = (key, typer.main.get_command(app))
+    return _GROUP[1]
+
+
 def _root_group(argv: list[str]):
     """The click group to run: plug-ins are mounted unless the command line needs none of
     them (a core command, or the top-level help, which lists them from their source)."""
@@ -407,11 +431,11 @@ def _root_group(argv: list[str]):
     name = _command_name(argv)
     if name in PLUGIN_COMMANDS and not _PLUGINS_LOADED:  # one plug-in module (see _mount_plugins)
         _mount_plugins((PLUGIN_COMMANDS[name],))
-        return typer.main.get_command(app)
+        return _app_group()
     if name is None or name not in CORE_COMMANDS:
         if name is not None or _PLUGINS_LOADED:
             _load_plugins()
-            return typer.main.get_command(app)
+            return _app_group()
         from typer.core import TyperCommand, TyperGroup
 
         group = typer.main.get_command(app)
@@ -423,8 +447,8 @@ def _root_group(argv: list[str]):
         for stub, doc in _plugin_help_stubs():
             group.commands.setdefault(stub, TyperCommand(name=stub, help=doc, callback=None))
         group.commands.update({n: c for n, c in commands.items() if isinstance(c, TyperGroup)})
-        return group
-    return typer.main.get_command(app)
+        return group  # a group of its own (its commands replaced): not the kept one
+    return _app_group()
 
 
 def run_app(argv: list[str]) -> int:

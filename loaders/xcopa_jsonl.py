@@ -16,13 +16,9 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import json.scanner
 import operator
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 from benchsmith.loaders.rawfile import bad_string, loads_json, read_text, short
 
@@ -48,10 +44,6 @@ _FIELD_NAMES = set(FIELDS)
 _HINT = "Restore the file from github.com/cambridgeltl/xcopa"
 #: ``idx`` is written as an Arrow int64
 _MAX_IDX = 2**63 - 1
-#: the standard decoder's scanner (the context it reads is the decoder) and its whitespace rule
-#: (``json.decoder.WHITESPACE``): what ``json.loads`` runs on a str
-_SCAN = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
-_SPACE: Callable[[str, int], re.Match[str]] = cast(Any, re.compile(r"[ \t\n\r]*").match)  # always matches
 
 
 @dataclass(frozen=True)
@@ -162,10 +154,12 @@ def _bulk_objects(texts: list[str]) -> list[dict] | None:
 
     The same checks column by column (one ``json.loads`` a line, then one pass per field),
     so that only a file with a bad line pays for the line-by-line path: that path's per-field
-    checks were ~half the CPU of reading XCOPA's 42 files (0.15 of 0.30 s).
+    checks were ~half the CPU of reading XCOPA's 42 files (0.15 of 0.30 s). Plain ``json.loads``:
+    a hand-written loop on ``json.scanner`` without its three Python calls a line saved ~0.03 s CPU
+    of a build (12,600 lines) and cost a 12 s equality test a run; removed (issue 26).
     """
     try:
-        objs = _loads_each(texts)
+        objs = list(map(json.loads, texts))
         # dict.keys: TypeError on a non-object; keys == set compares as sets (set.__eq__ would not)
         if not all(map(operator.eq, map(dict.keys, objs), itertools.repeat(_FIELD_NAMES))):
             return None
@@ -188,25 +182,6 @@ def _bulk_objects(texts: list[str]) -> list[dict] | None:
             or min(idx) < 0 or max(idx) > _MAX_IDX or len(set(idx)) != len(idx)):
         return None
     return objs
-
-
-def _loads_each(texts: list[str]) -> list:
-    """``[json.loads(t) for t in texts]``, or ValueError where one of them fails: the steps of
-    ``json.loads`` on a str (a BOM refused, whitespace skipped, the scanner, nothing but whitespace
-    after the value) without its three Python calls a line (XCOPA's 12,600 lines: ~0.03 s CPU less;
-    tests/test_xcopa_loaders.py holds the two equal on random lines)."""
-    out = []
-    for t in texts:
-        if t.startswith("\ufeff"):
-            raise ValueError("a BOM")
-        try:
-            obj, end = _SCAN(t, _SPACE(t, 0).end())
-        except StopIteration:
-            raise ValueError("no value") from None
-        if _SPACE(t, end).end() != len(t):
-            raise ValueError("extra data")
-        out.append(obj)
-    return out
 
 
 def _parse_line(path: Path, lineno: int, text: str, seen: dict[int, int]) -> XcopaRecord:

@@ -11,9 +11,12 @@ whose module belongs to a distribution of the ``all`` extra (pyproject.toml): CI
 ``all`` distribution (``hf_xet``, an optional speed-up of huggingface_hub) still skip.
 
 Hypothesis budgets are two settings profiles: ``benchsmith`` (the default run: 500 examples
-per reader in tests/test_readers_fuzz.py, which keeps the default run under 3 minutes on 2
-cores) and ``benchsmith-slow`` (5,000). The slow profile is loaded when the run selected any
-test marked ``slow`` (``-m slow``, ``-m "slow or not slow"``) or when
+per reader in tests/test_readers_fuzz.py, issue 26's floor for code that reads untrusted files,
+which keeps the default run under 3 minutes on 2 cores) and ``benchsmith-slow`` (5,000). Tests
+of an internal fast path against the code it replaces are no readers: they set their own small
+budget (60-100), some with a slow ``_long_run`` twin of 1,000 (README "Set up and run the
+tests"). The slow profile is loaded when the run selected any test marked ``slow`` (``-m slow``,
+``-m "slow or not slow"``) or when
 ``BENCHSMITH_HYPOTHESIS_PROFILE=benchsmith-slow`` (``.ci/run`` sets it for its slow step); the
 variable can also name ``benchsmith`` to force the small budget. Under ``CI`` both are
 derandomised, so a CI run is reproducible.
@@ -288,23 +291,52 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
         return Path(marker.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="session")
-def real_cognition(raw, tmp_path_factory):
-    """CoGnition built from the real data (registered checksums verified; the train split, which
-    ../shared/raw lacks, skipped), once per test run (``built_once``): two modules read it, and a
-    build is ~5 CPU s (jieba segments 20,000 sentences). A test reads it and never changes it."""
-    from benchsmith.builder import get_builder
-    from benchsmith.release import Release, ReleaseWriter
-    from benchsmith.source import resolve_sources
+#: the command line of ``real_cognition_audit`` (tests/test_audit_real.py runs it for the other datasets)
+COGNITION_AUDIT_ARGV = ("-q", "audit", "cognition", "--skip-missing", "--json")
 
-    def build(folder: Path) -> Path:
-        b = get_builder("cognition")
-        sources = resolve_sources(b.sources, b.checksums(), raw, allow_missing=True)
+
+@pytest.fixture(scope="session")
+def real_cognition_audit(raw, tmp_path_factory) -> dict:
+    """``benchsmith audit cognition --sources RAW --registry REG --skip-missing --json`` on the real
+    data (build with the registered checksums verified and the train split, which ../shared/raw
+    lacks, skipped; validate; commit), run in-process once per test run (``built_once``):
+    ``{"code", "out", "err", "release"}``. tests/test_audit_real.py checks the audit;
+    ``real_cognition`` is its release. Before, the two built CoGnition apart (~3 CPU s each:
+    jieba segments 20,000 sentences, 2026-11-27)."""
+    import contextlib
+    import io
+
+    from benchsmith.cli import main
+
+    def audit(folder: Path) -> Path:
+        out, err = io.StringIO(), io.StringIO()
         with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
             mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
-            return ReleaseWriter(b, folder, sources, skip_missing=True).write().path
+            progress.set_enabled(False)
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    code = main([*COGNITION_AUDIT_ARGV, "--sources", str(raw),
+                                 "--registry", str(folder / "reg")])
+            finally:
+                progress.set_enabled(None)
+        record = folder / "audit.json"
+        record.write_text(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                                      "registry": str(folder / "reg")}), encoding="utf-8")
+        return record
 
-    return Release(built_once(tmp_path_factory, "real-cognition", build))
+    return json.loads(built_once(tmp_path_factory, "real-cognition-audit", audit).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def real_cognition(real_cognition_audit):
+    """CoGnition built from the real data and audited (``real_cognition_audit``: registered checksums
+    verified, the train split skipped, validated), once per test run, shared by the xdist workers: two
+    modules read it besides the audit's test. A test reads it and never changes it."""
+    from benchsmith.release import Release
+
+    audited = real_cognition_audit
+    assert audited["code"] == 0, audited["err"][-2000:]
+    return Release(Path(audited["registry"]) / "cognition" / json.loads(audited["out"])["version"])
 
 
 @pytest.fixture(scope="session")
@@ -328,6 +360,27 @@ def real_xcopa(raw, tmp_path_factory):
             return ReleaseWriter(b, folder, sources).write().path
 
     return Release(built_once(tmp_path_factory, "real-xcopa", build))
+
+
+@pytest.fixture(scope="session")
+def real_comve(raw, tmp_path_factory) -> dict:
+    """ComVE 1.0.0 and 1.1.0 built from the real data (the registered sha256 of every upstream file
+    verified), once per test run (``built_once``): test_comve_real.py reads both and
+    test_core_fingerprints.py holds 1.1.0 to its registered fingerprints, which built 1.1.0 a second
+    time (~1.5 CPU s, 2026-11-27). A test reads them and never changes them."""
+    from comve_helpers import build
+
+    from benchsmith.release import Release
+
+    def build_in(version: str):
+        def run(folder: Path) -> Path:
+            with pytest.MonkeyPatch.context() as mp:  # the function-scoped _isolated_home is not active yet
+                mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
+                return build(raw, folder, version, checksums=True).path
+        return run
+
+    return {v: Release(built_once(tmp_path_factory, f"real-comve-{v}", build_in(v)))
+            for v in ("1.0.0", "1.1.0")}
 
 
 TOY_HARVEST_ARGV = ("-q", "harvest", "mucow", "--parallel", str(FIXTURES / "opus" / "toy-deu-eng"),

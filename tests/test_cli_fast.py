@@ -80,15 +80,28 @@ def test_anything_else_goes_to_typer(argv):
     assert cli.build_arguments(cli.hoist_global_flags(argv)) is None
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(WORDS), max_size=9))
-def test_whatever_the_fast_path_reads_typer_reads_the_same(words):
+def _fast_reads_as_typer(words: list[str]) -> None:
     argv = cli.hoist_global_flags(words)
     fast = cli.build_arguments(argv)
     if fast is None:
         return
     with pytest.MonkeyPatch.context() as mp:
         assert fast == _typer_reading(argv, mp)
+
+
+# An equality test of an internal fast path, not a reader of files: 100 random lines in the default
+# run (the lines above are its fixed cases), 1,000 in the slow run (tests/conftest.py: budgets)
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=9))
+def test_whatever_the_fast_path_reads_typer_reads_the_same(words):
+    _fast_reads_as_typer(words)
+
+
+@pytest.mark.slow
+@settings(max_examples=1_000, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=9))
+def test_whatever_the_fast_path_reads_typer_reads_the_same_long_run(words):
+    _fast_reads_as_typer(words)
 
 
 def test_a_fast_build_imports_no_typer_and_says_what_typer_says(tmp_path):

@@ -72,6 +72,8 @@ def test_vocab_cli_bad_csv_leaves_no_output(fixtures, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no temporary sibling left either
 
 
+# slow (~2.5 CPU s: 22,452 real stories): the default run has test_vocab_filter_fixture
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_vocab_filter_real_rocstories(raw):
     res = vocab_filter(sorted((raw / "rocstories").glob("*.csv")))

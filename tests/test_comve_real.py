@@ -60,10 +60,9 @@ def _gold(all_data: Path, split: str, subtask: str) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def releases(raw, tmp_path_factory):
-    reg = tmp_path_factory.mktemp("comve-real") / "reg"
-    # checksums=True: the registered sha256 of every upstream file is verified
-    return {v: build(raw, reg, v, checksums=True) for v in ("1.0.0", "1.1.0")}
+def releases(real_comve):
+    """1.0.0 and 1.1.0 from the real data, registered checksums verified (tests/conftest.py: shared read-only)."""
+    return real_comve
 
 
 @pytest.fixture(scope="module")

@@ -399,6 +399,10 @@ def test_real_domain_rule_measured_from_raw(raw):
         assert {s: ("out" if 2 * subs[s] > total[s] else "in") for s in total} == labels, pair
 
 
+# slow (sacremoses over every real scoring source, ~2 CPU s): the default run has the check's verdicts
+# on the real release (test_real_checks_warn_exactly_on_the_known_upstream_defects) and its counts
+# equal to Moses' (tests/test_mucow_checks.py: test_plain_counts_agree_with_moses_on_random_sentences)
+@pytest.mark.slow
 def test_real_source_length_rule_is_broken_in_every_pair(raw, declared_results):
     """Section 2.4, "sentences longer than 10 words": in every scoring pair many sources have 10 words or
     fewer (a word: a Moses token with a letter or digit), yet none has fewer than 10 Moses tokens counting

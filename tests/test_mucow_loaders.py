@@ -339,13 +339,32 @@ def test_json_escaped_backslash_before_u0000_is_text(tmp_path):
     assert read_mucow_json(path)[0].source == "a\\u0000"
 
 
+def _fast_and_checked(files: list[Path], monkeypatch) -> tuple[list, list]:
+    """``read_mucow_json`` of ``files`` through the exact-type fast path, then through the
+    field-by-field checks (every file sent there)."""
+    import benchsmith.loaders.mucow_json as loader
+
+    fast = [read_mucow_json(f) for f in files]
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_BAD_ESCAPE", type("Every", (), {"search": lambda self, text: True})())
+        return fast, [read_mucow_json(f) for f in files]
+
+
+def test_json_fast_path_reads_what_the_checked_path_reads_on_the_fixture(monkeypatch):
+    import benchsmith.loaders.mucow_json as loader
+
+    files = sorted((FIX / "mucow").rglob("*.json"))
+    assert len(files) == 2 and not any(loader._BAD_ESCAPE.search(f.read_text(encoding="utf-8")) for f in files)
+    fast, checked = _fast_and_checked(files, monkeypatch)
+    assert fast == checked and all(fast)
+
+
+# slow: the fixture's two suites above in the default run (~2 CPU s for the 14 real ones)
+@pytest.mark.slow
 @pytest.mark.realdata
 def test_json_fast_path_reads_what_the_checked_path_reads(raw, monkeypatch):
     """Every real suite, through the exact-type fast path and through the field-by-field checks."""
-    import benchsmith.loaders.mucow_json as loader
-
     files = sorted((raw / "mucow").rglob("*.json"))
     assert len(files) == 14
-    fast = [read_mucow_json(f) for f in files]
-    monkeypatch.setattr(loader, "_BAD_ESCAPE", type("Every", (), {"search": lambda self, text: True})())
-    assert [read_mucow_json(f) for f in files] == fast
+    fast, checked = _fast_and_checked(files, monkeypatch)
+    assert checked == fast

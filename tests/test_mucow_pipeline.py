@@ -157,13 +157,26 @@ def assert_same_harvest(result, reference: dict) -> None:
 pairs = st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=20)
 
 
-@settings(max_examples=400, deadline=None)
-@given(pairs, pairs)
-def test_symmetrisation_is_the_previous_one(fwd, rev):
+def _same_symmetrisation(fwd: set, rev: set) -> None:
     links = grow_diag_final_and(set(fwd), set(rev))
     assert links == previous_grow_diag_final_and(set(fwd), set(rev))
     assert one_to_one(links) == previous_one_to_one(links)
     assert one_to_one(set(fwd)) == previous_one_to_one(set(fwd))
+
+
+# An equality test of an internal rewrite, not a reader of files: 100 random link sets in the
+# default run, 1,000 in the slow run (tests/conftest.py: budgets)
+@settings(max_examples=100, deadline=None)
+@given(pairs, pairs)
+def test_symmetrisation_is_the_previous_one(fwd, rev):
+    _same_symmetrisation(fwd, rev)
+
+
+@pytest.mark.slow
+@settings(max_examples=1_000, deadline=None)
+@given(pairs, pairs)
+def test_symmetrisation_is_the_previous_one_long_run(fwd, rev):
+    _same_symmetrisation(fwd, rev)
 
 
 def test_pieces_cover_a_chunk_in_order_and_give_every_worker_work():
