@@ -360,7 +360,7 @@ def _mount_plugins(modules: tuple[str, ...]) -> None:
     order = {name: i for i, name in enumerate(PLUGIN_COMMANDS)}
     plugins = set(root_commands())
     # stable: the core commands first as defined, then the plug-ins' in the canonical order
-    app.registered_commands.sort(key=lambda info: (info.name in plugins, order.get(info.name, len(order))))
+    app.registered_commands.sort(key=lambda info: (info.name in plugins, order.get(info.name or "", len(order))))
 
 
 def _command_name(argv: list[str]) -> str | None:

@@ -232,7 +232,7 @@ def plan(checks: Sequence[Check]) -> tuple[list[int], list[int]]:
     total: dict[Any, float] = {}
     for i in portable:
         total[_group(checks, i)] = total.get(_group(checks, i), 0.0) + cost[i]
-    first = {}
+    first: dict[Any, int] = {}
     for i in portable:
         first.setdefault(_group(checks, i), i)
     shared = sorted(portable, key=lambda i: (-total[_group(checks, i)], first[_group(checks, i)], i))
