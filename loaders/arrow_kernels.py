@@ -34,7 +34,7 @@ def without_validity(array: pa.Array) -> pa.Array:
     return pa.Array.from_buffers(array.type, len(array), [None, *buffers[1:]], offset=array.offset)
 
 
-def integers(values: Any) -> pa.Array:
+def int_array(values: Any) -> pa.Array:
     """A 1-d numpy array of int8, int32 or int64 as an Arrow array of that type, its buffer shared.
 
     Not ``pa.array(values)``: converting a numpy array imports ``numpy.ma`` (its masked arrays),

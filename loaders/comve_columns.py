@@ -41,7 +41,6 @@ class SplitFiles:
     c_answers: Path
 
 
-
 #: the columns of :func:`load_columns`: :class:`Instance`'s fields, options and references one each
 COLUMNS = ("id", "sent0", "sent1", "a_label", "b_false_sent", "option_a", "option_b", "option_c", "b_label",
            "c_false_sent", "reference1", "reference2", "reference3")
@@ -144,7 +143,7 @@ def bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
     a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
     build; README "Benchmarks", sixth pass).
     """
-    from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+    from benchsmith.loaders.arrow_kernels import int_array, kernel, without_validity
 
     aligned: list[list[Any]] = []
     ids: list[str] = []
@@ -172,7 +171,7 @@ def bulk_columns(files: SplitFiles) -> dict[str, Any] | None:
             import numpy as np
 
             at = dict(zip(rids, range(len(rids))))
-            order = integers(np.fromiter(map(at.__getitem__, ids), dtype=np.int64, count=len(ids)))
+            order = int_array(np.fromiter(map(at.__getitem__, ids), dtype=np.int64, count=len(ids)))
             cells = [without_validity(kernel("take", col, order)) for col in cells]
         aligned.append(cells)
     a, a_ans, b, b_ans, c, c_ans = aligned

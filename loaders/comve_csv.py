@@ -351,13 +351,8 @@ def load_instances(files: SplitFiles) -> list[Instance]:
 
 def load_columns(files: SplitFiles) -> dict[str, Any]:
     """:func:`load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
-    instance (14,000 ``Instance`` and their example dicts cost a ComVE build ~0.3 s CPU).
-
-    The ids (``list[str]``, stripped) and the labels (``list[int]`` for subtask A, ``list[str]``
-    for B) are Python lists, which the writer hashes and maps; every text column is a
-    ``pyarrow.StringArray`` as ``pyarrow.csv`` read it (no validity bitmap): a text never becomes
-    a Python string on its way to the release (Arrow -> Python -> Arrow cost ~0.1 s CPU of a ComVE
-    build; README "Benchmarks", sixth pass).
+    instance (14,000 ``Instance`` and their example dicts cost a ComVE build ~0.3 s CPU), typed as
+    ``comve_columns.bulk_columns`` gives them (ids and labels Python lists, texts Arrow strings).
     """
     columns = bulk_columns(files)
     if columns is None:

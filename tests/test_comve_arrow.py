@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from benchsmith.builders.comve import FEATURES, SPLITS, ComVE, split_files
 from benchsmith.loaders import comve_csv
-from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+from benchsmith.loaders.arrow_kernels import int_array, kernel, without_validity
 from comve_helpers import GOOD, FixtureComVE
 
 from benchsmith.builder import get_builder
@@ -126,25 +126,25 @@ def test_spliced_replaces_and_drops_rows_as_lists_do():
 
 
 def test_without_validity_drops_an_all_valid_bitmap_only():
-    taken = kernel("take", pa.array(["a", "bb", "c"]), integers(np.array([2, 0], dtype=np.int64)))
+    taken = kernel("take", pa.array(["a", "bb", "c"]), int_array(np.array([2, 0], dtype=np.int64)))
     assert taken.buffers()[0] is not None  # Arrow allocated one: the case the helper is for
     plain = without_validity(taken)
     assert plain.buffers()[0] is None and plain.equals(taken)
     assert plain.nbytes == pa.array(["c", "a"]).nbytes != taken.nbytes
     with_null = pa.array(["a", None])
     assert without_validity(with_null) is with_null  # a real null keeps its bitmap
-    sliced = without_validity(kernel("take", pa.array(["a", "b", "c"]), integers(np.arange(3))).slice(1))
+    sliced = without_validity(kernel("take", pa.array(["a", "b", "c"]), int_array(np.arange(3))).slice(1))
     assert sliced.to_pylist() == ["b", "c"]
 
 
-def test_integers_shares_a_numpy_buffer_and_refuses_other_dtypes():
+def test_int_array_shares_a_numpy_buffer_and_refuses_other_dtypes():
     values = np.array([3, -1, 7], dtype=np.int8)
-    assert integers(values).type == pa.int8() and integers(values).to_pylist() == [3, -1, 7]
-    assert integers(np.arange(4, dtype=np.int32)).to_pylist() == [0, 1, 2, 3]
+    assert int_array(values).type == pa.int8() and int_array(values).to_pylist() == [3, -1, 7]
+    assert int_array(np.arange(4, dtype=np.int32)).to_pylist() == [0, 1, 2, 3]
     with pytest.raises(TypeError):
-        integers(np.array([1.5]))
+        int_array(np.array([1.5]))
     with pytest.raises(TypeError):
-        integers(np.arange(6, dtype=np.int64)[::2])  # not contiguous: the buffer would be wrong
+        int_array(np.arange(6, dtype=np.int64)[::2])  # not contiguous: the buffer would be wrong
 
 
 def test_an_arrow_column_of_another_type_takes_the_list_checks():

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,10 @@ def link_tree(dest: Path = TREE) -> Path:
             wanted[name.split(".")[-1]] = ROOT / folder
     for link in pkg.iterdir():  # entries that went away (a module moved or removed)
         if link.name not in wanted or not link.is_symlink() or Path(os.readlink(link)) != wanted[link.name]:
-            link.unlink()
+            if link.is_dir() and not link.is_symlink():  # e.g. a __pycache__ an import through the tree wrote
+                shutil.rmtree(link)
+            else:
+                link.unlink()
     for name, target in wanted.items():
         if not (pkg / name).is_symlink():
             (pkg / name).symlink_to(target)

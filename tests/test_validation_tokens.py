@@ -115,8 +115,8 @@ def test_counting_without_a_regex_gives_the_token_counts(raw):
     assert [_count(t) for t in texts] == [len(tokens(t)) for t in texts]
 
 
-def test_integers_reads_what_to_numpy_gives_without_importing_pandas():
-    from benchsmith.validation.dataview import integers
+def test_as_int64_reads_what_to_numpy_gives_without_importing_pandas():
+    from benchsmith.validation.dataview import as_int64
 
     arr = pa.array([5, -3, 0, 2**40, 7], type=pa.int64())
     cases = [arr, arr.slice(1, 3), pa.array([1, 2, 3], type=pa.int8()), pa.array([4, 200], type=pa.uint8()),
@@ -124,20 +124,20 @@ def test_integers_reads_what_to_numpy_gives_without_importing_pandas():
              pa.chunked_array([pa.array([1, 2], pa.int32()), pa.array([3], pa.int32())]),
              pa.chunked_array([], type=pa.int64()), pa.array([1.9, -2.5])]
     for a in cases:
-        got = integers(a)
+        got = as_int64(a)
         assert got.dtype == np.int64 and got.tolist() == a.to_numpy().astype(np.int64).tolist(), a
     with pytest.raises((pa.ArrowException, ValueError)):  # nulls: to_numpy's zero-copy refusal, as before
-        integers(pa.array([1, None]))
+        as_int64(pa.array([1, None]))
 
 
 @pytest.mark.slow  # a fresh interpreter importing pyarrow (~1 s); the values are checked above
-def test_integers_imports_no_pandas_where_to_numpy_does():
+def test_as_int64_imports_no_pandas_where_to_numpy_does():
     import subprocess
     import sys
 
     code = ("import sys, pyarrow as pa; from benchsmith.pandas_probe import skip_pandas_probe; "
             "skip_pandas_probe(); from benchsmith.validation import dataview; "
-            "a = pa.array([1, 2], pa.int64()); dataview.integers(a); "
+            "a = pa.array([1, 2], pa.int64()); dataview.as_int64(a); "
             "print('pandas' in sys.modules); a.to_numpy(); print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]  # to_numpy imports it

@@ -199,7 +199,7 @@ class Vocabulary:
         0.99 -> 0.60 CPU s. New tokens get their ids in the same order either way (sorted)."""
         if len(toks) > _ARROW_IDS_MIN:
             encoded = pc.dictionary_encode(pa.array(toks, type=pa.large_string()))
-            return self._ids(encoded.dictionary.to_pylist())[integers(encoded.indices)]
+            return self._ids(encoded.dictionary.to_pylist())[as_int64(encoded.indices)]
         return self._ids(toks)
 
     def _ids(self, toks: Sequence[str]) -> np.ndarray:
@@ -383,7 +383,7 @@ def import_tokens(state: dict[str, Any]) -> bool:
     return True
 
 
-def integers(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def as_int64(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An Arrow integer array without nulls as int64 numpy, read from its data buffer.
 
     ``Array.to_numpy`` goes through pyarrow's pandas conversion, which imports pandas (0.3-0.55
@@ -391,7 +391,7 @@ def integers(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     imports it, and its worker only where scikit-learn does (``validation/runner.py``,
     ``_skip_pandas``). Anything else (nulls, another type) goes through ``to_numpy`` as before."""
     if isinstance(values, pa.ChunkedArray):
-        parts = [integers(c) for c in values.chunks]
+        parts = [as_int64(c) for c in values.chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
     t = values.type
     if values.null_count or not pa.types.is_integer(t):
@@ -418,7 +418,7 @@ def _tokenise(files: tuple[str, ...], field: str) -> TokenColumn:
             col = batch.column(0)
             if _is_list_type(col.type):
                 is_list = True
-                per_row.append(integers(pc.fill_null(pc.list_value_length(col), 0)))
+                per_row.append(as_int64(pc.fill_null(pc.list_value_length(col), 0)))
                 col = pc.list_flatten(col)  # a null item stays (as "": no tokens), a null row has none
             ids, counts = _tokenise_values(col)
             count_parts.append(counts)
@@ -449,7 +449,7 @@ def _tokenise_values(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
                 np.fromiter(map(len, toks), dtype=np.int64, count=len(toks)))
     encoded = pc.dictionary_encode(col)
     distinct = encoded.dictionary.to_pylist()
-    codes = integers(pc.fill_null(encoded.indices, len(distinct)))  # null: "" (no tokens)
+    codes = as_int64(pc.fill_null(encoded.indices, len(distinct)))  # null: "" (no tokens)
     per_value = TOKEN_MEMO.ids_of(distinct)
     per_value.append(np.zeros(0, dtype=np.int32))
     lens = np.fromiter(map(len, per_value), dtype=np.int64, count=len(per_value))
@@ -467,13 +467,13 @@ def _count_tokens(files: tuple[str, ...], field: str) -> np.ndarray:
             col = batch.column(0)
             per_row = None
             if _is_list_type(col.type):
-                per_row = integers(pc.fill_null(pc.list_value_length(col), 0))
+                per_row = as_int64(pc.fill_null(pc.list_value_length(col), 0))
                 col = pc.list_flatten(col)
             if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
                 encoded = pc.dictionary_encode(col)
                 distinct = encoded.dictionary.to_pylist()
                 lens = np.append(TOKEN_MEMO.counts_of(distinct), 0)  # null: "" (no tokens)
-                counts = lens[integers(pc.fill_null(encoded.indices, len(distinct)))]
+                counts = lens[as_int64(pc.fill_null(encoded.indices, len(distinct)))]
             else:
                 values = map(as_text, col.to_pylist())
                 counts = np.fromiter((len(tokens(v)) for v in values), dtype=np.int64, count=len(col))
@@ -552,10 +552,10 @@ TOKEN_MEMO = TokenMemo(128 << 20)
 def _labels(files: tuple[str, ...], field: str) -> np.ndarray:
     parts = []
     for f in files:
-        # ParquetFile.read, not read_table: no pyarrow.dataset, which imports pandas (see integers)
+        # ParquetFile.read, not read_table: no pyarrow.dataset, which imports pandas (see as_int64)
         col = pq.ParquetFile(f).read(columns=[field]).column(field)
         try:
-            parts.append(integers(pc.fill_null(col, -1)))
+            parts.append(as_int64(pc.fill_null(col, -1)))
         except (pa.ArrowException, TypeError, ValueError):  # not an integer column: as ``int(v)`` reads it
             parts.append(np.asarray([-1 if v is None else int(v) for v in col.to_pylist()], dtype=np.int64))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

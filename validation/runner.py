@@ -238,7 +238,7 @@ def plan(checks: Sequence[Check]) -> tuple[list[int], list[int]]:
     shared = sorted(portable, key=lambda i: (-total[_group(checks, i)], first[_group(checks, i)], i))
     if len(side) == len(checks):  # nothing left for this process: no worker
         return [], []
-    if not side and sum(float(getattr(_inner(checks[i]), "cost", 0.0)) for i in shared) < WORKER_MIN_COST:
+    if not side and sum(cost.values()) < WORKER_MIN_COST:
         return [], []
     return side, shared
 
@@ -336,7 +336,7 @@ def _skip_pandas() -> None:
     process answers pyarrow's question without importing it
     (:func:`benchsmith.pandas_probe.skip_pandas_probe`, as ``build`` does), before the fork, and
     reads Arrow integers and parquet columns without pyarrow's pandas paths
-    (:func:`benchsmith.validation.dataview.integers`). The worker imports pandas only where
+    (:func:`benchsmith.validation.dataview.as_int64`). The worker imports pandas only where
     scikit-learn does (a probe that fits: ``sklearn.utils.fixes``), beside this process's work
     (sixth pass imported it here for both: ~0.3 s of a cold ComVE's start-up that only one core ran)."""
     from benchsmith.pandas_probe import skip_pandas_probe

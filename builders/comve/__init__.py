@@ -308,14 +308,14 @@ class ComVE(Builder):
             return {"id": c["id"], "false_sent": c["c_false_sent"], "references": references}
         if config.name == "tuples":
             import numpy as np
-            from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+            from benchsmith.loaders.arrow_kernels import int_array, kernel, without_validity
 
             def choose(index: Any, *values: Any) -> Any:  # row i: values[index[i]][i]
                 return without_validity(kernel("choose", index, *values))
 
-            a_label = integers(np.fromiter(c["a_label"], dtype=np.int8, count=len(c["a_label"])))
+            a_label = int_array(np.fromiter(c["a_label"], dtype=np.int8, count=len(c["a_label"])))
             # the correct option's index (the loader admits B_LABELS only)
-            pick = integers(np.fromiter(map(B_LABELS.index, c["b_label"]), dtype=np.int8, count=len(c["b_label"])))
+            pick = int_array(np.fromiter(map(B_LABELS.index, c["b_label"]), dtype=np.int8, count=len(c["b_label"])))
             a, b, o = c["option_a"], c["option_b"], c["option_c"]
             return {
                 "id": c["id"],
@@ -343,9 +343,9 @@ def _references(*columns: Any) -> Any:
     row: the values interleaved by ``take`` (row i's at 3i, 3i+1, 3i+2), offsets 0, 3, 6..."""
     import numpy as np
     import pyarrow as pa
-    from benchsmith.loaders.arrow_kernels import integers, kernel, without_validity
+    from benchsmith.loaders.arrow_kernels import int_array, kernel, without_validity
 
     n = len(columns[0])
     order = (np.arange(n, dtype=np.int64)[:, None] + np.array([0, n, 2 * n], dtype=np.int64)).ravel()
-    values = without_validity(kernel("take", pa.concat_arrays(list(columns)), integers(order)))
-    return pa.ListArray.from_arrays(integers(np.arange(0, 3 * n + 1, 3, dtype=np.int32)), values)
+    values = without_validity(kernel("take", pa.concat_arrays(list(columns)), int_array(order)))
+    return pa.ListArray.from_arrays(int_array(np.arange(0, 3 * n + 1, 3, dtype=np.int32)), values)

@@ -261,9 +261,9 @@ def _reference_in_list(table: Any) -> Any:
     parents = pc.list_parent_indices(lists)
     equal = pc.equal(pc.list_flatten(lists), pc.take(table.column("reference"), parents))
     mask = np.zeros(table.num_rows, dtype=bool)
-    from benchsmith.validation.dataview import integers
+    from benchsmith.validation.dataview import as_int64
 
-    mask[integers(pc.filter(parents, equal))] = True  # no pandas import (dataview.integers)
+    mask[as_int64(pc.filter(parents, equal))] = True  # no pandas import (dataview.as_int64)
     return pa.array(mask)
 
 
