@@ -84,15 +84,12 @@ def label_distribution(release: Release, config: str, split: str) -> dict[str, i
 
 
 def _kernel(name: str, *args: Any) -> Any:
-    """Arrow's compute kernel ``name`` on ``args``. ``pyarrow._compute.call_function`` is what
-    ``pyarrow.compute``'s wrappers call; importing that module (which builds a Python wrapper and
-    docstring per kernel) cost 0.05-0.09 s CPU against ~0.01 s for the kernels alone, as much as
-    the statistics it would serve in a ComVE build."""
-    try:
-        from pyarrow._compute import call_function
-    except ImportError:  # pragma: no cover - a pyarrow that moved it: the public name
-        from pyarrow.compute import call_function
-    return call_function(name, list(args))
+    """Arrow's compute kernel ``name`` on ``args``, without importing ``pyarrow.compute``
+    (:func:`benchsmith.loaders.arrow_kernels.kernel`: that import cost as much as the statistics
+    it would serve in a ComVE build)."""
+    from benchsmith.loaders.arrow_kernels import kernel
+
+    return kernel(name, *args)
 
 
 #: the code points above ASCII that ``str.isspace`` calls whitespace (tests/test_comve_stats.py
