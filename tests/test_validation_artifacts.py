@@ -1,4 +1,8 @@
-"""Artifact audit (cues, partial-input baseline), cheap and model baselines, fidelity."""
+"""Artifact audit (cues, partial-input baseline), cheap and model baselines, fidelity.
+
+The MiniLM baseline without signal scores 60 rows (100 before: 2.6-2.9 CPU s against 1.8-2.1, its
+gain -0.017 to 0.05 over seeds 1, 2, 3 and 8 against the 0.15 asserted; measured 2026-11-27).
+"""
 
 from __future__ import annotations
 
@@ -131,10 +135,10 @@ def test_model_baseline_passes_when_options_carry_no_signal(tmp_path):
     pytest.importorskip("torch")
     from benchsmith.validation.baselines.model import ModelBaselines
 
-    rel = make_release(tmp_path, {"train": mc_rows(100, "t", 8)}, mc_features(), MC_META)
+    rel = make_release(tmp_path, {"train": mc_rows(60, "t", 8)}, mc_features(), MC_META)
     (r,) = ModelBaselines().run(rel)
     assert r.status is not Status.FAIL and abs(r.metrics["gain"]) < 0.15
-    assert r.metrics["n"] == 100 and r.metrics["max_gain"] == 0.1
+    assert r.metrics["n"] == 60 and r.metrics["max_gain"] == 0.1
 
 
 class _BagOfWordsEncoder:
