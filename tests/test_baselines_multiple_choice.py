@@ -354,7 +354,7 @@ def fake_encoder(texts):
 
 def test_use_head_trains_on_frozen_vectors():
     train, validation, test = make_items(40), make_items(20, 100), make_items(20, 200)
-    options = ut.USEZeroShotOptions(max_updates=200)
+    options = ut.USEZeroShotOptions(max_updates=60)  # 1.0 from 40 on (200 before: 0.87 CPU s, 60: 0.22)
     result = ut.train_use_head(train, validation, encoder=fake_encoder, encoder_name="fake", device="cpu",
                                options=options)
     assert result.validation_accuracy == 1.0 and result.lr in options.lrs
