@@ -37,7 +37,6 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-
 from benchsmith.loaders.arrow_kernels import kernel
 
 from .schema import suite_statistics as suite_statistics_rows
@@ -80,7 +79,8 @@ def _domain_counts(column: pa.ChunkedArray) -> tuple[int, int] | None:
         values = (0, 1)
     else:
         return None
-    counts = [int(kernel("sum", kernel("equal", column, pa.scalar(v, column.type))).as_py() or 0) for v in values]
+    counts = [int(kernel("sum", kernel("equal", column, pa.scalar(v, column.type))).as_py() or 0)
+              for v in values]
     if sum(counts) != len(column):
         return None
     return counts[0], counts[1]
