@@ -20,28 +20,6 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
-def unfrozen_after_module():
-    """Undoes :func:`frozen_gc` when the module ends: what it froze is collectable again."""
-    import gc
-
-    yield
-    gc.unfreeze()
-
-
-@pytest.fixture(autouse=True)
-def frozen_gc(unfrozen_after_module):
-    """Every ``Trainer.train`` ends in accelerate's ``free_memory``, a full ``gc.collect()``: 0.4 s CPU
-    with torch, transformers, sklearn and datasets imported (455,000 tracked objects; 0.0 s frozen;
-    transformers' lazily imported model classes add 158,000, 0.18 s: measured), more than a tiny
-    model's training. ``gc.freeze()`` before each test puts what is alive then (the libraries, the
-    module's fixtures) beyond the collector; what the test makes is still collected. Import both
-    fixtures into a test module to use them."""
-    import gc
-
-    gc.freeze()
-
-
 def tiny_bert(path: Path, words: Iterable[str]) -> Path:
     """A seeded one-layer BERT and a word-level tokenizer over ``words`` (in that order), saved to ``path``."""
     import torch

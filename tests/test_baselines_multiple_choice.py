@@ -4,8 +4,8 @@ Everything runs on CPU on a tiny BERT built here from a config (1 layer, hidden 
 word-level tokenizer over the fixture words: nothing is downloaded. The fixture items carry
 a cue (the right option says "good", the others "bad") so a few epochs learn them.
 
-CPU budget (issue 26): a training here costs about 0.1-0.6 s of which Trainer's closing
-``gc.collect()`` was 0.4 s before ``frozen_gc`` (tests/model_helpers.py). The seeded-rerun test
+CPU budget (issue 26): a training here costs about 0.1-0.6 s with the libraries frozen out of
+Trainer's closing ``gc.collect()`` (0.4 s each before: tests/conftest.py freezes). The seeded-rerun test
 trains 16 items (24 before) three times, the label-issue test 2 epochs per fold (6 before): it
 asserts the plumbing (ranks, probabilities, the flipped count), not what the folds learn;
 learning is asserted by test_training_learns_and_records_everything at 6 epochs. The USE head
@@ -40,7 +40,7 @@ from benchsmith.validation.baselines.multiple_choice import (
     trainer_overrides,
 )
 from benchsmith.validation.baselines.runtime import model_sha256
-from model_helpers import frozen_gc, one_thread, tiny_bert, unfrozen_after_module  # noqa: F401 - fixtures
+from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 
 from benchsmith.errors import ConfigError, SchemaError
 

@@ -13,8 +13,8 @@
 
 CPU budget (issue 26): the training config is not cut: at 24 steps instead of 40 the loss ratio is
 0.713, over the 0.7 asserted (40 steps: 0.668), and steps are a small part of a run (16 steps
-0.77 s, 24 0.89 s: measured); ``frozen_gc`` (tests/model_helpers.py) takes Trainer's full
-``gc.collect()`` after each run (0.4 s) down to what the test made.
+0.77 s, 24 0.89 s: measured, with the libraries frozen out of Trainer's closing full
+``gc.collect()``, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
 from benchsmith.builders.cognition import seq2seq, subword
-from model_helpers import frozen_gc, one_thread, unfrozen_after_module  # noqa: F401 - fixtures
+from model_helpers import one_thread  # noqa: F401 - autouse fixture
 
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.segment import segment

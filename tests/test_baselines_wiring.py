@@ -7,8 +7,8 @@ seq2seq engine shrunk with ``--set``. Fixture releases: XCOPA's (tests/xcopa_hel
 CoGnition's and MuCoW's (tests/fixtures/), and programmatic multiple-choice releases
 (tests/validation_helpers.py) with and without a planted cue.
 
-CPU budget (issue 26; CPU seconds of this module, -n0, loaded 2-core machine: 20.7 before, see the
-branch's report for the figures after). Decisions:
+CPU budget (issue 26; CPU seconds of this module, -n0, loaded 2-core machine, with conftest.py's
+gc.freeze: 15.1 before these decisions, 11.2 after, 2026-11-27). Decisions:
 
 * one ``benchsmith baseline xcopa --config en`` run per module (fixture ``xcopa_en_run``), read by
   the test of everything it records and by the test of the report and card (which ran copa-en a
@@ -18,8 +18,6 @@ branch's report for the figures after). Decisions:
 * the gate is trained once per case, as ``validate`` runs it (one test per case: report, check
   result and card), not three times (``run_spec``, ``GatedBaselines`` alone, then under
   ``validate``), for ``GATE_EPOCHS`` = 3 epochs instead of 6 (measured gains beside it);
-* ``frozen_gc`` (tests/model_helpers.py): Trainer's full ``gc.collect()`` after every training
-  (0.4 s each) sees only what the test made;
 * the second CoGnition run (the human output) trains 1 step: what it checks is the printed
   caveat and metric names.
 """
@@ -43,7 +41,7 @@ pytest.importorskip("tokenizers")
 from benchsmith.validation.baselines.checks import GatedBaselines
 from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits, select_specs
 from conftest import FIXTURES, one_json, run_cli
-from model_helpers import frozen_gc, one_thread, tiny_bert, unfrozen_after_module  # noqa: F401 - fixtures
+from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 from validation_helpers import make_release, mc_features, mc_rows
 from xcopa_helpers import FixtureXcopa, build_fixture
 
@@ -262,13 +260,11 @@ def xcopa_en_run(xcopa) -> tuple[int, str, str]:
     patience of 10 evaluations would run 110 at least; the schedule is tested in
     test_baselines_multiple_choice.py)."""
     import contextlib
-    import gc
     import io
 
     from benchsmith.cli import main
 
     reg, _, bert = xcopa
-    gc.freeze()  # frozen_gc's job, which a module fixture runs before (model_helpers.py)
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["--quiet", "baseline", "xcopa", "--registry", str(reg), "--config", "en", "--model-path",
