@@ -53,7 +53,9 @@ before); a LookupError let out of tmx is found by neither in 500 (``REGRESSIONS`
 CPU of the 12 default tests, main's module then this one, alternating, same load (2 cores, load
 average 6-7): ``CI=true BENCHSMITH_RAW=../shared/raw /usr/bin/time python -m pytest -q -n0
 -p no:cacheprovider tests/test_readers_fuzz.py -k "typed_errors and not long"``: 46.1 and 44.7
-CPU s before, 25.6 and 28.1 after (user+sys, pytest's start included): 0.56-0.63 of before.
+CPU s before, 25.6 and 28.1 after (user+sys, pytest's start included): 0.56-0.63 of before. Both
+modules in one process, reader by reader, alternating, after a warm-up (/tmp/fzcompare.py): the
+test bodies 35.4 -> 19.5 CPU s (0.55), generation alone (no-op body) 27.9 -> 15.1 (0.54).
 """
 
 from __future__ import annotations
