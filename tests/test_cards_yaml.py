@@ -128,3 +128,19 @@ def test_card_metadata_is_dataset_card_data_to_dict(tmp_path):
         expected = card_data(info).to_dict()
         assert card_metadata(info) == expected and list(card_metadata(info)) == list(expected)
         assert card_yaml(card_metadata(info)) == card_data(info).to_yaml()
+
+
+def test_not_plain_is_the_complement_of_plain_on_every_code_point():
+    """yaml_text's ``_NOT_PLAIN`` (searched for: cheap to compile) finds exactly the characters
+    outside ``PLAIN`` (the class it replaced): every code point of the BMP, and past it (one range in
+    both) its ends and 2,000 random ones; a complement that misses one (U+FEFF) is caught."""
+    import re
+
+    from benchsmith.cards import yaml_text
+
+    astral = [0x10000, 0x10FFFF, *random.Random(7).sample(range(0x10000, 0x110000), 2000)]
+    every = "".join(map(chr, [*range(0x10000), *astral]))
+    # the characters are distinct: the same characters kept means the same ones removed
+    plain = re.sub(f"[^{yaml_text.PLAIN}]", "", every)
+    assert yaml_text._NOT_PLAIN.sub("", every) == plain
+    assert re.sub(f"[{yaml_text.NOT_PLAIN.replace(chr(0xFEFF), '')}]", "", every) != plain

@@ -4,6 +4,7 @@
   skipping (tests/conftest.py); without ``CI``, or for a module outside the extra, it skips.
 * Every module the tests importorskip is either in the ``all`` extra or named here as optional.
 * The hypothesis profiles: 500 examples by default, 5,000 when the slow tests are selected.
+* The collector skips what was alive after collection (``gc.freeze``, tests/conftest.py).
 * ``.ci/run`` runs the README's command and then the slow tests, each even if the other failed,
   and treats pytest's exit 5 (no tests) as a failure unless the checkout marks no test slow
   (run here with a stand-in ``python`` that only records its arguments and exits as told).
@@ -113,3 +114,24 @@ def test_ci_run_steps_and_exit_statuses(tmp_path, default, slow, slow_marked, ok
     assert calls == ["-m pytest -q", "-m pytest -q -m slow"], calls  # both steps ran, in this order
     if not ok:
         assert "CI: failed:" in err
+
+
+def test_long_lived_objects_are_frozen_and_a_tests_garbage_is_still_collected():
+    """tests/conftest.py froze what survived collection (``freeze_long_lived``): the collector does not
+    walk the imported libraries at every full collection. Cyclic garbage made after the freeze is
+    still collected; a test that imports 100 more modules freezes again at its teardown."""
+    import gc
+    import weakref
+
+    assert gc.get_freeze_count() > 0
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    del a, b
+    gc.collect()
+    assert gone() is None
+    assert conftest._modules_at_freeze > 0 and conftest.FREEZE_AFTER_NEW_MODULES == 100

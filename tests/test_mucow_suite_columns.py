@@ -80,3 +80,47 @@ def test_list_items_counts_every_list_item():
     assert suite_columns.list_items(column) == sum(len(v) for v in column.to_pylist()) == 7
     with pytest.raises(TypeError):
         suite_columns.list_items(pa.chunked_array([pa.array([["a"], None])]))
+
+
+def test_distinct_pairs_is_group_by_on_the_two_columns():
+    """``distinct_pairs`` counts what ``Table.group_by([...]).aggregate([])`` did (its rows), on
+    several chunks with repeats and composed/decomposed letters; a count off by one is caught."""
+    import random
+
+    rng = random.Random(3)
+    words = [rng.choice(["bank", "Bank", "caf\u00e9", "cafe\u0301", ""]) for _ in range(300)]
+    senses = [rng.choice(["bn:1", "bn:2", "", "e\u0301"]) for _ in range(300)]
+    t = pa.concat_tables([pa.table({"w": words[i:i + 70], "s": senses[i:i + 70]}) for i in range(0, 300, 70)])
+    expected = t.group_by(["w", "s"]).aggregate([]).num_rows
+    got = suite_columns.distinct_pairs(t.column("w"), t.column("s"))
+    assert got == expected == len(set(zip(words, senses)))
+    assert suite_columns.distinct_pairs(t.column("w")[:0], t.column("s")[:0]) == 0
+    assert got + 1 != expected
+
+
+def test_the_statistics_import_neither_acero_nor_pyarrow_compute_nor_pandas():
+    """What a build's card runs (``suite_statistics`` of both variants, after the build's pandas
+    probe) leaves ``pyarrow.acero``, ``pyarrow.dataset``, ``pyarrow.compute`` and pandas unimported
+    (``group_by`` imported the first two and pandas: ~0.6 s CPU of a MuCoW build)."""
+    import subprocess
+    import sys
+
+    code = """if True:
+        import sys
+        import pyarrow as pa
+        from benchsmith.pandas_probe import skip_pandas_probe
+        skip_pandas_probe()
+        from benchsmith.builders.mucow import suite_columns
+        s, l = pa.string(), pa.list_(pa.string())
+        scoring = pa.table([pa.array(["bank", "bank"], s), pa.array(["ep", "ep"], s), pa.array(["1", "2"], s),
+                            pa.array([["a"], []], l)], names=list(suite_columns.STATISTICS_COLUMNS["scoring"]))
+        translation = pa.table([pa.array(["bank", "seal"], s), pa.array(["ep", "ep"], s),
+                                pa.array([["Bank"], ["Siegel", "x"]], l), pa.array([0, 1], pa.int64())],
+                               names=list(suite_columns.STATISTICS_COLUMNS["translation"]))
+        assert suite_columns.suite_statistics(scoring, "scoring")["senses"] == 2
+        assert suite_columns.suite_statistics(translation, "translation")["in_domain"] == 1
+        print(sorted(m for m in sys.modules if m.startswith(("pandas", "pyarrow.acero", "pyarrow.dataset",
+                                                             "pyarrow.compute"))))
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

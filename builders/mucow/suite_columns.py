@@ -1,4 +1,4 @@
-"""MuCoW's per-suite figures and rule predicates on Arrow columns (pyarrow.compute).
+"""MuCoW's per-suite figures and rule predicates on Arrow columns (Arrow's compute kernels).
 
 The same figures as the row-dict functions of :mod:`.schema` and the same offending rows as the
 Python predicates of :mod:`.checks`, without turning a suite into one dict per item: the card's
@@ -19,6 +19,17 @@ are compared byte for byte by both (Arrow's hash grouping and Python's ``set``/`
 and list lengths are the same numbers. Both paths are held equal on made-up suites, edge cases
 included (tests/test_mucow_suite_columns.py, tests/test_mucow_checks.py), and on every suite of
 the real release (tests/test_mucow_builder.py, slow).
+
+The kernels are called through :func:`benchsmith.loaders.arrow_kernels.kernel`, not
+``pyarrow.compute``, and the distinct (word, sense) pairs are counted on dictionary codes, not with
+``Table.group_by``: a build renders the card, and ``group_by`` imported ``pyarrow.acero`` and
+``pyarrow.dataset`` (0.25 s CPU, ``python -X importtime``) and ``pyarrow.compute`` 0.045 s more, of a
+MuCoW build of ~3 CPU s (2026-11-27, seventh pass, README "Benchmarks"). ``group_by``'s
+``pyarrow.dataset`` also imported pandas (0.57 s cumulative with it), and so does any conversion of a
+Python string whose Arrow type is inferred (``pa.scalar(" ")``, or a ``str`` given to ``call_function``
+or ``pyarrow.compute``: pyarrow 26 asks pandas whether strings default to its string dtype, which
+:mod:`benchsmith.pandas_probe` does not answer): every constant here is a ``pa.scalar`` of an explicit
+type (the column's), which asks nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
+from benchsmith.loaders.arrow_kernels import kernel
 
 from .schema import suite_statistics as suite_statistics_rows
 
@@ -45,7 +56,7 @@ def has_nulls(table: pa.Table) -> bool:
         if column.null_count:
             return True
         listed = pa.types.is_list(column.type) or pa.types.is_large_list(column.type)
-        if listed and pc.list_flatten(column).null_count:
+        if listed and kernel("list_flatten", column).null_count:
             return True
     return False
 
@@ -56,7 +67,7 @@ def sense_column(table: pa.Table, variant: str) -> pa.ChunkedArray:
     both ``""``)."""
     if variant == SCORING:
         return table.column("sense")
-    return pc.binary_join(table.column("correct_words"), " ")
+    return kernel("binary_join", table.column("correct_words"), pa.scalar(" ", pa.string()))
 
 
 def _domain_counts(column: pa.ChunkedArray) -> tuple[int, int] | None:
@@ -68,7 +79,8 @@ def _domain_counts(column: pa.ChunkedArray) -> tuple[int, int] | None:
         values = (0, 1)
     else:
         return None
-    counts = [int(pc.sum(pc.equal(column, v)).as_py() or 0) for v in values]
+    counts = [int(kernel("sum", kernel("equal", column, pa.scalar(v, column.type))).as_py() or 0)
+              for v in values]
     if sum(counts) != len(column):
         return None
     return counts[0], counts[1]
@@ -77,8 +89,18 @@ def _domain_counts(column: pa.ChunkedArray) -> tuple[int, int] | None:
 def senses_per_word(table: pa.Table, variant: str) -> tuple[int, int]:
     """``(ambiguous words, senses)``: :func:`.schema.senses_per_word` of the table's rows."""
     words = table.column("ambiguous_word")
-    pairs = pa.table({"w": words, "s": sense_column(table, variant)}).group_by(["w", "s"]).aggregate([])
-    return int(pc.count_distinct(words).as_py()), pairs.num_rows
+    return int(kernel("count_distinct", words).as_py()), distinct_pairs(words, sense_column(table, variant))
+
+
+def distinct_pairs(first: pa.ChunkedArray, second: pa.ChunkedArray) -> int:
+    """How many distinct ``(first[i], second[i])`` pairs (no nulls): ``Table.group_by`` on the two
+    columns, ``.num_rows``, without ``pyarrow.acero`` (module docstring). Each column is
+    dictionary-encoded (equal values, one index: the byte equality ``group_by`` hashes by) and a pair
+    is the one int64 code ``index1 * len(dictionary2) + index2``."""
+    a = kernel("dictionary_encode", first.combine_chunks())
+    b = kernel("dictionary_encode", second.combine_chunks())
+    codes = kernel("add", kernel("multiply", a.indices, pa.scalar(len(b.dictionary), pa.int64())), b.indices)
+    return int(kernel("count_distinct", codes).as_py())
 
 
 def suite_statistics(table: pa.Table, variant: str) -> dict[str, Any]:
@@ -99,7 +121,7 @@ def suite_statistics(table: pa.Table, variant: str) -> dict[str, Any]:
         "senses": senses,
         "senses_per_word": round(senses / words, 3) if words else 0.0,
     }
-    counts = pc.value_counts(table.column("corpus"))
+    counts = kernel("value_counts", table.column("corpus"))
     out["corpora"] = dict(sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())))
     if variant == SCORING:
         out["contrastive_pairs"] = list_items(table.column("contrastive_translations"))
@@ -114,4 +136,4 @@ def list_items(column: pa.ChunkedArray) -> int:
     runs instead when a list is null (and raises the TypeError it always raised)."""
     if column.null_count:
         return sum(len(v) for v in column.to_pylist())
-    return int(pc.sum(pc.list_value_length(column)).as_py() or 0)
+    return int(kernel("sum", kernel("list_value_length", column)).as_py() or 0)
