@@ -12,8 +12,13 @@ an import hook refuses pandas, so the shim records "no pandas" and answers every
 question from that record; the hook is removed at once. What it changes, and why that
 is safe where it is used (``benchsmith build``, whose builders yield plain Python values):
 
-* ``pa.array`` / ``from_pylist`` of lists, dicts, numbers and strings: unchanged (they
-  never were pandas objects; the conversion is the same C++ one).
+* ``pa.array`` / ``from_pylist`` / ``pa.scalar`` of lists, dicts, numbers and strings **with an
+  explicit type** (a schema): unchanged (they never were pandas objects; the conversion is the
+  same C++ one), and pandas stays out. A conversion whose Arrow type pyarrow infers imports pandas
+  all the same (pyarrow 26 asks pandas's string-dtype option while inferring: ``pa.array([1, 2])``,
+  ``pa.array(["a"])``, ``pa.scalar(" ")`` and ``from_pylist`` without a schema each did, with the
+  probe skipped first, 2026-11-27): code on the build path gives every conversion its type
+  (``builders/mucow/suite_columns.py`` says what that cost MuCoW).
 * Anything that needs pandas itself (``to_pandas``, ``Table.from_pandas``) asks the shim
   with ``raise_=True``, which imports pandas again and restores the pandas-aware state
   (checked by tests/test_core_cli_startup.py).
