@@ -56,6 +56,7 @@ def main() -> None:
             before = tree_of(args.before, work / "before")
         for name in args.datasets:
             reg, built = work / name / "reg", work / name / "home0"
+            built.mkdir(parents=True)  # a build may leave the home untouched (nothing to cache)
             cmd = [exe, "--quiet", "build", name, "--sources", str(args.raw.resolve()),
                    "--registry", str(reg)]
             env = dict(os.environ, BENCHSMITH_HOME=str(built), HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1")
