@@ -274,6 +274,8 @@ def maybe_gzip(draw, data: Callable) -> tuple[bool, bytes]:
 # JSON: random values plus raw tokens json.dumps never writes
 _JSON_LEAF = mix((1, [None, True, False, 0, 1, -1, 2**63, 2**64, 0.5, 1e300, -0.0]), (1, st.integers()),
                  (1, TEXT))
+
+
 class Marker:
     """A pool item that stands for a decision, not a value (its name is its repr)."""
 
