@@ -27,7 +27,7 @@ item. Generating the 12 x 500 examples was ~30 of the tests' ~41 CPU s. Decision
 
 * every random decision is one pick from a flat pool (:class:`Pool`, one ``sampled_from``): a value
   repeated for its weight; :func:`mix` builds the pool that draws as ``one_of`` over weighted parts
-  would (same probabilities), :func:`joint` puts independent decisions (garble? cut? gzip? writer,
+  would (same probabilities), :class:`Joint` puts independent decisions (garble? cut? gzip? writer,
   row count, which file breaks...) in one pick over their product; a strategy (free text, integers)
   in a pool is drawn only when picked. JSON and XML escaping are applied once to the pools'
   constants instead of a ``.map`` per draw. Pools hold at most ``POOL_LIMIT`` items (why: there).
@@ -182,11 +182,6 @@ class Joint:
         return tuple(v for pool in self.pools for v in pool(draw))
 
 
-def joint(*pools: Pool | list) -> Joint:
-    """The pools' decisions as one tuple, in as few choices as ``POOL_LIMIT`` allows (:class:`Joint`)."""
-    return Joint(*pools)
-
-
 def mix(*parts: tuple[int, object]) -> Pool:
     """A pool that picks part ``p`` with probability ``weight/sum`` and then uniformly among its items
     (a part: a list of values, a Pool, a Joint or one strategy), as ``one_of`` over parts each repeated
@@ -226,7 +221,7 @@ def one_in(n: int) -> list[bool]:
 
 
 # garbled: (nasty bytes inserted, cut short): 1 or 2 insertions one time in four, a cut one in five
-_GARBLE = joint([0] * 6 + [1, 2], one_in(5))
+_GARBLE = Joint([0] * 6 + [1, 2], one_in(5))
 _NASTY = Pool(NASTY_BYTES)
 
 
@@ -247,7 +242,7 @@ def garbled(base: Callable) -> st.SearchStrategy[bytes]:
 
 
 # the line terminator, and whether the last line has one
-_ENDINGS = joint(["\n", "\n", "\n", "\r\n", "\r"], [False, True])
+_ENDINGS = Joint(["\n", "\n", "\n", "\r\n", "\r"], [False, True])
 
 
 def lines(draw, line: Callable, max_lines: int = 6, min_lines: int = 0) -> bytes:
@@ -258,7 +253,7 @@ def lines(draw, line: Callable, max_lines: int = 6, min_lines: int = 0) -> bytes
     return (end.join(items) + (end if final else "")).encode("utf-8", "surrogatepass")
 
 
-_GZIP = joint(one_in(4), [0, 0, 0, 1, 20])  # gzipped?, bytes cut from the end of the gzip stream
+_GZIP = Joint(one_in(4), [0, 0, 0, 1, 20])  # gzipped?, bytes cut from the end of the gzip stream
 
 
 def maybe_gzip(draw, data: Callable) -> tuple[bool, bytes]:
@@ -444,7 +439,7 @@ def xml_head(root: str) -> Pool:
     """(prolog, DOCTYPE, encoding): a plain prolog in UTF-8 two times in three; else any prolog,
     DOCTYPE and encoding."""
     plain = [(p, d, "utf-8") for p in _PLAIN_PROLOG for d in ["", f'<!DOCTYPE {root} SYSTEM "{root}.dtd">\n']]
-    odd = joint(PROLOG, doctypes(root), ["utf-8"] * 4 + ["utf-16", "utf-32", "latin-1"])
+    odd = Joint(PROLOG, doctypes(root), ["utf-8"] * 4 + ["utf-16", "utf-32", "latin-1"])
     return mix((2, plain), (1, odd))
 
 
@@ -464,14 +459,14 @@ _COPA_ID = rarely([st.integers(1, 1000).map(str)], mix((1, [st.integers(-1, 1002
                                                         (1, [None, "", "²", "1.0", " 1", "0x1"])), 8)
 # the other attributes' values in one choice; None leaves the attribute out
 _COPA_ATTR_NAMES = ("id", "asks-for", "most-plausible-alternative", "x")
-_COPA_ATTRS = joint(rarely(["cause", "effect"], ["reason", "", None], 8),
+_COPA_ATTRS = Joint(rarely(["cause", "effect"], ["reason", "", None], 8),
                     rarely(["1", "2"], ["3", "0", "", None], 8), rarely([None], ["y"], 8))
 _CHILD_TAGS = st.lists(st.sampled_from(["p", "a1", "a2", "item", "b"]), max_size=4)
 _COPA_CHILDREN = rarely([("p", "a1", "a2")], mix((1, [("p", "a1"), ()]), (1, _CHILD_TAGS)))
 # the root, the number of items and whether the root is closed, in one choice
-_COPA_FILE = joint(rarely(["copa-corpus"], ["copa", "item"], 10), rarely([1, 2, 3], [0], 10),
+_COPA_FILE = Joint(rarely(["copa-corpus"], ["copa", "item"], 10), rarely([1, 2, 3], [0], 10),
                    [True] * 9 + [False])
-_COPA_ELEMENT = joint(rarely(["item"], ["p", "q"], 10), _COPA_CHILDREN)  # an item's tag and child elements
+_COPA_ELEMENT = Joint(rarely(["item"], ["p", "q"], 10), _COPA_CHILDREN)  # an item's tag and child elements
 
 
 def copa_body(draw) -> str:
@@ -498,10 +493,10 @@ def read_copa(tmp: Path, data: bytes) -> None:
 
 
 # a translation variant's inline element, <seg> tag, language and language attribute, in one choice
-_TUV = joint([None, None, "bpt", "ept", "ph", "hi", "it", "ut", "sub", "seg"], ["seg"] * 6 + ["tuv", None],
+_TUV = Joint([None, None, "bpt", "ept", "ph", "hi", "it", "ut", "sub", "seg"], ["seg"] * 6 + ["tuv", None],
              ["en", "de", "de-DE", "deu", "DE", "", "xx-yy", "ü", "zh_CN", "eng", None],
              ["xml:lang"] * 4 + ["lang", "x"])
-_TMX_UNIT = joint(["tu"] * 6 + ["tuv", "body"], [0, 1, 2, 3])  # tag, variants
+_TMX_UNIT = Joint(["tu"] * 6 + ["tuv", "body"], [0, 1, 2, 3])  # tag, variants
 _TMX_CLOSED = Pool(one_in(5))
 
 
@@ -536,7 +531,7 @@ def read_tmx(tmp: Path, packed: tuple[bool, bytes]) -> None:
 
 _NO_HEADER = Marker("no header")
 # rows, and how they are written: joined raw half the time, else by csv with a quoting and a line terminator
-_CSV_SHAPE = joint([0, 1, 2, 3, 4], [None] * 4 + [(q, t) for q in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL)
+_CSV_SHAPE = Joint([0, 1, 2, 3, 4], [None] * 4 + [(q, t) for q in (csv.QUOTE_MINIMAL, csv.QUOTE_ALL)
                                                    for t in ("\n", "\r\n")])
 _CSV_DELTA = Pool([0, 0, 0, 0, -1, 1])  # one row's cells minus the width
 
@@ -593,8 +588,8 @@ def read_comve(tmp: Path, drawn: tuple[str, bytes]) -> None:
 
 _COMVE_IDS = ["1", "2", "3", "4", "5", "6", "7", " 2", "x", ""]
 # a row's id and both labels in one choice
-_COMVE_ROW = joint(_COMVE_IDS, ["0", "1"] * 4 + ["2", " 1", ""], ["A", "B", "C"] * 3 + ["D", ""])
-_COMVE_SPLIT = joint([0, 1, 2, 3], range(9))  # rows; the file (or none) reordered, extended or garbled
+_COMVE_ROW = Joint(_COMVE_IDS, ["0", "1"] * 4 + ["2", " 1", ""], ["A", "B", "C"] * 3 + ["D", ""])
+_COMVE_SPLIT = Joint([0, 1, 2, 3], range(9))  # rows; the file (or none) reordered, extended or garbled
 
 
 @st.composite
@@ -681,11 +676,11 @@ def tsv(fields: list, extra: int) -> str:
 _INT_TEXT = mix((1, st.integers(-2, 10**6).map(str)),
                 (1, ["x", "", " 1", "١٢", "1_0", "12345678901234567890123", "9" * 5000, "+1"]))
 _WORDS = ["bank", "Bank", "bench", "shore", "bank shore", "", " "]
-_KEY_ROW = joint(_INT_TEXT, ["opensubs", "europarl", ""], _WORDS, _FIELDS)  # and two more words:
-_WORD_PAIR = joint(_WORDS, _WORDS)
-_DOMAIN_WORDS = joint(_WORDS, _WORDS, ["in", "out", "x", ""], _FIELDS)
+_KEY_ROW = Joint(_INT_TEXT, ["opensubs", "europarl", ""], _WORDS, _FIELDS)  # and two more words:
+_WORD_PAIR = Joint(_WORDS, _WORDS)
+_DOMAIN_WORDS = Joint(_WORDS, _WORDS, ["in", "out", "x", ""], _FIELDS)
 # text lines; ref lines minus text lines; domain lines; the file (or none) garbled
-_MUCOW_TXT_SHAPE = joint([0, 1, 2, 3], [0, 0, 0, -1, 1], [0, 1, 2, 3], range(6))
+_MUCOW_TXT_SHAPE = Joint([0, 1, 2, 3], [0, 0, 0, -1, 1], [0, 1, 2, 3], range(6))
 
 
 def key_row(draw) -> str:
@@ -725,7 +720,7 @@ def read_mucow_txt(tmp: Path, files: list[bytes]) -> None:
 
 _COMPOUNDS = Pool(["the dog", "the dog", "red car", "dog", "", " the dog "])
 # compounds; one compound line changed?; zh lines cut; zh cut at all?; one en line replaced?; file garbled
-_CG_SHAPE = joint([0, 1, 1, 2], one_in(3), [0, 0, 0, 1, 5], [False, True], one_in(3), range(5))
+_CG_SHAPE = Joint([0, 1, 1, 2], one_in(3), [0, 0, 0, 1, 5], [False, True], one_in(3), range(5))
 
 
 @st.composite
@@ -754,7 +749,7 @@ def read_cg(tmp: Path, files: list[bytes]) -> None:
 
 _LEX_WORD = mix((1, ["dog", "the", "mod0", "", " "]), (1, TEXT))
 _LEX_TRANSLATION = mix((1, ["狗", "犬", "", " "]), (1, TEXT))
-_LEX_ROW = joint(_LEX_WORD, [0, 1, 1, 2, 3], _FIELDS)  # word, translations, extra field
+_LEX_ROW = Joint(_LEX_WORD, [0, 1, 1, 2, 3], _FIELDS)  # word, translations, extra field
 
 
 def lexicon_line(draw) -> str:
@@ -773,7 +768,7 @@ def read_lex(tmp: Path, data: bytes) -> None:
 
 # --------------------------------------------------------------------------- sense inventories
 
-_OMW_KEYS = joint(["00004171-a", "00004171-s", "00000001-n", "0000417-a", "x", "00004171-x", "٠٠٠٠٠٠٠١-n",
+_OMW_KEYS = Joint(["00004171-a", "00004171-s", "00000001-n", "0000417-a", "x", "00004171-x", "٠٠٠٠٠٠٠١-n",
                    ""], ["deu", "eng", "de", "xx", "", "q!", "zzz"], ["lemma", "def", "exe", ""], _FIELDS)
 _OMW_HEADER = Pool(["# Wiktionary\tdeu\thttp://wiktionary.org/\tCC BY-SA", "# x", "#\t\t", "# h\tq!"])
 
@@ -784,7 +779,7 @@ def omw_line(draw) -> str:
 
 
 OMW = st.composite(lambda draw: garble(draw, _OMW_HEADER(draw).encode() + b"\n" + lines(draw, omw_line, 5)))()
-_BN_KEYS = joint(["DE", "de", "deu", "EN", "x", "", "de-DE"], ["n", "NOUN", "adj", "ADV", "X", "", "s"],
+_BN_KEYS = Joint(["DE", "de", "deu", "EN", "x", "", "de-DE"], ["n", "NOUN", "adj", "ADV", "X", "", "s"],
                  _FIELDS)
 _BN_SYNSET = mix((1, ["bn:00008364n", "", " "]), (1, TEXT))
 _BN_HEADER = Pool(one_in(2))  # the header line instead of a row, half the time
