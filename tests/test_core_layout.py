@@ -1,7 +1,6 @@
 """The architecture holds: no import cycles, and the core never reaches into a dataset.
 
-The import graph is read with ``ast`` from the source folders as they are mapped into
-the package (builders/ -> benchsmith.builders, ...). Every import counts, including
+The import graph is read with ``ast`` from ``src/benchsmith``. Every import counts, including
 those inside functions (a lazy import that papers over a cycle is still a cycle);
 imports under ``if TYPE_CHECKING:`` do not. Both properties are shown failing on a
 planted example, so the tests cannot pass by reading nothing. The repository's graph is read
@@ -16,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"benchsmith": "benchsmith", "builders": "benchsmith.builders", "loaders": "benchsmith.loaders",
-           "validation": "benchsmith.validation", "cards": "benchsmith.cards"}
+ROOT = Path(__file__).resolve().parent.parent / "src"
+FOLDERS = {"benchsmith": "benchsmith"}
 #: packages that must stay dataset-agnostic
 CORE = ("benchsmith", "benchsmith.validation", "benchsmith.cards", "benchsmith.nlp")
 
@@ -137,16 +135,16 @@ def test_core_never_imports_a_builder(repo_graph):
 def test_the_checks_fail_on_planted_examples(tmp_path):
     pkg = tmp_path / "benchsmith"
     (pkg / "validation").mkdir(parents=True)
-    (tmp_path / "builders" / "toy").mkdir(parents=True)
+    (pkg / "builders" / "toy").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("def f():\n    from benchsmith import b\n")  # lazy, still a cycle
     (pkg / "b.py").write_text("from benchsmith.a import f\n")
     (pkg / "validation" / "__init__.py").write_text("")
     (pkg / "validation" / "c.py").write_text("from benchsmith.builders.toy import X\n")
     (pkg / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from benchsmith import a\n")
-    (tmp_path / "builders" / "__init__.py").write_text("")
-    (tmp_path / "builders" / "toy" / "__init__.py").write_text("X = 1\n")
-    g = graph(modules(tmp_path, {"benchsmith": "benchsmith", "builders": "benchsmith.builders"}))
+    (pkg / "builders" / "__init__.py").write_text("")
+    (pkg / "builders" / "toy" / "__init__.py").write_text("X = 1\n")
+    g = graph(modules(tmp_path))
     assert cycles(g) == [["benchsmith.a", "benchsmith.b"]]
     assert core_reaching_into_builders(g) == {"benchsmith.validation.c": ["benchsmith.builders.toy"]}
     assert g["benchsmith.typed"] == set()

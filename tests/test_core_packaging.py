@@ -1,5 +1,5 @@
-"""The wheel maps builders/, loaders/, validation/ and cards/ into benchsmith.* outside the checkout,
-with every data file (checksums, errata, card templates) the code reads at run time."""
+"""The wheel installs benchsmith and its sub-packages outside the checkout, with every data file
+(checksums, errata, card templates) the code reads at run time."""
 
 from __future__ import annotations
 
@@ -12,22 +12,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-MAPPED = {"benchsmith": "benchsmith", "builders": "benchsmith/builders", "loaders": "benchsmith/loaders",
-          "validation": "benchsmith/validation", "cards": "benchsmith/cards"}
+SRC = ROOT / "src"
 
 
 def expected_data_files() -> set[str]:
     out = set()
-    for folder, prefix in MAPPED.items():
-        for path in (ROOT / folder).rglob("*"):
-            rel = path.relative_to(ROOT / folder)
-            if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in rel.parts:
-                out.add(f"{prefix}/{rel.as_posix()}")
+    for path in (SRC / "benchsmith").rglob("*"):
+        rel = path.relative_to(SRC)
+        if path.is_file() and path.suffix not in {".py", ".pyc"} and "__pycache__" not in rel.parts:
+            out.add(rel.as_posix())
     return out
 
 
 @pytest.mark.slow
-def test_wheel_installs_mapped_packages(tmp_path):
+def test_wheel_installs_every_package_and_data_file(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
@@ -43,7 +41,7 @@ def test_wheel_installs_mapped_packages(tmp_path):
     py = env_dir / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, cwd=tmp_path)
     # Run from an unrelated folder so ./benchsmith of the checkout cannot be found; print where each
-    # mapped package and the data files the builders read at run time were found.
+    # package and the data files the builders read at run time were found.
     code = (
         "import benchsmith, benchsmith.builders, benchsmith.loaders, benchsmith.validation, benchsmith.cards, pathlib\n"
         "for m in (benchsmith, benchsmith.builders, benchsmith.loaders, benchsmith.validation, benchsmith.cards):\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-BUILDERS = Path(__file__).resolve().parent.parent / "builders"
+BUILDERS = Path(__file__).resolve().parent.parent / "src" / "benchsmith" / "builders"
 FILES = sorted(BUILDERS.glob("*/published.yaml"))
 
 

@@ -11,7 +11,7 @@ import yaml
 from benchsmith.errors import ParseError
 from benchsmith.expectation import read_yaml
 
-BUILDERS = Path(__file__).resolve().parent.parent / "builders"
+BUILDERS = Path(__file__).resolve().parent.parent / "src" / "benchsmith" / "builders"
 FILES = sorted([*BUILDERS.glob("*/published.yaml"), *BUILDERS.glob("*/known_artifacts.yaml")])
 
 
