@@ -1,0 +1,169 @@
+"""The documentation runs: every command of README.md and of the pages in docs/, and the site builds.
+
+How a page's fenced blocks are run (the convention CONTRIBUTING.md, "Documentation", states):
+
+* ```` ```bash ```` or ```` ```sh ````: the whole block is one bash script (``-euo pipefail``),
+  in a fresh shell, so a block sets the variables it uses;
+* ```` ```console ````: the lines that start with ``$ `` are the commands, the rest is output;
+* ```` ```python ````: the block is a script run by this interpreter;
+* ``<!-- skip-test: REASON -->`` on the line before a block leaves that block out; only for what
+  cannot run offline in a test (installing packages, the test suite itself).
+
+A page's blocks run in order in one folder, ``<tmp>/work``, where ``../shared/raw`` is the real
+raw data (``$BENCHSMITH_RAW``), ``$BENCHSMITH_HOME`` is empty, and ``HF_ENDPOINT`` is a local
+test Hub (:class:`benchsmith.testing.hub.LocalHub`, fresh for each page) whose token is
+``HF_TOKEN``: the commands are the ones a user types, and ``my-org/xcopa`` is a repo on that Hub.
+A block fails the test with its page, line, exit status and output. The README and ci.md run in
+the default run (~25-50 s each on 2 cores: real XCOPA builds and validations); the quickstart,
+which repeats their commands on more of the data, in the slow run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from benchsmith.testing.hub import LocalHub
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RUNNABLE = {"bash", "sh", "console", "python"}
+FENCE = re.compile(r"^```(\w*)\s*$")
+SKIP = re.compile(r"^<!--\s*skip-test:\s*(\S.*?)\s*-->$")
+TOKEN = "hf_docsTestToken0123456789"
+# pages whose commands repeat the README's on more of the real data: in the slow run (CI runs it)
+SLOW_PAGES = {"docs/quickstart.md"}
+BLOCK_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int  # of the opening fence, 1-based
+    lang: str
+    code: str
+    skip: str | None  # the reason given by a skip-test marker
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+    def script(self) -> str:
+        if self.lang == "console":
+            return "\n".join(line[2:] for line in self.code.splitlines() if line.startswith("$ "))
+        return self.code
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a page with a runnable language, in order."""
+    found: list[Block] = []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        start, lang = i, opening.group(1)
+        i += 1
+        while i < len(lines) and lines[i].rstrip() != "```":
+            i += 1
+        if lang in RUNNABLE:
+            marker = SKIP.match(lines[start - 1].strip()) if start else None
+            found.append(Block(page, start + 1, lang, "\n".join(lines[start + 1:i]) + "\n",
+                               marker.group(1) if marker else None))
+        i += 1
+    return found
+
+
+def run_block(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    if block.lang == "python":
+        command = [sys.executable, "-c", block.script()]
+    else:
+        command = ["bash", "--noprofile", "--norc", "-euo", "pipefail", "-c", block.script()]
+    return subprocess.run(command, check=False, cwd=work, env=env, capture_output=True, text=True, timeout=BLOCK_SECONDS)
+
+
+def page_env(tmp: Path, hub_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "BENCHSMITH_", "GITHUB_", "PYTEST_"))}
+    env.update({
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "BENCHSMITH_HOME": str(tmp / "home"), "HOME": str(tmp / "user"),
+        "HF_ENDPOINT": hub_url, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp / "hf"),
+        "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+        "HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "BENCHSMITH_HUB_RETRY_DELAYS": "0",
+    })
+    return env
+
+
+def runnable_pages() -> list[Path]:
+    return [page for page in PAGES if any(b.skip is None for b in blocks(page))]
+
+
+def page_params() -> list:
+    return [pytest.param(page, id=name, marks=[pytest.mark.slow] if name in SLOW_PAGES else [])
+            for page in runnable_pages() for name in [str(page.relative_to(ROOT))]]
+
+
+def test_the_convention_finds_the_walkthroughs():
+    """The parser sees what a reader sees: the README's commands and its two skipped blocks."""
+    readme = blocks(ROOT / "README.md")
+    assert [b.skip is not None for b in readme][:2] == [True, False]
+    assert any("benchsmith publish" in b.code for b in readme if b.skip is None)
+    assert any(b.lang == "python" for b in readme)
+    tests = [b for b in readme if "python -m pytest" in b.code]
+    assert [b.code.strip() for b in tests] == ["BENCHSMITH_RAW=../shared/raw python -m pytest -q"], \
+        ".ci/run runs the README's test command: keep it exactly this"
+    assert all(b.skip for b in tests)
+    assert {p.name for p in runnable_pages()} >= {"README.md", "quickstart.md", "ci.md"}
+
+
+def test_a_failing_command_names_its_page_and_line(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("text\n\n```bash\ntrue\n```\n\n<!-- skip-test: offline -->\n```sh\nexit 3\n```\n"
+                    "```console\n$ echo one\noutput\n$ false\n```\n", encoding="utf-8")
+    found = blocks(page)
+    assert [(b.line, b.lang, b.skip) for b in found] == [(3, "bash", None), (8, "sh", "offline"),
+                                                          (11, "console", None)]
+    assert found[2].script() == "echo one\nfalse"
+    assert run_block(found[0], tmp_path, dict(os.environ)).returncode == 0
+    assert run_block(found[2], tmp_path, dict(os.environ)).returncode == 1
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("page", page_params())
+def test_every_command_of_the_page_runs(page, raw, tmp_path):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "raw").symlink_to(raw.resolve(), target_is_directory=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    with LocalHub(token=TOKEN, max_seconds=1200, max_requests=20000) as hub:
+        env = page_env(tmp_path, hub.url)
+        for block in blocks(page):
+            if block.skip:
+                continue
+            done = run_block(block, work, env)
+            assert done.returncode == 0, (
+                f"{block.where}: exit {done.returncode}\n--- block\n{block.script()}"
+                f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+
+
+def test_the_site_builds_with_every_link_resolved(tmp_path):
+    """``mkdocs build --strict``: a link to a page or anchor that does not exist fails."""
+    if shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI: mkdocs is missing, but it is in the `docs` extra that `all` installs")
+        pytest.skip("mkdocs is not installed (pip install -e '.[docs]')")
+    done = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict",
+                           "--site-dir", str(tmp_path / "site")],
+                          check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "quickstart" / "index.html").is_file()
