@@ -156,6 +156,19 @@ def test_every_command_of_the_page_runs(page, raw, tmp_path):
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
 
 
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", ["README.md", "CONTRIBUTING.md", "benchmarks/README.md"])
+def test_the_relative_links_of_the_pages_outside_the_site_resolve(page):
+    """mkdocs checks docs/; these pages are read on GitHub, where a moved file is a dead link."""
+    path = ROOT / page
+    targets = [t for t in LINK.findall(path.read_text(encoding="utf-8")) if "://" not in t]
+    missing = [t for t in targets if not (path.parent / t).exists()]
+    assert targets or page != "README.md"
+    assert not missing, f"{page}: links to missing files {missing}"
+
+
 def test_the_site_builds_with_every_link_resolved(tmp_path):
     """``mkdocs build --strict``: a link to a page or anchor that does not exist fails."""
     if shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None:
