@@ -32,6 +32,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy import stats
+
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import (
     VOCAB,
@@ -42,7 +44,6 @@ from benchsmith.validation.dataview import (
     sorted_unique,
     tokens,
 )
-from benchsmith.validation.pvalues import binomtest_greater
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -234,8 +235,8 @@ class CueCheck(Check):
                 continue
             top = table.top(max(3, int(0.01 * n)))
             for r in top:
-                r["p_value"] = binomtest_greater(r["productive"], r["applicability"],
-                                                 min(max(r["chance"], 1e-9), 1.0))
+                r["p_value"] = float(stats.binomtest(r["productive"], r["applicability"],
+                                                     min(max(r["chance"], 1e-9), 1.0), alternative="greater").pvalue)
                 r["flag"] = bool(
                     r["coverage"] >= min_cov and r["productivity"] - r["chance"] >= min_gain and r["p_value"] < ALPHA
                 )
