@@ -135,8 +135,7 @@ def _count(release: Release, f: Figure) -> int:
 def _labels(release: Release, f: Figure) -> list[Any]:
     name = f.args["field"]
     config, split = _split(f)
-    # benchsmith's own feature types (no ``datasets`` import in ``validate``); ``int2str`` is theirs
-    feature = release.config_info(config).feature_types[name]
+    feature = release.config_info(config).features[name]
     values = release.table(config, split, [name]).column(name).to_pylist()
     int2str = getattr(feature, "int2str", None)
     return [int2str(v) if int2str and isinstance(v, int) and v >= 0 else v for v in values]
