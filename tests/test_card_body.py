@@ -17,7 +17,8 @@ from benchsmith.cards import card
 
 def _result(i: int, status: str) -> dict[str, Any]:
     return {"check": f"check_{i % 7}", "family": "integrity" if i % 2 else "", "status": status,
-            "summary": f"{i} items | see /home/someone/data/raw/file{i}.csv", "config": None if i % 5 else "c"}
+            "summary": f"{i} items | see /home/someone/data/raw/file{i}.csv",
+            "config": None if i % 5 else "c"}
 
 
 def _report(n: int) -> dict[str, Any]:
@@ -48,7 +49,8 @@ def test_hub_location_gives_the_hub_snippet(context):
 def test_a_short_report_is_listed_in_full_and_a_long_one_by_check(context):
     short, long = (card.render_body({**context, "v": card._validation(_report(n)),
                                      "baselines": card._baselines(_report(n))}) for n in (3, 40))
-    assert "Gate: **passed**. 4 results: 1 fail, 1 warn, 1 pass, 1 stat." in short and "| check_0 | c | pass | 0 items \\| see …/raw/file0.csv |" in short
+    assert "Gate: **passed**. 4 results: 1 fail, 1 warn, 1 pass, 1 stat." in short
+    assert "| check_0 | c | pass | 0 items \\| see …/raw/file0.csv |" in short
     assert "Gate: **failed**. 41 results" in long and "Failures (8; one row per check and summary)" in long
     assert "| **all** | |" in long and "| check_0 | c | pass |" not in long
     for body in (short, long):
@@ -64,8 +66,9 @@ def test_skipped_splits_missing_configs_pending_errata_and_changes(context):
              changes_since={"version": "1.0.0", "error": "no changes recorded"},
              errata_pending=[{"id": "e1", "version": "2.0.0", "items": [1, 2], "what": "fix /tmp/x/y"}],
              description="Built from /home/me/raw/data.csv")
-    body = card.render_body({**context, "m": m, "skipped": {"c": {"train": "file missing", "test": "/abs/x missing"}},
-                             "first_splits": context["first_splits"][:1]})
+    skipped = {"c": {"train": "file missing", "test": "/abs/x missing"}}
+    one_split = context["first_splits"][:1]
+    body = card.render_body({**context, "m": m, "skipped": skipped, "first_splits": one_split})
     assert "Built from …/raw/data.csv" in body and "/home/me" not in body
     assert "- **License:** see upstream" in body and "**Homepage:**" not in body
     assert "- `c`: train (file missing); test (…/abs/x missing)" in body
@@ -77,7 +80,8 @@ def test_skipped_splits_missing_configs_pending_errata_and_changes(context):
 
 def test_errata_say_whether_upstream_is_reproduced(context):
     m = {**context["m"], "errata_applied": [], "changes_since": {"version": None}}
-    assert "None applied: this version reproduces upstream as released." in card.render_body({**context, "m": m})
+    upstream = card.render_body({**context, "m": m})
+    assert "None applied: this version reproduces upstream as released." in upstream
     harvested = card.render_body({**context, "m": m, "harvested": True, "changes_md": "- one change\n"})
     assert "None: this release was harvested" in harvested and "reproduces upstream" not in harvested
     assert "## Changes since the previous version\n\n- one change\n" in harvested

@@ -23,7 +23,8 @@ def test_every_builder_config_declares_datasets_features():
 
 
 def test_a_plain_mapping_of_feature_types_becomes_features():
-    config = Config("c", "d", {"id": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b"])})
+    declared = {"id": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b"])}
+    config = Config("c", "d", declared)
     assert type(config.features) is datasets.Features
     assert config.features["label"].str2int("b") == 1
 

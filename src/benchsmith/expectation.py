@@ -41,6 +41,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
 from benchsmith.semver import parse_version
 
@@ -166,11 +168,8 @@ def read_yaml(path: str | Path) -> Any:
     """A data file's YAML (``{}`` when empty, None when the file does not exist); invalid YAML is
     a ParseError naming the file and line. Shared by published.yaml and known_artifacts.yaml.
 
-    Read with libyaml's safe loader where PyYAML has it (the same values as ``yaml.safe_load``:
-    ComVE's published.yaml 0.080 -> 0.009 CPU s, XCOPA's 0.116 -> 0.013; every validate reads
-    them; tests/test_validation_startup.py compares the two on every builder's files)."""
-    import yaml
-
+    Read with libyaml's safe loader where PyYAML has it (the same values as ``yaml.safe_load``,
+    about 9x faster on these files)."""
     path = Path(path)
     if not path.is_file():
         return None

@@ -262,7 +262,8 @@ _LIST_TYPES = ("List", "LargeList", "Sequence")
 
 
 def _check_feature(node: Any, where: _Where) -> None:
-    """The shape ``datasets.features.generate_from_dict`` reads, checked key by key (an error names the key)."""
+    """The shape ``datasets.features.generate_from_dict`` reads, checked key by key (an error names
+    the key)."""
     if isinstance(node, list):
         if len(node) != 1:
             raise where.error(f"a list of {len(node)} features", "a list of exactly one feature (the item type)")

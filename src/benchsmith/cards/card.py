@@ -68,7 +68,8 @@ from benchsmith.validation.contamination.html import card_lines
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
 
-__all__ = ["card_context", "card_data", "card_yaml", "croissant", "render_body", "render_card", "render_files", "write_card_files"]
+__all__ = ["card_context", "card_data", "card_yaml", "croissant", "render_body", "render_card",
+           "render_files", "write_card_files"]
 
 #: the folder of the card's Jinja template
 TEMPLATES = Path(__file__).parent / "templates"

@@ -39,12 +39,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from datasets import Features
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.policy import AUTO, Policy
 
 if TYPE_CHECKING:
-    from datasets import Features
     from benchsmith.release import Release
 
 # Scripts written without spaces between words get one token per character: CJK

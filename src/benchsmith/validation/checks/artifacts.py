@@ -235,8 +235,9 @@ class CueCheck(Check):
                 continue
             top = table.top(max(3, int(0.01 * n)))
             for r in top:
-                r["p_value"] = float(stats.binomtest(r["productive"], r["applicability"],
-                                                     min(max(r["chance"], 1e-9), 1.0), alternative="greater").pvalue)
+                chance = min(max(r["chance"], 1e-9), 1.0)
+                r["p_value"] = float(stats.binomtest(r["productive"], r["applicability"], chance,
+                                                     alternative="greater").pvalue)
                 r["flag"] = bool(
                     r["coverage"] >= min_cov and r["productivity"] - r["chance"] >= min_gain and r["p_value"] < ALPHA
                 )
