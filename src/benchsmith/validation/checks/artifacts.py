@@ -234,10 +234,12 @@ class CueCheck(Check):
             if n == 0:
                 continue
             top = table.top(max(3, int(0.01 * n)))
-            for r in top:
-                chance = min(max(r["chance"], 1e-9), 1.0)
-                r["p_value"] = float(stats.binomtest(r["productive"], r["applicability"], chance,
-                                                     alternative="greater").pvalue)
+            # binomtest(k, n, p, alternative="greater").pvalue is binom.sf(k - 1, n, p): one call for every
+            # cue (a 1M-example split has 10,000: 1.8 s as binomtest calls, 0.02 s in one call)
+            p_values = stats.binom.sf([r["productive"] - 1 for r in top], [r["applicability"] for r in top],
+                                      [min(max(r["chance"], 1e-9), 1.0) for r in top])
+            for r, p in zip(top, p_values, strict=True):
+                r["p_value"] = float(p)
                 r["flag"] = bool(
                     r["coverage"] >= min_cov and r["productivity"] - r["chance"] >= min_gain and r["p_value"] < ALPHA
                 )
