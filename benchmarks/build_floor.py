@@ -57,9 +57,10 @@ def _warm_conversion() -> None:
 
 
 def child_build(n: int, out: Path) -> float:
+    from datasets import Features, Value
+
     from benchsmith import progress
     from benchsmith.builder import Builder, Config
-    from benchsmith.features import Features, Value
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import Sources
 

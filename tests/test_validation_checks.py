@@ -52,23 +52,18 @@ def test_schema_fails_when_the_card_disagrees_with_the_manifest(clean):
     assert "card says test has 41 examples; the manifest says 40" in r.summary
 
 
-def test_schema_parses_only_a_card_that_differs_from_the_manifests_rendering(clean, monkeypatch):
-    from benchsmith.validation.checks import integrity
-    from benchsmith.validation.dataview import ConfigView
-
-    from benchsmith.features import Features
-
-    view = ConfigView(clean, "default")
-    assert type(view.features) is Features and view.features == clean.features("default")  # no datasets
-    real = integrity._from_yaml_list
-    monkeypatch.setattr(integrity, "_from_yaml_list", lambda _: pytest.fail("datasets read it"))
-    (r,) = SchemaCheck().run(clean)
-    assert r.status is Status.PASS
+def test_schema_fails_when_the_cards_features_differ_from_the_manifests(clean):
     card = clean.path / "README.md"
     card.write_text(card.read_text().replace("dtype: string", "dtype: large_string", 1))
-    monkeypatch.setattr(integrity, "_from_yaml_list", real)
     (r,) = SchemaCheck().run(clean)
     assert r.status is Status.FAIL and "the card's features differ from the manifest's" in r.summary
+
+
+def test_schema_fails_when_the_cards_features_do_not_parse(clean):
+    card = clean.path / "README.md"
+    card.write_text(card.read_text().replace("dtype: string", "dtype: no_such_type", 1))
+    (r,) = SchemaCheck().run(clean)
+    assert r.status is Status.FAIL and "the card's features for 'default' do not parse" in r.summary
 
 
 def test_schema_fails_when_a_shard_has_another_schema(clean):

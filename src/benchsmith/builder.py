@@ -4,9 +4,8 @@ A builder *declares*; the core does the I/O. A subclass sets class attributes
 (name, versions with release notes, citation, licence, homepage, sources) and
 implements two hooks:
 
-* ``configs()``: the configs, each with :class:`benchsmith.features.Features` (``Value``,
-  ``ClassLabel`` for labels, ``List``; the names and JSON form of ``datasets``' types, without
-  importing ``datasets``: a ``datasets.Features`` is accepted and converted), splits and languages;
+* ``configs()``: the configs, each with ``datasets.Features`` (``Value``, ``ClassLabel`` for
+  labels, ``List``), splits and languages;
 * ``examples(config, split, sources)``: yields one dict per example, in a stable
   order, each with a stable string ``id``.
 
@@ -32,9 +31,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from datasets import Features
+
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
-from benchsmith.features import Features, as_features
 from benchsmith.policy import Policy
 from benchsmith.semver import parse_version
 
@@ -77,7 +77,7 @@ class Config:
 
     name: str
     description: str
-    #: the columns; a ``datasets.Features`` is converted (:func:`benchsmith.features.as_features`)
+    #: the columns (a plain mapping of ``datasets`` feature types is made a ``datasets.Features``)
     features: Features
     splits: tuple[str, ...] = ("train", "validation", "test")
     languages: tuple[str, ...] = ("en",)
@@ -85,11 +85,17 @@ class Config:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        hint = "Declare features with datasets.Features (Value, ClassLabel, List)"
+        if not isinstance(self.features, Mapping):
+            raise ConfigError(f"config {self.name!r}: features must be a datasets.Features mapping, not "
+                              f"{type(self.features).__name__}", hint=hint)
         try:
-            object.__setattr__(self, "features", as_features(self.features))
-        except ValueError as exc:
-            raise ConfigError(f"config {self.name!r}: {exc}",
-                              hint="Declare features with benchsmith.features (Value, ClassLabel, List)") from None
+            features = self.features if isinstance(self.features, Features) else Features(self.features)
+            _ = features.arrow_schema  # a value that is no feature type fails here, naming the config
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ConfigError(f"config {self.name!r}: features are not datasets feature types ({exc})",
+                              hint=hint) from None
+        object.__setattr__(self, "features", features)
         stray = sorted(set(self.metadata) & set(Policy.keys()))
         if stray:
             raise ConfigError(f"config {self.name!r}: validation settings {stray} belong in policy=Policy(...), "

@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasets import ClassLabel
+
 from benchsmith.errors import ConfigError, ParseError
-from benchsmith.features import ClassLabel
 from benchsmith.semver import parse_version
 
 COLUMNS = ("id", "version", "item", "field", "old", "new", "evidence")

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
 from benchsmith.semver import parse_version
 
@@ -135,8 +137,7 @@ def _count(release: Release, f: Figure) -> int:
 def _labels(release: Release, f: Figure) -> list[Any]:
     name = f.args["field"]
     config, split = _split(f)
-    # benchsmith's own feature types (no ``datasets`` import in ``validate``); ``int2str`` is theirs
-    feature = release.config_info(config).feature_types[name]
+    feature = release.config_info(config).features[name]
     values = release.table(config, split, [name]).column(name).to_pylist()
     int2str = getattr(feature, "int2str", None)
     return [int2str(v) if int2str and isinstance(v, int) and v >= 0 else v for v in values]
@@ -167,11 +168,8 @@ def read_yaml(path: str | Path) -> Any:
     """A data file's YAML (``{}`` when empty, None when the file does not exist); invalid YAML is
     a ParseError naming the file and line. Shared by published.yaml and known_artifacts.yaml.
 
-    Read with libyaml's safe loader where PyYAML has it (the same values as ``yaml.safe_load``:
-    ComVE's published.yaml 0.080 -> 0.009 CPU s, XCOPA's 0.116 -> 0.013; every validate reads
-    them; tests/test_validation_startup.py compares the two on every builder's files)."""
-    import yaml
-
+    Read with libyaml's safe loader where PyYAML has it (the same values as ``yaml.safe_load``,
+    about 9x faster on these files)."""
     path = Path(path)
     if not path.is_file():
         return None

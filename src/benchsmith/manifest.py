@@ -62,9 +62,8 @@ Decisions:
 * **Features are checked in two steps.** Their shape (objects and lists as
   ``datasets.Features.from_dict`` reads them, a string ``_type``, a ClassLabel's ``names`` a list
   of distinct strings or its ``num_classes`` an int >= 0, a ``Value``'s string ``dtype``, a
-  list type's ``feature``) when the manifest is read, without importing ``datasets``, so opening
-  a release stays cheap and the build path may leave ``datasets`` out; the full parse through
-  ``datasets.Features.from_dict`` (unknown ``_type``, an unknown dtype) on first use of
+  list type's ``feature``) when the manifest is read, so a defect is named by its key path; the
+  full parse through ``datasets.Features.from_dict`` (unknown ``_type``, an unknown dtype) on first use of
   :attr:`ConfigInfo.features` (cached), and always by ``Release.check_features``, which
   ``show``, ``evaluate`` and ``publish`` run. Either way a defect is a ``ReleaseError`` naming
   the config and the feature key, never a ``ValueError``/``AttributeError``/``ArrowInvalid``.
@@ -88,16 +87,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import datasets
+import pyarrow as pa
 
 from benchsmith.errors import EnvironmentFault, ReleaseError
+from benchsmith.policy import Policy
 from benchsmith.registry import MANIFEST
-
-if TYPE_CHECKING:
-    import datasets
-    import pyarrow as pa
-
-    from benchsmith.policy import Policy
 
 #: a release.json larger than this is refused before it is parsed (MuCoW's, the largest, is ~100 kB)
 MAX_MANIFEST_BYTES = 64 << 20
@@ -265,7 +262,8 @@ _LIST_TYPES = ("List", "LargeList", "Sequence")
 
 
 def _check_feature(node: Any, where: _Where) -> None:
-    """The shape ``datasets.features.generate_from_dict`` reads, checked without importing it."""
+    """The shape ``datasets.features.generate_from_dict`` reads, checked key by key (an error names
+    the key)."""
     if isinstance(node, list):
         if len(node) != 1:
             raise where.error(f"a list of {len(node)} features", "a list of exactly one feature (the item type)")
@@ -321,9 +319,6 @@ def check_features(value: Any, where: _Where) -> Mapping[str, Any]:
 
 def parse_features(value: Mapping[str, Any], where: _Where) -> datasets.Features:
     """``datasets.Features.from_dict`` with one typed error naming the feature at fault."""
-    import datasets
-    import pyarrow as pa
-
     failures = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError, pa.ArrowException)
 
     def parse(d: Mapping[str, Any]) -> datasets.Features:
@@ -501,31 +496,14 @@ class ConfigInfo:
         return parse_features(self.features_dict, (self._where or _Where(None)).key("features"))
 
     @cached_property
-    def feature_types(self) -> Any:
-        """The features as benchsmith's own types (:mod:`benchsmith.features`, parsed once), so
-        reading them does not import ``datasets``; a type those do not know goes through
-        ``datasets`` (:attr:`features`, and its typed error). Shared: do not change it."""
-        from benchsmith.errors import BenchsmithError
-        from benchsmith.features import Features
-
-        try:
-            types = Features.from_dict(_thaw(self.features_dict))
-            _ = types.arrow_schema  # a dtype they name but cannot map fails here, not at first use
-            return types
-        except (BenchsmithError, KeyError, TypeError, ValueError):
-            return self.features
-
-    @cached_property
     def arrow_schema(self) -> pa.Schema:
-        """The features' Arrow schema (computed once) from :attr:`feature_types`."""
-        return self.feature_types.arrow_schema
+        """The features' Arrow schema (computed once)."""
+        return self.features.arrow_schema
 
     @cached_property
     def validation_policy(self) -> Policy:
         """The config's typed validation policy (``policy`` read by ``Policy.from_dict``; an unknown
         key is a ConfigError naming ``release.json configs.C.policy``)."""
-        from benchsmith.policy import Policy
-
         return Policy.from_dict(self.policy, where=f"release.json configs.{self.name}.policy")
 
     def to_dict(self) -> dict[str, Any]:

@@ -10,8 +10,10 @@ split), plus the Hub discovery metadata the builder declares (``task_categories`
 builder leaves empty is left out, never guessed).
 
 A builder may add prose sections through ``Builder.card_sections(release)``. The Markdown body is
-written by :mod:`benchsmith.cards.card_body` (by hand, equal to ``templates/dataset_card.md.j2``
-rendered by jinja2, whose import was ~4% of a ComVE build).
+``templates/dataset_card.md.j2`` rendered by jinja2 (``StrictUndefined``: a value the card needs and
+the manifest lacks is an error, never an empty cell; ``finalize=scrub``: every value written is
+scrubbed of local paths). The front matter is ``yaml.safe_dump`` of the ``DatasetCardData``'s
+``to_dict()`` with fixed options (key order kept), so identical builds write identical bytes.
 
 Decisions:
 
@@ -28,7 +30,7 @@ Decisions:
   ``data/<config>/``, which holds every split; the card gives the per-split pattern
   ``data/<config>/<split>-*.parquet``.
 * **No local paths**: every string taken from the manifest, the report or a builder section
-  passes through :func:`benchsmith.cards.paths.scrub` (:mod:`benchsmith.cards.card_body`), so the build
+  passes through :func:`benchsmith.cards.paths.scrub` (the template's ``finalize``), so the build
   machine's paths (e.g. a skipped split's reason, which starts with the missing file's full
   path) never reach the card.
 * **Validation**: statuses and counts are rendered from the report's results, never fixed
@@ -47,28 +49,32 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.cards.card_body import card_body
+import jinja2
+import yaml
+from datasets import ClassLabel, DatasetInfo, Features, LargeList, List, Sequence, SplitDict, SplitInfo, Value
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCardData
+
 from benchsmith.cards.croissant import croissant
+from benchsmith.cards.known_artifacts import section as known_artifacts
 from benchsmith.cards.lm_eval import FOLDER as LM_EVAL_FOLDER
 from benchsmith.cards.lm_eval import lm_eval_files, task_name, tasks
 from benchsmith.cards.paths import reason, scrub, scrub_tree
-from benchsmith.cards.yaml_text import card_yaml
-
-from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
 from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import CARD, write_text_atomic
 from benchsmith.release.reader import Release  # not benchsmith.release: its writer renders cards
+from benchsmith.validation.contamination.html import card_lines
 
 if TYPE_CHECKING:
-    from huggingface_hub import DatasetCardData
-
     from benchsmith.builder import Builder
 
-__all__ = ["card_context", "card_data", "card_metadata", "croissant", "render_card", "render_files", "write_card_files"]
+__all__ = ["card_context", "card_data", "card_yaml", "croissant", "render_body", "render_card",
+           "render_files", "write_card_files"]
 
-#: the card's Jinja template: the reference that :mod:`benchsmith.cards.card_body` is held equal to
-#: (tests/test_card_body.py); a build renders the card without jinja2
+#: the folder of the card's Jinja template
 TEMPLATES = Path(__file__).parent / "templates"
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
+                          undefined=jinja2.StrictUndefined, finalize=scrub, autoescape=False)
 CROISSANT = "croissant.json"
 #: a validation report of at most this many results is listed in full in the card
 FULL_TABLE_MAX = 30
@@ -90,27 +96,27 @@ def _size_category(n: int) -> str:
     return "10M<n<100M"
 
 
-#: ``DatasetCardData``'s attributes in the order its ``__init__`` sets them: its ``to_dict()`` keeps
-#: that order, then the other keyword arguments' (tests/test_cards_yaml.py holds the two equal)
-_CARD_DATA_ORDER = ("annotations_creators", "language_creators", "language", "license", "multilinguality",
-                    "size_categories", "source_datasets", "task_categories", "task_ids", "paperswithcode_id",
-                    "pretty_name", "config_names")
-
-
 def card_data(info: ReleaseInfo) -> DatasetCardData:
     """The YAML metadata of a release's card, as huggingface_hub's ``DatasetCardData``."""
-    import huggingface_hub
-
-    return huggingface_hub.DatasetCardData(**_card_fields(info))
+    return DatasetCardData(**_card_fields(info))
 
 
-def card_metadata(info: ReleaseInfo) -> dict[str, Any]:
-    """``card_data(info).to_dict()`` without importing huggingface_hub (~35 ms CPU of a build): the
-    named attributes in ``DatasetCardData``'s order, then the others, ``None`` left out (its
-    ``deepcopy`` keeps shared values shared, so the YAML is the same without it)."""
-    fields = _card_fields(info)
-    named = {k: fields.pop(k, None) for k in _CARD_DATA_ORDER}
-    return {k: v for k, v in {**named, **fields}.items() if v is not None}
+def card_yaml(info: ReleaseInfo) -> str:
+    """The card's front matter: ``card_data(info).to_dict()`` (its key order) through
+    ``yaml.safe_dump`` with fixed options, so the bytes depend on the metadata alone."""
+    return yaml.safe_dump(card_data(info).to_dict(), allow_unicode=True, sort_keys=False).strip()
+
+
+def _dataset_info(name: str, features: Features, splits: list[dict[str, Any]]) -> dict[str, Any]:
+    """One config's ``dataset_info`` entry as ``datasets`` writes it into a card
+    (``DatasetInfosDict.to_dataset_card_data``), its ``config_name`` first."""
+    split_dict = SplitDict()
+    for s in splits:
+        split_dict.add(SplitInfo(**s))
+    info = DatasetInfo(features=features, splits=split_dict, dataset_size=sum(s["num_bytes"] for s in splits))
+    data = DatasetCardData()
+    DatasetInfosDict({name: info}).to_dataset_card_data(data)
+    return {"config_name": name, **data["dataset_info"]}
 
 
 def _card_fields(info: ReleaseInfo) -> dict[str, Any]:
@@ -128,20 +134,11 @@ def _card_fields(info: ReleaseInfo) -> dict[str, Any]:
         if i == 0:
             entry["default"] = True
         configs.append(entry)
-        features = Features.from_dict(dict(cfg.features_dict))
         splits: list[dict[str, Any]] = [
             {"name": s, "num_bytes": split.num_bytes, "num_examples": split.num_examples}
             for s, split in cfg.splits.items()
         ]
-        size = sum(s["num_bytes"] for s in splits)
-        infos.append(
-            {
-                "config_name": name,
-                "features": features.to_yaml_list(),
-                "splits": splits,
-                "dataset_size": size,
-            }
-        )
+        infos.append(_dataset_info(name, cfg.features, splits))
         total += sum(s["num_examples"] for s in splits)
         for lang in cfg.languages:
             if lang not in languages:
@@ -178,9 +175,8 @@ def _type_name(f: Any) -> str:
     return type(f).__name__
 
 
-def _feature_rows(features_dict: Mapping[str, Any]) -> list[dict[str, str]]:
-    feats = Features.from_dict(dict(features_dict))
-    return [{"name": name, "type": _type_name(f).replace("|", "/")} for name, f in feats.items()]
+def _feature_rows(features: Features) -> list[dict[str, str]]:
+    return [{"name": name, "type": _type_name(f).replace("|", "/")} for name, f in features.items()]
 
 
 def _feature_groups(info: ReleaseInfo) -> list[dict[str, Any]]:
@@ -188,7 +184,7 @@ def _feature_groups(info: ReleaseInfo) -> list[dict[str, Any]]:
     groups: dict[str, dict[str, Any]] = {}
     for c, cfg in info.configs.items():
         key = json.dumps(cfg.to_dict()["features"], sort_keys=True)
-        groups.setdefault(key, {"configs": [], "rows": _feature_rows(cfg.features_dict)})["configs"].append(c)
+        groups.setdefault(key, {"configs": [], "rows": _feature_rows(cfg.features)})["configs"].append(c)
     return list(groups.values())
 
 
@@ -293,9 +289,7 @@ class _ReadOnce(Release):
 
     The sections ask for the same splits many times (XCOPA's asked 183 times for 45 splits);
     the values are the same Arrow table either way (``Release.table`` casts to the features'
-    schema whether it reads some columns or all). :meth:`features` gives
-    :class:`benchsmith.features.Features` (same names, ``names``, ``int2str``... as ``datasets``'),
-    so rendering a card during a build does not import ``datasets``. Everything else is the
+    schema whether it reads some columns or all). Everything else is the
     release's own: a :class:`Release` (what ``Builder.card_sections`` is typed to take) sharing
     the release's path and typed metadata, read once already. ``tables``: splits already in
     memory, ``{(config, split): table}`` as :meth:`Release.table` reads them back (a build hands
@@ -310,9 +304,6 @@ class _ReadOnce(Release):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._release, name)
-
-    def features(self, config: str) -> Features:
-        return Features.from_dict(self._release.config_info(config).features_dict)
 
     def table(self, config: str, split: str, columns: Any = None) -> Any:
         key = (config, split)
@@ -346,8 +337,8 @@ def lm_eval_connectors(builder: Builder | None) -> Any:
 
 def card_context(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
                  tables: Mapping[tuple[str, str], Any] | None = None) -> dict[str, Any]:
-    """The values the card's body is written from (:func:`benchsmith.cards.card_body.card_body`'s
-    keyword arguments; the template's variables). Arguments as :func:`render_card`'s."""
+    """The values the card's body is written from (the template's variables). Arguments as
+    :func:`render_card`'s."""
     info = release.info
     m = info.to_dict()  # the card renders the documented JSON form (benchsmith.manifest)
     report = None
@@ -355,18 +346,12 @@ def card_context(release: Release, builder: Builder | None = None, *, hub: dict[
     if rpath.is_file():
         report = json.loads(rpath.read_text(encoding="utf-8"))
     sections = dict(builder.card_sections(_ReadOnce(release, tables))) if builder is not None else {}
-    from benchsmith.cards.known_artifacts import section as known_artifacts
-
     sections.update(known_artifacts(builder, report))  # declared partial-input artifacts (gate warns)
     first = next(iter(info.configs))
     skipped = {c: {s: reason(why) for s, why in cfg.skipped_splits.items()}
                for c, cfg in info.configs.items() if cfg.skipped_splits}
     lm_tasks = [t["name"] for t in tasks(info, lm_eval_connectors(builder))]
-    contamination: list[str] = []
-    if report is not None:  # a build has no report yet: its module (and html) are not imported
-        from benchsmith.validation.contamination.html import card_lines
-
-        contamination = card_lines(report)
+    contamination = card_lines(report)
     return {
         "m": m,
         "hub": hub,
@@ -388,6 +373,12 @@ def card_context(release: Release, builder: Builder | None = None, *, hub: dict[
     }
 
 
+def render_body(context: Mapping[str, Any]) -> str:
+    """The card's Markdown body: the template rendered with :func:`card_context`'s values (a value
+    it needs and ``context`` lacks is a ``jinja2.UndefinedError``)."""
+    return _ENV.get_template("dataset_card.md.j2").render(**context)
+
+
 def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
                 tables: Mapping[tuple[str, str], Any] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
@@ -396,8 +387,8 @@ def render_card(release: Release, builder: Builder | None = None, *, hub: dict[s
     ``tables``: splits the caller holds in memory, as :meth:`Release.table` would read them
     (:class:`_ReadOnce`).
     """
-    body = card_body(**card_context(release, builder, hub=hub, tables=tables))
-    return f"---\n{card_yaml(card_metadata(release.info))}\n---\n\n{body}"  # card_data(info).to_yaml(), faster
+    body = render_body(card_context(release, builder, hub=hub, tables=tables))
+    return f"---\n{card_yaml(release.info)}\n---\n\n{body}"
 
 
 def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,

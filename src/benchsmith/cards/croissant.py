@@ -43,9 +43,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.cards.paths import scrub
+from datasets import ClassLabel, Features, LargeList, List, Sequence, Value
 
-from benchsmith.features import ClassLabel, Features, LargeList, List, Sequence, Value
+from benchsmith.cards.paths import scrub
 
 if TYPE_CHECKING:
     from benchsmith.manifest import ReleaseInfo
@@ -194,7 +194,7 @@ def croissant(release: Release, *, hub: dict[str, str] | None = None) -> dict[st
     dist: list[dict[str, Any]] = []
     record_sets: list[dict[str, Any]] = []
     for cname, cfg in m.configs.items():
-        feats = Features.from_dict(dict(cfg.features_dict))
+        feats = cfg.features
         record_sets.extend(_class_sets(cname, feats))
         id_field = cfg.policy.get("id_field", "id")
         for split, info in cfg.splits.items():

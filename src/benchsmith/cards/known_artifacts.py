@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.validation.known_artifacts import declared
+
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
 
@@ -42,8 +44,6 @@ def _measured(report: Mapping[str, Any] | None) -> dict[str, list[str]]:
 
 
 def _declared(builder: Builder | None, report: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    from benchsmith.validation.known_artifacts import declared
-
     if builder is not None:
         return [k.to_dict() for k in declared(builder)]
     seen: dict[str, dict[str, Any]] = {}  # no builder: the declarations the report carries

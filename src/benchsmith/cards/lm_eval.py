@@ -54,10 +54,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from benchsmith.cards.paths import scrub
-from benchsmith.cards.yaml_text import dump
+from datasets import ClassLabel, Features, Value
 
-from benchsmith.features import ClassLabel, Features, Value
+from benchsmith.cards.paths import scrub
 
 if TYPE_CHECKING:
     from benchsmith.manifest import ReleaseInfo
@@ -148,7 +147,7 @@ def tasks(info: ReleaseInfo, connectors: Connectors | None = None) -> list[dict[
         choices = policy.get("choices") or []
         if policy.get("task") != "multiple_choice" or not choices:
             continue
-        feats = Features.from_dict(dict(cfg.features_dict))
+        feats = cfg.features
         label = _label_field(policy, feats)
         fields = [choices] if isinstance(choices, str) else list(choices)
         context = list(policy.get("context") or [])
@@ -225,24 +224,9 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def _libyaml_dumper() -> type | None:
-    """:class:`_Dumper` on libyaml's emitter (benchsmith.cards.yaml_text: where it writes the same)."""
-    if not getattr(yaml, "__with_libyaml__", False):
-        return None
-
-    class _CDumper(yaml.CSafeDumper):
-        """:class:`_Dumper`'s literal blocks, on libyaml's emitter."""
-
-    _CDumper.add_representer(str, _str)
-    return _CDumper
-
-
-_CDumper = _libyaml_dumper()
-
-
 def _dump(obj: dict[str, Any]) -> str:
-    return dump(obj, _Dumper, _CDumper, newlines=True, sort_keys=False, allow_unicode=True, width=10_000,
-                default_flow_style=False)
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000,
+                     default_flow_style=False)
 
 
 def lm_eval_files(release: Release, *, hub: dict[str, str] | None = None,

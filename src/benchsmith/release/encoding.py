@@ -13,10 +13,10 @@ from typing import Any, NoReturn
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from datasets import ClassLabel
 
 from benchsmith.builder import Config
 from benchsmith.errors import SchemaError
-from benchsmith.features import ClassLabel
 from benchsmith.loaders.arrow_kernels import without_validity
 from benchsmith.release.id_index import IdIndex, mixed, mixed_batch
 

@@ -117,11 +117,11 @@ class Release:
         return self.config_info(config).features.copy()
 
     def check_features(self) -> None:
-        """Parse every config's features now (benchsmith.features, else ``datasets``): a ReleaseError naming the
+        """Parse every config's features now (``datasets.Features.from_dict``): a ReleaseError naming the
         config and the feature when one cannot be read (opening a release checks their shape
         only, see :mod:`benchsmith.manifest`)."""
         for info in self.info.configs.values():
-            _ = info.arrow_schema  # benchsmith's feature types first: datasets only where they cannot read it
+            _ = info.arrow_schema  # parses the features: a dtype pyarrow cannot map fails here
 
     def fingerprints(self) -> dict[str, dict[str, str]]:
         """``{config: {split: fingerprint}}`` as the manifest records them (what the gate,

@@ -39,12 +39,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from datasets import Features
 
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.policy import AUTO, Policy
 
 if TYPE_CHECKING:
-    from benchsmith.features import Features
     from benchsmith.release import Release
 
 # Scripts written without spaces between words get one token per character: CJK
@@ -137,9 +137,8 @@ def as_text(value: Any) -> str:
 
 
 def features_of(release: Release, config: str) -> Features:
-    """The config's features as :mod:`benchsmith.features` types, without importing ``datasets``
-    (~1 s of a warm ``validate``'s start-up): :attr:`~benchsmith.manifest.ConfigInfo.feature_types`."""
-    return release.config_info(config).feature_types  # type: ignore[no-any-return]
+    """The config's features (parsed once per release: shared, do not change them)."""
+    return release.config_info(config).features
 
 
 def _kind(f: Any) -> str:

@@ -36,13 +36,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar
 
+from datasets import ClassLabel, Features, List, Value
+
 from benchsmith.loaders.cognition_files import read_cg_test, read_lexicon
 from benchsmith.loaders.moses import iter_parallel
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ParseError
 from benchsmith.expectation import Measure
-from benchsmith.features import ClassLabel, Features, List, Value
 from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.source import Source, Sources
 

@@ -33,12 +33,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from datasets import ClassLabel, Features, List, Value
+
 from benchsmith.loaders.comve_columns import B_LABELS, SplitFiles, bulk_columns
 
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Measure
-from benchsmith.features import ClassLabel, Features, List, Value
 from benchsmith.source import Source, Sources
 
 if TYPE_CHECKING:

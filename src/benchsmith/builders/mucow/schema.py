@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchsmith.features import ClassLabel, Features, List, Value
+from datasets import ClassLabel, Features, List, Value
 
 _S = Value("string")
 

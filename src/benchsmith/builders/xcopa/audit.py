@@ -141,7 +141,7 @@ def balance(release: Release) -> dict[str, dict[str, dict[str, Any]]]:
     """Label and question counts per config and split (label names and question strings as keys)."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for config in release.configs():
-        feats = release.config_info(config).feature_types  # no datasets import
+        feats = release.config_info(config).features
         for split in release.splits(config):
             table = release.table(config, split, ["label", "question"])
             # count the stored values, then name them (a ClassLabel's names are distinct: the same counts)

@@ -10,7 +10,7 @@ prompts read it (``connector[doc["question"]]``). ``label`` is a ClassLabel
 
 from __future__ import annotations
 
-from benchsmith.features import ClassLabel, Features, Value
+from datasets import ClassLabel, Features, Value
 
 QUESTION = Value("string")
 QUESTIONS = ("cause", "effect")

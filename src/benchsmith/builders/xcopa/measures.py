@@ -85,8 +85,7 @@ def item(release: Release, figure: Figure) -> dict[str, Any]:
     idx, fields = figure.args.get("idx"), figure.args.get("fields")
     if not isinstance(idx, int) or not isinstance(fields, list) or not fields:
         raise ConfigError(f"figure {figure.id!r}: item takes args idx (an integer) and fields (a list)")
-    # benchsmith's types: int2str without importing datasets
-    features = release.config_info(figure.config).feature_types
+    features = release.config_info(figure.config).features
     rows = [r for r in release.table(figure.config, figure.split, ["idx", *fields]).to_pylist() if r["idx"] == idx]
     if len(rows) != 1:
         raise ConfigError(f"{figure.id}: {figure.config}/{figure.split} has {len(rows)} items with idx {idx}")

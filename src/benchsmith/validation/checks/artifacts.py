@@ -32,6 +32,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy import stats
+
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import (
     VOCAB,
@@ -42,7 +44,6 @@ from benchsmith.validation.dataview import (
     sorted_unique,
     tokens,
 )
-from benchsmith.validation.pvalues import binomtest_greater
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -233,9 +234,12 @@ class CueCheck(Check):
             if n == 0:
                 continue
             top = table.top(max(3, int(0.01 * n)))
-            for r in top:
-                r["p_value"] = binomtest_greater(r["productive"], r["applicability"],
-                                                 min(max(r["chance"], 1e-9), 1.0))
+            # binomtest(k, n, p, alternative="greater").pvalue is binom.sf(k - 1, n, p): one call for every
+            # cue (a 1M-example split has 10,000: 1.8 s as binomtest calls, 0.02 s in one call)
+            p_values = stats.binom.sf([r["productive"] - 1 for r in top], [r["applicability"] for r in top],
+                                      [min(max(r["chance"], 1e-9), 1.0) for r in top])
+            for r, p in zip(top, p_values, strict=True):
+                r["p_value"] = float(p)
                 r["flag"] = bool(
                     r["coverage"] >= min_cov and r["productivity"] - r["chance"] >= min_gain and r["p_value"] < ALPHA
                 )

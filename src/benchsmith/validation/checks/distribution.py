@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy import stats
+
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import ConfigView, configs, tokens
-from benchsmith.validation.pvalues import binomtest_greater, chisquare_uniform, kruskal
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -74,7 +75,7 @@ class LabelBalanceCheck(Check):
                 per_split[split] = {"labeled": len(labeled), "unlabeled": len(values) - len(labeled)}
                 continue
             counts = np.bincount(labeled, minlength=k)[:k]
-            chi2, p = chisquare_uniform(counts)
+            chi2, p = stats.chisquare(counts)
             majority = float(counts.max() / counts.sum())
             per_split[split] = {
                 "counts": {names[i]: int(c) for i, c in enumerate(counts)},
@@ -263,7 +264,7 @@ class LengthCheck(Check):
             c = float(np.mean(chance))
             for rule, s in scores.items():
                 acc = float(np.mean(s))
-                p = binomtest_greater(round(sum(s.tolist())), n, c)
+                p = stats.binomtest(round(sum(s.tolist())), n, c, alternative="greater").pvalue
                 gain = acc - c
                 cues.append(
                     {
@@ -299,7 +300,7 @@ class LengthCheck(Check):
                 sizes = [g.size for g in groups.values()]
                 if len(groups) < 2 or min(sizes) < 2 or len(np.unique(ln)) < 2:
                     continue
-                h, p = kruskal(*groups.values())
+                h, p = stats.kruskal(*groups.values())
                 n = int(sum(sizes))
                 eps2 = float(h / ((n * n - 1) / (n + 1)))  # epsilon-squared (Tomczak & Tomczak 2014)
                 cues.append(

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
-from benchsmith.validation.check import Check, CheckResult, Status, register_check
-from benchsmith.validation.dataview import ConfigView, configs
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCardData
 
 from benchsmith.fingerprint import Fingerprinter
+from benchsmith.validation.check import Check, CheckResult, Status, register_check
+from benchsmith.validation.dataview import ConfigView, configs
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -44,16 +47,11 @@ def _norm_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _yaml_list(features: Any) -> list[dict[str, Any]]:
-    """The card's YAML form of ``features`` (benchsmith's ``Features`` or datasets' twin)."""
-    to_yaml = getattr(features, "to_yaml_list", None)
-    return to_yaml() if to_yaml is not None else features._to_yaml_list()
-
-
-def _from_yaml_list(card_list: list[Any]) -> Any:
-    import datasets  # only for a card whose features differ from the manifest's rendering
-
-    return datasets.Features._from_yaml_list(card_list)
+def _card_features(config: str, card_list: Any) -> datasets.Features:
+    """One config's features as the card declares them, read as ``datasets`` reads a card's
+    ``dataset_info``."""
+    card = DatasetCardData(dataset_info=[{"config_name": config, "features": card_list}])
+    return DatasetInfosDict.from_dataset_card_data(card)[config].features
 
 
 def card_front_matter(release: Release) -> dict[str, Any] | None:
@@ -155,11 +153,8 @@ class SchemaCheck(Check):
         if info is None:
             problems.append(f"the card's dataset_info has no config {view.config!r}")
             return problems
-        card_list = info.get("features") or []
-        if card_list == _yaml_list(view.features):  # as the card writer renders them: no datasets import
-            card_list = None
         try:
-            card_features = view.features if card_list is None else _from_yaml_list(card_list)
+            card_features = _card_features(view.config, info.get("features") or [])
         except Exception as exc:  # noqa: BLE001 - malformed YAML features are a finding, not a crash
             problems.append(f"the card's features for {view.config!r} do not parse: {exc}")
         else:

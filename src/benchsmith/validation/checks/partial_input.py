@@ -62,6 +62,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy import sparse, stats
+
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.dataview import (
     VOCAB,
@@ -72,10 +74,9 @@ from benchsmith.validation.dataview import (
     sorted_unique,
     take_ranges,
 )
+from benchsmith.validation.known_artifacts import find
 
 if TYPE_CHECKING:
-    from scipy import sparse
-
     from benchsmith.release import Release
 
 DEFAULT_MAX_GAIN = 0.1
@@ -155,8 +156,6 @@ class SparseRows:
 
     def block(self, lo: int, hi: int) -> sparse.csr_matrix:
         """Rows ``lo:hi`` as a CSR matrix of ones (views of the stored indices: no copy)."""
-        from scipy import sparse  # ~0.2 CPU s: imported by a probe that fits, not by a warm run
-
         a, b = int(self.indptr[lo]), int(self.indptr[hi])
         if len(self._ones) < b - a:
             self._ones = np.ones(b - a)  # one read-only array of ones serves every block
@@ -268,10 +267,8 @@ def cross_fit(
             continue
         if len(y) - (hi - lo) <= BATCH_ROWS:
             # one block: one ``fit`` of EPOCHS epochs (see the docstring)
-            from scipy.sparse import vstack
-
             model = logistic_regression(seed).fit(
-                vstack([stored.block(0, lo), stored.block(hi, len(y))], format="csr"),
+                sparse.vstack([stored.block(0, lo), stored.block(hi, len(y))], format="csr"),
                 np.concatenate([y[:lo], y[hi:]]))
         else:
             model = streamed_logistic_regression(seed)
@@ -537,12 +534,8 @@ def artifact_verdict(
     (pass/warn/fail), the figures, the declaration that explains it (``known_artifact``) and
     ``why`` in words. ``probe`` is ``partial_input`` or a baseline spec's name; ``known`` the
     builder's :class:`~benchsmith.validation.known_artifacts.KnownArtifact` declarations."""
-    from benchsmith.validation.known_artifacts import find
-
     gain = accuracy - chance
-    from benchsmith.validation.pvalues import binomtest_greater
-
-    p = binomtest_greater(round(accuracy * n), n, chance) if n else 1.0
+    p = float(stats.binomtest(round(accuracy * n), n, chance, alternative="greater").pvalue) if n else 1.0
     significant = p < SIGNIFICANCE
     large = threshold is not None and gain >= threshold - 1e-9
     declared = find(known, probe, config) if threshold is not None else None
