@@ -297,7 +297,7 @@ def publish_cmd(
 
 @app.command("new")
 def new_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits and _.")],
+    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits, - and _.")],
     dest: Annotated[
         Path | None, typer.Option("--dir", help="Folder to create (default ./benchsmith-NAME); must be new or empty.")
     ] = None,
