@@ -185,8 +185,9 @@ class Builder:
         """Every erratum of ``errata.generated.tsv`` and ``errata.tsv`` beside the builder (applied
         or not in this version; ``benchsmith.erratum`` says which table is for what).
 
-        Read once per instance while the tables are unchanged (path, size, mtime and inode): a
-        build asks three times, and XCOPA's 932 rows took ~15 ms CPU a read."""
+        Read once per instance while the tables are unchanged (path, size, mtime and inode; a
+        missing table is a state of its own, until it appears): a build asks three times, and
+        XCOPA's 932 rows took ~15 ms CPU a read."""
         from benchsmith import erratum
 
         paths = self.errata_paths()
@@ -195,8 +196,10 @@ class Builder:
             try:
                 st = Path(path).stat()
                 keys.append((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
+            except FileNotFoundError:
+                keys.append((str(path), None))  # no table: read_errata_tsv gives []
             except OSError:
-                keys.append((str(path),))  # no file (read_errata_tsv gives []) or unreadable: read every time
+                keys.append((str(path),))  # unreadable: read every time (the read raises)
         key = tuple(keys)
         memo = self.__dict__.get("_errata_memo")
         if memo is None or memo[0] != key or any(len(k) == 1 for k in key):
