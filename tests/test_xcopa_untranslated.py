@@ -1,6 +1,7 @@
 """The maintainer's loop on the XCOPA fixture: the generic ``untranslated`` check finds an option
 left in English, a hand-written erratum (``errata.tsv``, beside the generated
-``errata.generated.tsv``) fixes it from its version on, and earlier versions keep upstream's value."""
+``errata.generated.tsv``) fixes it from its version on, and earlier versions keep upstream's value
+(the check then warns that a later version fixes it)."""
 
 from __future__ import annotations
 
@@ -100,6 +101,9 @@ def test_a_hand_written_erratum_fixes_the_item_from_its_version_on(tmp_path):
     earlier = build_fixture(tmp_path / "reg", "1.1.0", sources_dir=sources, builder=builder)
     assert earlier.table("et", "validation")["choice1"][0].as_py() == "The toilet filled with WATER"
     assert [e["id"] for e in earlier.info.errata_applied] == ["xcopa-th-question"]
+    # in the earlier version the item is a known defect, fixed later: a warning that says where
+    known = _by_config(UntranslatedCheck().run(earlier))["et"]
+    assert known.status == Status.WARN and "fixed by erratum et-untranslated (1.2.0)" in known.summary
 
 
 def test_an_erratum_id_in_both_tables_names_the_hand_written_line(tmp_path):

@@ -4,7 +4,11 @@
   ``policy.translation_of`` is compared with the aligned field of its source example (same
   split, same ``id_field`` value). A field equal to its source after normalising (Unicode
   NFKC, case-folded, punctuation and spacing collapsed) was left in the source language: it
-  fails the gate (``policy.untranslated = "warn"``: a warning), naming each item.
+  fails the gate (``policy.untranslated = "warn"``: a warning), naming each item. An item that
+  an erratum of a later version fixes (the release's ``errata_pending``: 1.0.0 reproduces
+  upstream as released) is a known defect of this version: a warning naming the erratum and
+  its version, never a failure, so a release that reproduces upstream stays publishable while
+  saying which version to use instead.
 
 Equality after normalisation, not a similarity threshold: a faithful translation of a short
 sentence can share most of its characters with the source (names, numbers, cognates), and a
@@ -65,9 +69,13 @@ class UntranslatedCheck(Check):
 
     def run(self, release: Release) -> list[CheckResult]:
         views = {v.config: v for v in configs(release)}
-        return [self._config(view, views) for view in views.values() if view.policy.translation_of]
+        pending: dict[str, str] = {}  # item key -> "erratum (version)" of the errata a later version applies
+        for e in release.info.errata_pending:
+            for key in e.get("items", ()):
+                pending[key] = f"{e.get('id')} ({e.get('version')})"
+        return [self._config(view, views, pending) for view in views.values() if view.policy.translation_of]
 
-    def _config(self, view: ConfigView, views: dict[str, ConfigView]) -> CheckResult:
+    def _config(self, view: ConfigView, views: dict[str, ConfigView], pending: dict[str, str]) -> CheckResult:
         source_name = view.policy.translation_of
         source = views.get(source_name or "")
         if source is None:
@@ -94,7 +102,25 @@ class UntranslatedCheck(Check):
         if not found:
             return self.result(Status.PASS, f"0 of {compared} translated fields equal their source in {where}",
                                config=view.config, metrics=metrics)
+        for x in found:
+            fixed_by = pending.get(f"{view.config}/{x['split']}/{x['id']}") or pending.get(f"*/{x['split']}/{x['id']}")
+            if fixed_by:
+                x["fixed_by"] = fixed_by
+        fixed = [x for x in found if "fixed_by" in x]
+        if len(fixed) == len(found):
+            errata = sorted({x["fixed_by"] for x in fixed})
+            items = ", ".join(f"{x['split']}/{x['id']} {x['field']}" for x in found[:5])
+            return self.result(
+                Status.WARN,
+                f"{len(found)} translated field(s) equal their {source_name} source (untranslated): {items}"
+                + (f" (+{len(found) - 5} more)" if len(found) > 5 else "")
+                + f"; known, fixed by erratum {', '.join(errata)}",
+                config=view.config, metrics=metrics,
+                details={"items": found[:_SHOW], "source_config": source_name,
+                         "what_to_do": f"use the version that applies {', '.join(errata)}"},
+            )
         status = Status.FAIL if view.policy.untranslated == "fail" else Status.WARN
+        found = [x for x in found if "fixed_by" not in x] + fixed  # the unknown ones first
         first = found[0]
         items = ", ".join(f"{x['split']}/{x['id']} {x['field']}" for x in found[:5])
         return self.result(
