@@ -55,7 +55,7 @@ def same_release(remote: Sequence[Any], expected: Sequence[Uploaded], remote_man
     facts differ), kept as the tag has them, and no reasons; another release gives ``None`` and
     what makes it another (the differing data files, or the declared manifest fields).
     ``remote_manifest`` fetches the tag's ``release.json``, read only when it differs."""
-    problems = tree_differences(remote, expected)
+    problems = tree_differences(list(remote), list(expected))
     differing = sorted({p.split(": ", 1)[0] for p in problems})
     reasons = [p for p in problems if not _report_derived(p.split(": ", 1)[0]) and not p.startswith(MANIFEST + ":")]
     if reasons:
