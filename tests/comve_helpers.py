@@ -81,4 +81,4 @@ def malformed_sources(case: str, tmp: Path) -> Path:
 
 
 if __name__ == "__main__":  # regenerate the fixture's errata.tsv after changing the fixture
-    comve_errata.write(FIXTURE_DATA / "errata.tsv", derive_fixture_errata(), comment=FIXTURE_COMMENT)
+    comve_errata.write(FIXTURE_DATA / "errata.generated.tsv", derive_fixture_errata(), comment=FIXTURE_COMMENT)

@@ -40,11 +40,11 @@ def _all(release, config: str, split: str) -> dict[str, dict]:
 
 
 def test_fixture_errata_tsv_is_the_derivation():
-    assert comve_errata.same_rows(FIXTURE_DATA / "errata.tsv", derive_fixture_errata())
+    assert comve_errata.same_rows(FIXTURE_DATA / "errata.generated.tsv", derive_fixture_errata())
 
 
 def test_real_errata_tsv_declares_the_four_errata_of_1_1_0():
-    errata = read_errata_tsv(ComVE.errata_path())
+    errata = read_errata_tsv(ComVE.generated_errata_path())
     assert [(e.id, e.version) for e in errata] == [(i, "1.1.0") for i in comve_errata.ERRATA]
     rows = {e.id: len(e.rows) for e in errata}
     # 1 statement in 3 configs; 7 lost characters in 12 fields; 9 + 1 and 5 dropped items
@@ -75,7 +75,7 @@ def test_1_1_0_differs_from_1_0_0_by_exactly_the_rows(releases):
     applied = new.info.to_dict()["errata_applied"]
     assert [e["id"] for e in applied] == [e["id"] for e in old.info.to_dict()["errata_pending"]]
     assert applied[2]["items"] == ["subtask_b/trial/2"] and "drop 1 item(s)" in applied[2]["fix"]
-    rows = [r for e in read_errata_tsv(FIXTURE_DATA / "errata.tsv") for r in e.rows]
+    rows = [r for e in read_errata_tsv(FIXTURE_DATA / "errata.generated.tsv") for r in e.rows]
     expected = {}
     for r in rows:
         expected[r.config, r.split, r.item] = expected.get((r.config, r.split, r.item), set()) | {r.field}
@@ -101,10 +101,10 @@ def test_1_1_0_differs_from_1_0_0_by_exactly_the_rows(releases):
 
 
 def test_a_stale_row_stops_the_build_naming_the_tsv_line(tmp_path: Path, monkeypatch):
-    rows = [r for e in read_errata_tsv(FIXTURE_DATA / "errata.tsv") for r in e.rows]
+    rows = [r for e in read_errata_tsv(FIXTURE_DATA / "errata.generated.tsv") for r in e.rows]
     bad = tmp_path / "errata.tsv"
     write_errata_tsv(bad, [replace(rows[0], old="he put a giraffe in the fridge"), *rows[1:]])
-    monkeypatch.setattr(FixtureComVE, "errata_path", classmethod(lambda cls: bad))
+    monkeypatch.setattr(FixtureComVE, "generated_errata_path", classmethod(lambda cls: bad))
     with pytest.raises(ParseError) as exc:
         build(GOOD, tmp_path / "reg", "1.1.0")
     assert exc.value.path == bad and exc.value.line == 2

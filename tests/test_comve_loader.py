@@ -157,7 +157,7 @@ def test_malformed_input_through_the_cli_is_one_line_exit_2(tmp_path: Path, caps
     sources = malformed_sources("bad_label", tmp_path)
     monkeypatch.setattr("benchsmith.builders.comve.ComVE.checksums", classmethod(lambda cls: {}))
     # the real errata.tsv names upstream items the fixture lacks (a stale row is an error): use the fixture's
-    monkeypatch.setattr("benchsmith.builders.comve.ComVE.errata_path", classmethod(lambda cls: FIXTURE_DATA / "errata.tsv"))
+    monkeypatch.setattr("benchsmith.builders.comve.ComVE.generated_errata_path", classmethod(lambda cls: FIXTURE_DATA / "errata.generated.tsv"))
     code = main(["-q", "build", "comve", "--sources", str(sources), "--registry", str(tmp_path / "reg")])
     err = capsys.readouterr().err
     assert code == 2

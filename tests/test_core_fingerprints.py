@@ -268,11 +268,11 @@ def _assert_matches(name: str, version: str, raw: Path, reg: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.parametrize(("name", "version"), [
     pytest.param(n, v, marks=[pytest.mark.slow] if v == "1.0.0" else [])
-    for n in ("xcopa", "comve") for v in ("1.0.0", "1.1.0")])
+    for n, versions in (("xcopa", ("1.0.0", "1.1.0", "1.2.0")), ("comve", ("1.0.0", "1.1.0"))) for v in versions])
 def test_every_registered_version_of_xcopa_and_comve_rebuilds_identically(raw, tmp_path, request, name,
                                                                          version):
     assert version in registered_versions(name)
-    if version == "1.0.0":
+    if version != {"xcopa": "1.2.0", "comve": "1.1.0"}[name]:  # not the current version: built here
         _assert_matches(name, version, raw, tmp_path / "reg")
         return
     shared = {"xcopa": "real_xcopa", "comve": "real_comve"}[name]
@@ -318,15 +318,15 @@ def test_a_tampered_registered_fingerprint_fails_the_real_build_and_commits_noth
     code, out, err = run_cli(capsys, "-q", "build", "xcopa", "--sources", str(raw), "--registry", str(reg))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
-    assert "xcopa 1.1.0" in err and "config 'et' split 'test'" in err and "bump the version" in err
-    assert not (reg / "xcopa" / "1.1.0").exists()
+    assert "xcopa 1.2.0" in err and "config 'et' split 'test'" in err and "bump the version" in err
+    assert not (reg / "xcopa" / "1.2.0").exists()
     assert [p.name for p in (reg / "xcopa").iterdir()] == []  # no staging folder left
 
 
 @pytest.mark.realdata
 def test_register_fingerprints_reproduces_the_committed_rows(raw, tmp_path, xcopa_copy, capsys):
     committed = xcopa_copy.read_text()
-    xcopa_copy.write_text("".join(r + "\n" for r in committed.splitlines() if not r.startswith("1.1.0\t")))
+    xcopa_copy.write_text("".join(r + "\n" for r in committed.splitlines() if not r.startswith("1.2.0\t")))
     code, out, err = run_cli(capsys, "-q", "build", "xcopa", "--sources", str(raw), "--registry",
                              str(tmp_path / "reg"), "--register-fingerprints", "--json")
     assert code == 0, err

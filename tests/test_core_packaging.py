@@ -47,7 +47,7 @@ def test_wheel_installs_every_package_and_data_file(tmp_path):
         "for m in (benchsmith, benchsmith.builders, benchsmith.loaders, benchsmith.validation, benchsmith.cards):\n"
         "    print(pathlib.Path(m.__file__).resolve())\n"
         "b = pathlib.Path(benchsmith.builders.__file__).parent\n"
-        "for rel in ('xcopa/published.yaml', 'xcopa/errata.tsv', 'comve/errata.tsv', 'cognition/checksums.tsv'):\n"
+        "for rel in ('xcopa/published.yaml', 'xcopa/errata.generated.tsv', 'comve/errata.generated.tsv', 'xcopa/errata.tsv', 'cognition/checksums.tsv'):\n"
         "    print((b / rel).resolve())\n"
         "print((pathlib.Path(benchsmith.cards.__file__).parent / 'templates' / 'dataset_card.md.j2').resolve())\n"
     )

@@ -23,8 +23,8 @@ def test_new_writes_the_package_and_refuses_to_overwrite(capsys, tmp_path):
     made = one_json(out)
     assert sorted(made["files"]) == sorted([
         "README.md", "pyproject.toml", "src/benchsmith_my_bench/__init__.py",
-        "src/benchsmith_my_bench/checksums.tsv", "src/benchsmith_my_bench/published.yaml",
-        "tests/fixtures/my_bench/items.tsv", "tests/test_my_bench.py"])
+        "src/benchsmith_my_bench/checksums.tsv", "src/benchsmith_my_bench/errata.tsv",
+        "src/benchsmith_my_bench/published.yaml", "tests/fixtures/my_bench/items.tsv", "tests/test_my_bench.py"])
     pyproject = (tmp_path / "pkg" / "pyproject.toml").read_text()
     assert '[project.entry-points."benchsmith.builders"]\nmy_bench = "benchsmith_my_bench"' in pyproject
     assert [p.name for p in tmp_path.iterdir()] == ["pkg"]  # no temporary folder left
@@ -68,9 +68,58 @@ def test_the_generated_builder_builds_verifies_its_checksums_and_validates(tmp_p
 def test_render_rejects_bad_names():
     from benchsmith.scaffold import render
 
-    for bad in ("", "9lives", "a-b", "A", "x" * 41):
-        with pytest.raises(ConfigError):
+    for bad in ("", "A", "My-Bench", "-x", "_x", "a b", "é", "x" * 101):
+        with pytest.raises(ConfigError, match="is not a dataset name"):
             render(bad)
+
+
+def test_new_accepts_every_release_name_and_derives_python_names(capsys, tmp_path):
+    """A release name may hold '-' (manifest.NAME_RE): `new e-snli` makes package benchsmith_e_snli."""
+    from benchsmith.scaffold import render
+
+    code, out, err = run_cli(capsys, "new", "e-snli", "--dir", str(tmp_path / "pkg"), "--json")
+    assert code == 0, err
+    assert sorted(one_json(out)["files"]) == sorted([
+        "README.md", "pyproject.toml", "src/benchsmith_e_snli/__init__.py", "src/benchsmith_e_snli/checksums.tsv",
+        "src/benchsmith_e_snli/errata.tsv", "src/benchsmith_e_snli/published.yaml",
+        "tests/fixtures/e-snli/items.tsv", "tests/test_e_snli.py"])
+    pyproject = (tmp_path / "pkg" / "pyproject.toml").read_text()
+    assert 'name = "benchsmith-e-snli"' in pyproject and 'e-snli = "benchsmith_e_snli"' in pyproject
+    assert 'class ESnli(Builder):\n    name = "e-snli"' in (tmp_path / "pkg/src/benchsmith_e_snli/__init__.py").read_text()
+    assert "class Dataset3lc(Builder)" in render("3lc")["src/benchsmith_3lc/__init__.py"]
+
+
+def _generated_test(pkg: Path, module: str):
+    """The generated package's test module, imported from its tests/ with its src/ on the path."""
+    sys.path[:0] = [str(pkg / "src"), str(pkg / "tests")]
+    try:
+        return importlib.import_module(module)
+    finally:
+        del sys.path[:2]
+
+
+def test_the_generated_validate_test_survives_real_figures_and_nothing_else(tmp_path):
+    """With published.yaml holding the paper's figures (which the fixture cannot reproduce), the
+    generated validate test passes; a failure of any other kind (here an empty text) still fails it."""
+    from benchsmith.scaffold import scaffold
+
+    pkg = scaffold("real-bench", tmp_path / "pkg")
+    published = pkg / "src" / "benchsmith_real_bench" / "published.yaml"
+    real = published.read_text().replace("value: 4,", "value: 1000,").replace("value: 12,", "value: 9000,")
+    published.write_text(real)
+    try:
+        test = _generated_test(pkg, "test_real_bench")
+        test.test_validate_passes_on_the_fixture(tmp_path / "real")  # 3 figures not reproduced: allowed
+        items = pkg / "tests" / "fixtures" / "real-bench" / "items.tsv"
+        lines = items.read_text().splitlines(keepends=True)
+        first = lines[1].split("\t")
+        items.write_text(lines[0] + "\t".join([*first[:2], "", first[3]]) + "".join(lines[2:]))  # an empty text
+        with pytest.raises(AssertionError, match="empty_fields"):
+            test.test_validate_passes_on_the_fixture(tmp_path / "broken")
+    finally:
+        unregister("real-bench")
+        for module in ("test_real_bench", "benchsmith_real_bench"):
+            sys.modules.pop(module, None)
 
 
 def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: int = 240) -> subprocess.CompletedProcess:

@@ -114,8 +114,8 @@ def test_fixture_tables_are_what_the_derivation_finds():
     assert [(e.lang, e.split, e.idx, e.upstream, e.fixed) for e in errata] == [
         ("th", "validation", 2, "effect", "cause"), ("th", "test", 0, "effect", "cause"),
     ]
-    table = XCOPA_FIX / "_tables/errata.tsv"
-    assert FixtureXcopa.errata_path() == table  # errata_path() honours tables_dir
+    table = XCOPA_FIX / "_tables/errata.generated.tsv"
+    assert FixtureXcopa.generated_errata_path() == table  # generated_errata_path() honours tables_dir
     (erratum,) = read_errata_tsv(table)
     assert (erratum.id, erratum.version) == ("xcopa-th-question", "1.1.0")
     assert [(r.key, r.field, r.old, r.new) for r in erratum.rows] == [
@@ -133,7 +133,7 @@ def test_fixture_tables_are_what_the_derivation_finds():
 def _tables_without(tmp_path, drop_item=None, change=None, copy_to=None):
     """A FixtureXcopa reading a copy of the fixture's errata.tsv without one row, with one cell
     changed, or with a copy of the first row for another item appended."""
-    table = read_errata_tsv(XCOPA_FIX / "_tables/errata.tsv")
+    table = read_errata_tsv(XCOPA_FIX / "_tables/errata.generated.tsv")
     rows = [r for e in table for r in e.rows if r.key != drop_item]
     if change:
         key, fld, value = change

@@ -28,8 +28,10 @@ from benchsmith.builders.xcopa.checks import XcopaBalance, XcopaConsistency, Xco
 from benchsmith.builders.xcopa.diversity import _import_lang2vec
 from benchsmith.loaders.xcopa_jsonl import GMT_LANGUAGES, LANGUAGES
 from benchsmith.validation.check import Status
+from benchsmith.validation.checks.translation import UntranslatedCheck
 from benchsmith.validation.fidelity import FidelityCheck
 
+from benchsmith import changelog
 from benchsmith.builder import get_builder
 from benchsmith.erratum import read_errata_tsv
 from benchsmith.expectation import read_published_yaml
@@ -49,13 +51,16 @@ def raw_data(raw):
 
 @pytest.fixture(scope="module")
 def releases(raw, tmp_path_factory, real_xcopa):
-    """1.0.0 built here, 1.1.0 (the current version) shared read-only (tests/conftest.py); every
-    raw file sha256-verified."""
+    """1.0.0 and 1.1.0 built here, 1.2.0 (the current version) shared read-only (tests/conftest.py);
+    every raw file sha256-verified."""
     logging.getLogger("benchsmith.source").setLevel(logging.ERROR)
-    b = get_builder("xcopa", "1.0.0")
-    srcs = resolve_sources(b.sources, b.checksums(), raw)
-    assert real_xcopa.version == "1.1.0"
-    return {"1.0.0": ReleaseWriter(b, tmp_path_factory.mktemp("registry"), srcs).write(), "1.1.0": real_xcopa}
+    assert real_xcopa.version == "1.2.0"
+    out = {"1.2.0": real_xcopa}
+    registry = tmp_path_factory.mktemp("registry")
+    for version in ("1.0.0", "1.1.0"):
+        b = get_builder("xcopa", version)
+        out[version] = ReleaseWriter(b, registry, resolve_sources(b.sources, b.checksums(), raw)).write()
+    return out
 
 
 def _rows(release, config, split):
@@ -183,8 +188,8 @@ def test_labels_and_choice_order_agree_with_copa_everywhere(raw_data):
 
 def test_errata_table_is_the_evidence(raw_data):
     derived = derive_question_errata(raw_data)
-    assert question_errata_up_to_date(Xcopa.errata_path(), derived)
-    on_disk = read_errata_tsv(Xcopa.errata_path())
+    assert question_errata_up_to_date(Xcopa.generated_errata_path(), derived)
+    on_disk = read_errata_tsv(Xcopa.generated_errata_path())
     assert [r.cells() for e in on_disk for r in e.rows] == [r.cells() for r in question_errata_rows(derived)]
     expected_ids = [(f"xcopa-{lang}-question", "1.1.0") for lang in sorted(QUESTION_ERRATA)]
     assert [(e.id, e.version) for e in on_disk] == expected_ids
@@ -226,6 +231,37 @@ def test_only_errata_configs_change_between_versions(releases):
         if new.split_info(c, s)["fingerprint"] != old.split_info(c, s)["fingerprint"]
     }
     assert changed == {*QUESTION_ERRATA, *(f"translation-{x}" for x in QUESTION_ERRATA)}
+
+
+#: the options upstream left in COPA's English (CHANGELOG.md, xcopa 1.2.0)
+UNTRANSLATED = {"tr": [("validation", "26", "choice1")],
+                "id": [("test", "330", "choice1"), ("test", "416", "choice2"), ("test", "440", "choice2"),
+                       ("test", "442", "choice2")]}
+
+
+def test_the_untranslated_check_finds_upstreams_english_options_and_1_2_0_fixes_them(releases):
+    for version in ("1.0.0", "1.1.0"):
+        results = {r.config: r for r in UntranslatedCheck().run(releases[version])}
+        assert {c for c, r in results.items() if r.status.value != "pass"} == set(UNTRANSLATED), version
+        for lang, items in UNTRANSLATED.items():  # known, fixed in 1.2.0: a warning naming the erratum
+            assert results[lang].status.value == "warn"
+            assert f"fixed by erratum xcopa-{lang}-untranslated (1.2.0)" in results[lang].summary
+            assert [(x["split"], x["id"], x["field"]) for x in results[lang].details["items"]] == items
+    fixed = {r.config: r for r in UntranslatedCheck().run(releases["1.2.0"])}
+    assert len(fixed) == 11 and all(r.status.value == "pass" for r in fixed.values())
+
+
+def test_1_2_0_changes_exactly_the_untranslated_items(releases):
+    old, new = releases["1.1.0"], releases["1.2.0"]
+    log = changelog.diff(old, new)
+    assert {(s.config, s.split) for s in log.splits if s.status != "same"} == {("tr", "validation"), ("id", "test")}
+    items = sorted((s.config, s.split, str(i.id), i.kind, tuple(f.field for f in i.fields), i.errata)
+                   for s in log.splits for i in s.items)
+    assert items == sorted((lang, split, idx, "changed", (field,), (f"xcopa-{lang}-untranslated",))
+                           for lang, rows in UNTRANSLATED.items() for split, idx, field in rows)
+    text = log.to_markdown()  # changes/since-1.1.0.md and the card's "Changes since" say it item by item
+    assert ('changed `26` (erratum xcopa-tr-untranslated): `choice1`: "The couple behind me was whispering." → '
+            '"Arkamdaki çift fısıldaşıyordu."') in text
 
 
 def test_cross_lingual_consistency_check(releases):

@@ -15,8 +15,9 @@ Data beside the builder module, one mechanism each:
 * ``published.yaml``: the papers' figures a release must reproduce, read by
   ``expectations()`` (``benchsmith.expectation``); a builder adds dataset-specific
   measurements with ``measures()``;
-* ``errata.tsv``: known upstream defects, read by ``errata()`` and applied by the core
-  while writing (``benchsmith.erratum``). Building version X applies the errata whose
+* ``errata.tsv`` (hand-written) and ``errata.generated.tsv`` (a stage command's output):
+  known upstream defects, read by ``errata()`` and applied by the core while writing
+  (``benchsmith.erratum``). Building version X applies the errata whose
   ``version`` is <= X (``self.errata_applied``), so 1.0.0 reproduces upstream as released.
 
 Each config carries a typed validation :class:`~benchsmith.policy.Policy`.
@@ -187,27 +188,45 @@ class Builder:
         return bind(read_published_yaml(self.data_path("published.yaml")), self.measures(), self.version)
 
     def errata(self) -> Sequence[Erratum]:
-        """Every erratum of ``errata.tsv`` beside the builder (applied or not in this version).
+        """Every erratum of ``errata.generated.tsv`` and ``errata.tsv`` beside the builder (applied
+        or not in this version; ``benchsmith.erratum`` says which table is for what).
 
-        Read once per instance while the file is unchanged (path, size, mtime and inode): a
-        build asks three times, and XCOPA's 932 rows took ~15 ms CPU a read."""
-        from benchsmith.erratum import read_errata_tsv
+        Read once per instance while the tables are unchanged (path, size, mtime and inode; a
+        missing table is a state of its own, until it appears): a build asks three times, and
+        XCOPA's 932 rows took ~15 ms CPU a read."""
+        from benchsmith import erratum
 
-        path = self.errata_path()
-        try:
-            st = Path(path).stat()
-            key: tuple = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-        except OSError:
-            key = (str(path),)  # no file (read_errata_tsv gives []) or unreadable: read every time
+        paths = self.errata_paths()
+        keys: list[tuple] = []
+        for path in paths:
+            try:
+                st = Path(path).stat()
+                keys.append((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
+            except FileNotFoundError:
+                keys.append((str(path), None))  # no table: read_errata_tsv gives []
+            except OSError:
+                keys.append((str(path),))  # unreadable: read every time (the read raises)
+        key = tuple(keys)
         memo = self.__dict__.get("_errata_memo")
-        if memo is None or memo[0] != key or len(key) == 1:
-            memo = (key, tuple(read_errata_tsv(path)))
+        if memo is None or memo[0] != key or any(len(k) == 1 for k in key):
+            memo = (key, tuple(erratum.read_errata(paths)))
             self.__dict__["_errata_memo"] = memo
         return list(memo[1])
 
     @classmethod
     def errata_path(cls) -> Path:
+        """The hand-written errata table (``errata.tsv``): where a maintainer adds an erratum."""
         return cls.data_path("errata.tsv")
+
+    @classmethod
+    def generated_errata_path(cls) -> Path:
+        """The errata table a stage command derives from the raw files (``errata.generated.tsv``)."""
+        return cls.data_path("errata.generated.tsv")
+
+    @classmethod
+    def errata_paths(cls) -> tuple[Path, ...]:
+        """Both errata tables, in the order they apply: generated, then hand-written."""
+        return (cls.generated_errata_path(), cls.errata_path())
 
     def checks(self) -> Sequence[Any]:
         """Dataset-specific validation checks (``benchsmith.validation.check.Check``)."""

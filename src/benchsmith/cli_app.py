@@ -289,14 +289,15 @@ def publish_cmd(
     out = (publish_hub(r, hub, endpoint=endpoint, allow_partial=allow_partial, registry_root=registry) if hub
            else publish_local(r, registry_path(registry), allow_partial=allow_partial))
     emit(out, json_out, lambda: console.print(
-        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}",
+        f"{'already published' if out.get('already_published') else 'published'} {r.name} {r.version} -> {out['published']}"
+        + (f" ({out['note']})" if out.get("note") else ""),
         markup=False,
     ))
 
 
 @app.command("new")
 def new_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits and _.")],
+    name: Annotated[str, typer.Argument(help="Dataset name: lower-case letters, digits, - and _.")],
     dest: Annotated[
         Path | None, typer.Option("--dir", help="Folder to create (default ./benchsmith-NAME); must be new or empty.")
     ] = None,

@@ -1,7 +1,20 @@
-"""Errata: known defects of the upstream data, as rows of ``errata.tsv`` beside a builder,
+"""Errata: known defects of the upstream data, as rows of two tables beside a builder,
 applied by one mechanism in the core.
 
-``errata.tsv`` (tab-separated, UTF-8, ``#`` starts a comment line) has the columns::
+Every builder has the same two tables, in the same format, read together (:func:`read_errata`):
+
+* ``errata.tsv``: **hand-written**. To fix an item by hand, add rows here (a new ``id``, the
+  ``version`` that first ships the fix, the item's ``old`` and ``new`` values and the
+  evidence), bump the builder's version and add its ``release_notes``. No command rewrites it.
+* ``errata.generated.tsv``: written only by a builder's stage command (``benchsmith stage
+  xcopa tables --write``, ``benchsmith stage comve errata --write``) from the raw files;
+  never edited by hand, since the next ``--write`` replaces it.
+
+An erratum id lives in one table only (a repeated id is a ParseError naming both files);
+the generated rows apply first, then the hand-written ones, so a hand-written row may fix
+an item a generated one also touches (its ``old`` is then the generated ``new``).
+
+Each table (tab-separated, UTF-8, ``#`` starts a comment line) has the columns::
 
     id  version  item  field  old  new  evidence
 
@@ -40,6 +53,9 @@ from benchsmith.semver import parse_version
 COLUMNS = ("id", "version", "item", "field", "old", "new", "evidence")
 DROP = "<drop>"
 ANY = "*"
+#: the hand-written table and the generated one, in the order they apply (see the module docstring)
+HAND_WRITTEN = "errata.tsv"
+GENERATED = "errata.generated.tsv"
 
 
 def _unescape(text: str) -> str:
@@ -173,6 +189,22 @@ def read_errata_tsv(path: str | Path) -> list[Erratum]:
                              path=path, line=r.line, hint="All rows of one erratum id share its version")
         group.append(r)
     return [Erratum(i, g[0].version, tuple(g)) for i, g in by_id.items()]
+
+
+def read_errata(paths: Iterable[str | Path]) -> list[Erratum]:
+    """Every erratum of the tables ``paths`` (a builder's generated table, then its hand-written
+    one), in order; a missing table has none. An id found in two tables is a ParseError: the
+    hand-written erratum needs an id of its own, so that regenerating cannot merge or drop it."""
+    out: list[Erratum] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        for e in read_errata_tsv(path):
+            if e.id in seen:
+                raise ParseError(f"erratum {e.id!r} is also defined in {seen[e.id]}", path=e.rows[0].path,
+                                 line=e.rows[0].line, hint="Give the hand-written erratum an id of its own")
+            seen[e.id] = Path(path)
+            out.append(e)
+    return out
 
 
 def write_errata_tsv(path: str | Path, rows: Iterable[ErratumRow], comment: str = "") -> None:

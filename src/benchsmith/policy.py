@@ -65,6 +65,16 @@ class Policy:
         contamination_by_design: sources whose overlap is known and intended (fnmatch
             patterns on a source's name, e.g. ``copa-*.xml`` for XCOPA's English, which
             is COPA): reported, never gated. Declared, not guessed.
+
+    Translation (the ``untranslated`` check, ``validation/checks/translation.py``):
+        translation_of: the config of the same release this config translates, item for
+            item: an example is aligned with the source example of the same split and
+            ``id_field`` value. None: not a translation (the check skips the config).
+        translated_fields: the fields that must be translated, each a field name (the
+            source's field of the same name) or a ``(field, source_field)`` pair
+            (default: ``text_fields``).
+        untranslated: what a translated field equal to its source (after normalising case,
+            punctuation and spacing) does: ``"fail"`` (the gate stops) or ``"warn"``.
     """
 
     task: Task | None = None
@@ -92,6 +102,9 @@ class Policy:
     contamination_fields: tuple[str, ...] = ()
     contamination_max_fraction: tuple[tuple[str, float], ...] = (("validation", 0.0), ("test", 0.0))
     contamination_by_design: tuple[str, ...] = ()
+    translation_of: str | None = None
+    translated_fields: tuple[str | tuple[str, str], ...] = ()
+    untranslated: Literal["fail", "warn"] = "fail"
 
     def __post_init__(self) -> None:
         # lists (from YAML/JSON or a builder) become tuples: the policy is hashable and immutable
@@ -99,6 +112,12 @@ class Policy:
             v = getattr(self, f.name)
             if isinstance(v, list):  # (a list of pairs, from JSON, becomes a tuple of pairs)
                 object.__setattr__(self, f.name, tuple(tuple(x) if isinstance(x, list) else x for x in v))
+        if self.untranslated not in ("fail", "warn"):
+            raise ConfigError(f"policy: untranslated is {self.untranslated!r}; expected 'fail' or 'warn'")
+        for pair in self.translated_fields:
+            if not isinstance(pair, str) and (len(pair) != 2 or not all(isinstance(x, str) for x in pair)):
+                raise ConfigError(f"policy: translated_fields entry {pair!r} is neither a field name nor a "
+                                  "(field, source_field) pair")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, *, where: str = "policy") -> Policy:

@@ -13,8 +13,9 @@ release. A published version is never overwritten (the registry's markers and lo
 * **Hub** (``--hub ORG/NAME``): one commit makes ``main`` of the dataset repo hold exactly
   the release folder's files (and ``seal.json``, :mod:`benchsmith.hub_listing`), checked back
   after the commit, and it is tagged with the version. A tag that already exists with the same
-  files is "already published" (nothing written); with other files it is a ``PublishError``,
-  so a version on the Hub is never moved. Transient faults are retried (:data:`RETRY_DELAYS`,
+  files, or with the same release (:mod:`benchsmith.release_identity`: same data and declared
+  metadata, another validation report), is "already published" (nothing written); with other
+  data it is a ``PublishError``, so a version on the Hub is never moved. Transient faults are retried (:data:`RETRY_DELAYS`,
   ``BENCHSMITH_HUB_RETRY_DELAYS``) without making a commit twice. Any failure is one
   ``PublishError`` line, and a repo created by a failed publish is deleted again (see
   :func:`publish_hub`). The token comes from huggingface_hub's usual places (``HF_TOKEN``,
@@ -279,13 +280,19 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
             tagged = next((t.target_commit for t in refs.tags if t.name == release.version), None)
             if tagged is not None:
                 problems = hub_listing.tree_differences(_remote_files(api, repo_id, tagged), expected)
-                if problems:
+                kept, reasons = _same_release_on_hub(api, repo_id, tagged, expected, local) if problems else ([], [])
+                problems = reasons or problems  # another release: name what makes it one first
+                if problems and kept is None:
                     raise PublishError(
                         f"{repo_id} already has a tag {release.version} with other content ({problems[0]}"
                         + (f"; +{len(problems) - 1} more" if len(problems) > 1 else "")
                         + "); a published version is never overwritten",
                         hint="Bump the builder's version and publish that",
                     )
+                if kept:
+                    out |= {"same_release": True, "kept_on_hub": kept,
+                            "note": f"the same release: same data and declared metadata; the tag keeps its own "
+                                    f"{', '.join(kept[:3])}{' ...' if len(kept) > 3 else ''}"}
                 return out | {"commit": tagged, "already_published": True, "repo_created": False, "removed": []}
             head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
             if head is not None and not hub_listing.tree_differences(_remote_files(api, repo_id, head), expected):
@@ -315,6 +322,28 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
     return out | {"commit": commit_oid, "repo_created": created, "removed": removed}
+
+
+def _same_release_on_hub(api: Any, repo_id: str, tagged: str, expected: list[Any],
+                         local: dict[str, str]) -> tuple[list[str] | None, list[str]]:
+    """Whether the tag holds the same release as this upload (:func:`benchsmith.release_identity.same_release`:
+    the same data and declared metadata, e.g. from a second runner whose validation differs):
+    ``(kept, [])`` with the report-derived paths the tag keeps, or ``(None, reasons)``."""
+    import tempfile
+
+    from benchsmith.release_identity import MANIFEST, same_release
+
+    def theirs() -> bytes:
+        with tempfile.TemporaryDirectory(prefix="benchsmith-tag-") as tmp:
+            path = _retrying(lambda: api.hf_hub_download(repo_id, MANIFEST, repo_type="dataset", revision=tagged,
+                                                         local_dir=tmp), "read the tag's release.json")
+            return Path(path).read_bytes()
+
+    if MANIFEST not in local:
+        return None, []
+    with open(local[MANIFEST], "rb") as fh:
+        ours = fh.read()
+    return same_release(_remote_files(api, repo_id, tagged), expected, theirs, ours)
 
 
 # --------------------------------------------------------------------------- retries

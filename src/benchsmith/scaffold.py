@@ -1,16 +1,25 @@
 """``benchsmith new NAME``: an out-of-tree builder package that builds and passes its tests as generated.
 
+NAME is any release name (:data:`benchsmith.manifest.NAME_RE`: lower-case letters, digits, ``-``
+and ``_``, e.g. ``e-snli``); the Python names derive from it (``IDENT``: ``-`` becomes ``_``, so
+``e-snli`` is the package ``benchsmith_e_snli`` and the class ``ESnli``).
 What it writes (``--dir D``, default ``./benchsmith-NAME``; refused when D exists and is not empty)::
 
     pyproject.toml                 distribution ``benchsmith-NAME``; entry point
-                                   [project.entry-points."benchsmith.builders"] NAME = "benchsmith_NAME"
+                                   [project.entry-points."benchsmith.builders"] NAME = "benchsmith_IDENT"
     README.md                      how to build, validate, test and register the real data
-    src/benchsmith_NAME/__init__.py          the builder (@register), reading items.tsv
-    src/benchsmith_NAME/checksums.tsv        sha256 of the fixture's items.tsv (replace with the real
+    src/benchsmith_IDENT/__init__.py         the builder (@register), reading items.tsv
+    src/benchsmith_IDENT/checksums.tsv       sha256 of the fixture's items.tsv (replace with the real
                                              download's: ``benchsmith sources NAME --register DIR --write``)
-    src/benchsmith_NAME/published.yaml       the fixture's split counts as "paper" figures
+    src/benchsmith_IDENT/published.yaml      the fixture's split counts as "paper" figures
+    src/benchsmith_IDENT/errata.tsv          the hand-written errata table, empty (``benchsmith.erratum``)
     tests/fixtures/NAME/items.tsv            a small fixture in the raw layout
-    tests/test_NAME.py                       BuilderTestBase (benchsmith.testing) + a validate test
+    tests/test_IDENT.py                      BuilderTestBase (benchsmith.testing) + a validate test
+
+The validate test allows one kind of failure: a ``published.yaml`` figure measured on the
+fixture and found different (once it holds the paper's figures, a fixture of 20 items cannot
+reproduce them; the real-data build checks them). Any other failure, a figure whose measuring
+fails included, fails the test.
 
 Decisions: the entry point names the *module* that defines the builder (``discover()`` calls
 ``ep.load()``, which imports it, and ``@register`` does the rest); the package keeps its
@@ -25,15 +34,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
 from string import Template
 
 from benchsmith.errors import ConfigError, EnvironmentFault
-
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+from benchsmith.manifest import NAME_RE
 
 PYPROJECT = Template('''\
 [build-system]
@@ -153,12 +160,16 @@ class Test$cls(BuilderTestBase):
 
 
 def test_validate_passes_on_the_fixture(tmp_path):
+    """Every check passes on the fixture but the paper's figures: once published.yaml holds the
+    real dataset's figures, the fixture cannot reproduce them (the real-data build checks them).
+    A figure that was measured and differs may fail here; any other failure fails the test."""
     from benchsmith.validation.runner import validate
 
     release = Test$cls.build(tmp_path / "registry")
     v = validate(release, previous=None)
-    failed = [r.summary for r in v.results if r.status.value == "fail"]
-    assert v.passed, failed
+    failed = [r for r in v.results if r.status.value == "fail"]
+    not_reproduced = [r for r in failed if r.check == "fidelity" and "measured" in r.details]
+    assert [f"{r.check}: {r.summary}" for r in failed if r not in not_reproduced] == []
 ''')
 
 README = Template('''\
@@ -182,12 +193,20 @@ python -m pytest -q                                    # the builder checks on t
 | `src/$package/__init__.py` | the builder (`@register`) and its reader |
 | `src/$package/checksums.tsv` | sha256 of every raw file (now: the fixture's; regenerate with `--write`) |
 | `src/$package/published.yaml` | the paper's figures (now: the fixture's counts) |
+| `src/$package/errata.tsv` | hand-written errata: known upstream defects, fixed from a version on |
 | `tests/fixtures/$name/` | a small fixture in the raw layout |
-| `tests/test_$name.py` | `benchsmith.testing.BuilderTestBase` (split counts required) and a validation |
+| `tests/test_$ident.py` | `benchsmith.testing.BuilderTestBase` (split counts required) and a validation that allows only the paper's figures to fail on the fixture |
 
-Optional beside the builder: `errata.tsv`, `known_artifacts.yaml` (a partial-input artifact the
+Optional beside the builder: `known_artifacts.yaml` (a partial-input artifact the
 gate should warn on rather than fail, with its evidence) and `baseline.py` (`BASELINES`).
 ''')
+
+ERRATA = """\
+# Hand-written errata (format and rules: benchsmith/erratum.py). To fix an upstream item, add one row
+# per changed field with a new id and the version that first ships the fix, then add that version
+# to release_notes; earlier versions keep the item as upstream has it.
+id\tversion\titem\tfield\told\tnew\tevidence
+"""
 
 #: the generated fixture: distinct sentences, balanced labels, no cue in the words
 _SUBJECTS = ("The farmer", "A child", "My neighbour", "The pilot", "Her uncle", "The teacher", "A tourist",
@@ -210,24 +229,27 @@ def fixture_rows(name: str) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _class_name(name: str) -> str:
-    return "".join(p.capitalize() for p in name.split("_")) or "Dataset"
+def _class_name(ident: str) -> str:
+    cls = "".join(p.capitalize() for p in ident.split("_"))
+    return "Dataset" + cls if not cls or cls[0].isdigit() else cls
 
 
 def render(name: str) -> dict[str, str]:
     """Relative path -> text of every generated file."""
-    if not _NAME.fullmatch(name):
+    if not NAME_RE.fullmatch(name):
         raise ConfigError(f"{name!r} is not a dataset name",
-                          hint="Use lower-case letters, digits and _ (starting with a letter), e.g. my_bench")
-    package, cls, dist = f"benchsmith_{name}", _class_name(name), name.replace("_", "-")
-    pretty = " ".join(p.capitalize() for p in name.split("_"))
+                          hint="Use lower-case letters, digits, '-' and '_' (starting with a letter or digit), "
+                               "e.g. my-bench")
+    ident = name.replace("-", "_")
+    package, cls, dist = f"benchsmith_{ident}", _class_name(ident), name.replace("_", "-")
+    pretty = " ".join(p.capitalize() for p in ident.split("_") if p)
     items = "id\tsplit\ttext\tlabel\n" + "".join("\t".join(r) + "\n" for r in fixture_rows(name))
     sha = hashlib.sha256(items.encode("utf-8")).hexdigest()
     checksums = f"source\tpath\tsize\tsha256\n{name}\titems.tsv\t{len(items.encode('utf-8'))}\t{sha}\n"
     figures = "".join(
         f"  - {{id: default/{s}/num_examples, value: {k}, source: \"TODO: Table 1\", measure: count, "
         f"config: default, split: {s}, what: examples in {s}}}\n" for s, k in SPLITS.items())
-    subs = {"name": name, "package": package, "cls": cls, "dist": dist, "pretty": pretty,
+    subs = {"name": name, "ident": ident, "package": package, "cls": cls, "dist": dist, "pretty": pretty,
             "counts": repr({"default": dict(SPLITS)}), "figures": figures}
     return {
         "pyproject.toml": PYPROJECT.substitute(subs),
@@ -235,8 +257,9 @@ def render(name: str) -> dict[str, str]:
         f"src/{package}/__init__.py": BUILDER.substitute(subs),
         f"src/{package}/checksums.tsv": checksums,
         f"src/{package}/published.yaml": PUBLISHED.substitute(subs),
+        f"src/{package}/errata.tsv": ERRATA,
         f"tests/fixtures/{name}/items.tsv": items,
-        f"tests/test_{name}.py": TEST.substitute(subs),
+        f"tests/test_{ident}.py": TEST.substitute(subs),
     }
 
 

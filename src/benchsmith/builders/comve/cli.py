@@ -37,7 +37,7 @@ def stage_errata(
     with tempfile.TemporaryDirectory(prefix="comve-errata-") as tmp:
         srcs = resolve_sources(builder.sources, builder.checksums(), sources)
         rows = derive_rows(ReleaseWriter(builder, Path(tmp), srcs).write())
-    path = ComVE.errata_path()
+    path = ComVE.generated_errata_path()
     result = {"path": str(path), "rows": len(rows), "errata": dict(Counter(r.id for r in rows)),
               "up_to_date": same_rows(path, rows), "written": write}
     if write:

@@ -74,6 +74,9 @@ POLICY = Policy(
     # contamination: the premise and both choices (``question`` is cause/effect, not text)
     contamination_fields=("premise", "choice1", "choice2"),
 )
+#: A language config translates ``en`` item for item (same split and idx): a premise or choice
+#: left in English fails the gate (the generic ``untranslated`` check).
+HUMAN_POLICY = dataclasses.replace(POLICY, translation_of="en", translated_fields=("premise", "choice1", "choice2"))
 #: English COPA and XCOPA's back-translations of it overlap COPA by construction (README,
 #: "Contamination"): declared, so matches against COPA's files or a COPA release never gate.
 #: Their short everyday sentences ("He took a deep breath.") also occur whole in ComVE and
@@ -116,8 +119,8 @@ class Xcopa(Builder):
         "11 typologically diverse languages, with the English COPA split the XCOPA paper trains on and "
         "upstream's machine translations back into English."
     )
-    #: What each version contains (its history is in CHANGELOG.md). Both versions' content is the
-    #: one registered in fingerprints.tsv on 2026-11-25; any change to it needs a new version.
+    #: What each version contains (its history is in CHANGELOG.md); each version's content is the one
+    #: registered in fingerprints.tsv; any change to it needs a new version.
     release_notes: ClassVar[dict[str, str]] = {
         "1.0.0": "Upstream XCOPA (and English COPA) values as released, every item verified against COPA's "
         "label and choice order: 11 languages (validation 100, test 500), upstream's Google translations into "
@@ -131,6 +134,10 @@ class Xcopa(Builder):
         "its translation; see Errata). `en/validation` has COPA's own choice order (labels: 55 choice1, 45 "
         "choice2). Builds made under this number before 2026-11-25 may differ (see CHANGELOG.md); the "
         "fingerprints registered on 2026-11-25 are the reference.",
+        "1.2.0": "1.1.0's content with the five options upstream left in English translated (errata "
+        "`xcopa-tr-untranslated`, `xcopa-id-untranslated` in errata.tsv): Turkish validation item 26 `choice1`, "
+        "Indonesian test items 330 `choice1`, 416, 440 and 442 `choice2`. The translations are ours, not "
+        "upstream's translators'; the `translation-<lang>` configs keep upstream's back-translations.",
     }
     citation = """@inproceedings{ponti2020xcopa,
   title={{XCOPA}: A Multilingual Dataset for Causal Commonsense Reasoning},
@@ -156,7 +163,7 @@ class Xcopa(Builder):
     source_datasets = ("extended|copa",)
     paperswithcode_id = "xcopa"
     sources = (XCOPA_SOURCE, COPA_SOURCE)
-    #: where errata.tsv lives (tests point it at a fixture table).
+    #: where the errata tables live (tests point it at the fixture's tables).
     tables_dir: ClassVar[Path | None] = None
 
     # ------------------------------------------------------------------ declared
@@ -167,7 +174,7 @@ class Xcopa(Builder):
                 lang,
                 f"{LANGUAGE_NAMES[lang]} XCOPA (human translation of COPA).",
                 FEATURES, splits=("validation", "test"), languages=(lang,),
-                policy=POLICY, metadata={"kind": "human", "source_language": lang},
+                policy=HUMAN_POLICY, metadata={"kind": "human", "source_language": lang},
             ))
         for lang in GMT_LANGUAGES:
             out.append(Config(
@@ -193,8 +200,15 @@ class Xcopa(Builder):
 
     @classmethod
     def errata_path(cls) -> Path:
-        """``errata.tsv`` beside the builder, or in ``tables_dir`` (the fixture's own table)."""
+        """``errata.tsv`` (hand-written) beside the builder, or in ``tables_dir`` (the fixture's own)."""
         return cls.tables_dir / "errata.tsv" if cls.tables_dir is not None else super().errata_path()
+
+    @classmethod
+    def generated_errata_path(cls) -> Path:
+        """``errata.generated.tsv`` beside the builder, or in ``tables_dir`` (the fixture's own)."""
+        if cls.tables_dir is not None:
+            return cls.tables_dir / "errata.generated.tsv"
+        return super().generated_errata_path()
 
     def checks(self) -> Sequence[Any]:
         from .checks import XcopaAgreement, XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput

@@ -20,13 +20,13 @@ def stage_tables(
     write: Annotated[bool, typer.Option("--write", help="Rewrite the tables beside the builder.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Re-derive errata.tsv (question disagreements with COPA) from the raw files; say whether it changed."""
+    """Re-derive errata.generated.tsv (question disagreements with COPA) from the raw files; say whether it changed."""
     from . import Xcopa
     from .alignment import RawData, derive_question_errata, question_errata_up_to_date, write_question_errata
 
     raw = RawData.read(sources / "xcopa", sources / "copa")
     errata = derive_question_errata(raw)
-    errata_path = Xcopa.errata_path()
+    errata_path = Xcopa.generated_errata_path()
     result = {
         "question_errata": len(errata),
         "errata_tsv_up_to_date": question_errata_up_to_date(errata_path, errata),
