@@ -22,6 +22,7 @@ the gate still stops the release.
 from __future__ import annotations
 
 import gc
+import os
 import logging
 import threading
 import time
@@ -36,6 +37,7 @@ from benchsmith.validation.check import Check, CheckResult, Status, registered_c
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.lifeline import die_with_parent
 from benchsmith.release import Release
 
 log = logging.getLogger(__name__)
@@ -366,7 +368,7 @@ class _Worker:
         self._answer, send = ctx.Pipe(duplex=False)
         tokens, self._tokens = ctx.Pipe(duplex=False)
         imports = sorted({m for i in side for m in _imports(release, checks[i])})
-        args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports)
+        args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports, os.getpid())
         self._proc = ctx.Process(target=_work, args=args, daemon=True)
         self._proc.start()
         send.close()
@@ -427,11 +429,14 @@ def _claim(counter: Any, n: int) -> int | None:
 
 
 def _work(release: Release, checks: list[Check], side: list[int], shared: list[int], counter: Any,
-          conn: Any, pipe: tuple[Any, Any], imports: list[str]) -> None:
+          conn: Any, pipe: tuple[Any, Any], imports: list[str], parent: int) -> None:
     import importlib
 
     from benchsmith.validation.dataview import import_tokens
 
+    # killed with validate (SIGKILL included): an orphan would hold validate's stdout/stderr and
+    # run its checks for nobody
+    die_with_parent(parent)
     progress.set_enabled(False)  # one bar: this process's
     tokens, theirs = pipe
     theirs.close()  # the sending end, inherited: closed here, so a validate that dies is an EOF
