@@ -204,7 +204,7 @@ def test_schema_defects_are_one_line_release_errors(toy, tmp_path, mutate, messa
 
 
 @pytest.mark.parametrize("mutate", [_set("errata_applied[0]", {"id": "x"}), _set("tool_versions.benchsmith", _DELETE),
-                                    _set("extra", _nested(950))], ids=["erratum", "tool_versions", "nesting"])
+                                    _set("extra", _nested(800))], ids=["erratum", "tool_versions", "nesting"])
 def test_validate_refuses_what_the_schema_refuses_and_leaves_the_release_as_it_was(toy, tmp_path, capsys, mutate):
     """Issue 43 row 4: these manifests crashed validate (exit 1, a traceback) after it had
     rewritten the report but not the card."""
