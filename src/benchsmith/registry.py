@@ -71,9 +71,9 @@ LOCK_DIR = ".locks"
 STAGING = ".staging"
 LOCK_TIMEOUT_S = 600.0
 
+#: a leftover's name; the pid has at most 9 digits (Linux's pid_max is at most 2^22): a longer number
+#: is no process's, and the name is ignored (``os.kill`` would raise OverflowError past 2^31)
 _LEFTOVER = re.compile(r"^\.(?P<version>\d+\.\d+\.\d+)\.(?P<kind>tmp|old|publish)-(?P<pid>\d{1,9})(?:-|$)")
-#: a pid ``kill(2)`` accepts (pid_t); a larger number is no process's
-_PID_MAX = 2**31 - 1
 
 
 def _umask() -> int:
@@ -221,8 +221,8 @@ def _filelock(target: Path, path: Path, timeout: float) -> Iterator[None]:
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
-    if not 0 < pid <= _PID_MAX:
-        return False
+    if pid <= 0:  # kill(0) and kill(-n) signal process groups
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -324,6 +324,8 @@ def describe(problems: list[str], limit: int = 3) -> str:
 FROM_MARKER = "the published marker"
 FROM_REGISTRY = "the registry's seal record"
 FROM_REPORT = "reports/validation.json"
+#: a report is a few MB at most (``small enough to publish``); a larger one is not ours
+MAX_REPORT_BYTES = 256 << 20
 
 
 def read_report(release_path: str | Path) -> dict[str, Any] | None:
@@ -338,7 +340,11 @@ def read_report(release_path: str | Path) -> dict[str, Any] | None:
         return None
     try:
         with os.fdopen(fd, "rb") as fh:
-            data = json.loads(fh.read().decode("utf-8"))
+            raw = fh.read(MAX_REPORT_BYTES + 1)
+        if len(raw) > MAX_REPORT_BYTES:
+            raise ReleaseError(f"the validation report is over {MAX_REPORT_BYTES:,} bytes", path=root / rel,
+                               hint=f"Validate the release again (`benchsmith validate {root}`)")
+        data = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ReleaseError(f"unreadable validation report ({type(exc).__name__}: {str(exc)[:200]})",
                            path=root / rel, hint=f"Validate the release again (`benchsmith validate {root}`)"
