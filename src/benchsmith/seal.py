@@ -145,11 +145,19 @@ def shown(rel: str) -> str:
     return rel if rel.isprintable() else json.dumps(rel, ensure_ascii=False)
 
 
+def _lmode(dir_fd: int, name: str) -> int | None:
+    """The mode of ``name`` in ``dir_fd`` without following it (None: gone meanwhile)."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return None
+
+
 def _not_regular(path: Path, mode: int | None, root: Path) -> ReleaseError:
     rel = path.relative_to(root).as_posix()
     kind = ("a symbolic link" if mode is None or stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISBLK(mode) or stat.S_ISCHR(mode)
-            else "not a regular file")
+            else "a file where a folder belongs" if stat.S_ISREG(mode) else "not a regular file")
     return ReleaseError(
         f"{shown(rel)} is {kind}; a release holds regular files only",
         path=path if rel.isprintable() else root,
@@ -206,7 +214,7 @@ def open_regular(root: str | Path, rel: str) -> int:
                 nfd = os.open(part, nofollow | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                    raise _not_regular(root.joinpath(*parts[: i + 1]), None, root) from None
+                    raise _not_regular(root.joinpath(*parts[: i + 1]), _lmode(fd, part), root) from None
                 raise
             os.close(fd)
             fd = nfd
