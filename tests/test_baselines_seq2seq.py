@@ -298,7 +298,7 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
     b = get_builder("mucow")
     release = ReleaseWriter(b, tmp_path / "reg", resolve_sources(b.sources, {}, FIX, allow_missing=True),
                             skip_missing=True).write()
-    code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores", str(out),
+    code = main(["evaluate", "mucow", "--allow-unvalidated", "--pair", "cs-en", "--release", str(release.path), "--scores", str(out),
                  "--json"])
     res = json.loads(capsys.readouterr().out)
     assert code == 0 and res["scores"]["mucow-scoring-accuracy"]["total"] == 3
@@ -327,7 +327,7 @@ def test_lm_scoring_engine_reports_what_evaluate_reports(marian, tmp_path, capsy
     written = next((tmp_path / "bl").rglob("scoring-cs-en.test.scores.txt"))
     assert code == 0 and written.read_bytes() == (tmp_path / "direct.txt").read_bytes()
     assert result["records"][0]["hyperparameters"]["batch_size"] == 2
-    code = main(["evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path), "--scores",
+    code = main(["evaluate", "mucow", "--allow-unvalidated", "--pair", "cs-en", "--release", str(release.path), "--scores",
                  str(written), "--json"])
     score = json.loads(capsys.readouterr().out)["scores"]["mucow-scoring-accuracy"]["score"]
     assert code == 0 and [r["value"] for r in result["scores"]] == [round(100 * score, 2)]

@@ -492,7 +492,7 @@ def test_mucow_scores_file_is_what_evaluate_accepts(capsys, mucow, tmp_path):
     row = next(s for s in res["scores"] if s["config"] == "scoring-cs-en")
     scores_file = Path(res["outputs"]["scoring-cs-en/test"])
     assert scores_file.parent == tmp_path / "out" / "lm-scoring" and res["records"][0]["tokens_per_s"] > 0
-    code, out, err = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
+    code, out, err = run(capsys, "evaluate", "mucow", "--allow-unvalidated", "--pair", "cs-en", "--release", str(release.path),
                          "--scores", str(scores_file), "--json")
     assert code == 0, err
     scored = json.loads(out)["scores"]["mucow-scoring-accuracy"]

@@ -523,7 +523,8 @@ def test_copa_prompt_reads_question_as_lm_eval_does():
         return ReleaseInfo.from_dict({"name": "x", "version": "1.0.0", "configs": {"et": {
             "features": feats.to_dict(), "policy": policy.to_dict(), "languages": ["et"],
             "splits": {"test": {"num_examples": 1, "fingerprint": "0" * 64,
-                                "files": ["data/et/test-00000-of-00001.parquet"]}}, "description": "d"}}})
+                                "files": ["data/et/test-00000-of-00001.parquet"]}}, "description": "d"}},
+            "tool_versions": {"benchsmith": "0", "datasets": "0", "pyarrow": "0"}})
 
     (task,) = lm_eval_mod.tasks(manifest(S), CONNECTORS)
     assert task["yaml"]["doc_to_text"] == "{{ premise.strip()[:-1] }} {{ {'cause': 'sest', 'effect': 'seetõttu'}[question] }}"
@@ -619,7 +620,7 @@ def test_croissant_rai_limitations_follow_the_manifest(tmp_path, xcopa_fx):
     m = json.loads((xcopa_fx.path / "release.json").read_text())
     assert ("rai:dataLimitations" not in responsible_ai(ReleaseInfo.from_dict(m)) or m["errata_pending"]
             or m["skipped_configs"])
-    m["errata_pending"] = [{"id": "later-fix", "what": "three mislabelled items"}]
+    m["errata_pending"] = [{"id": "later-fix", "version": "2.0.0", "what": "three mislabelled items", "items": []}]
     m["reproducible"] = False
     m["rai"] = {"dataAnnotationProtocol": "translated by one professional translator per language"}
     rai = responsible_ai(ReleaseInfo.from_dict(m))

@@ -261,7 +261,7 @@ def test_evaluate_cli_json_and_details(fixture_release, tmp_path):
     details = tmp_path / "details.jsonl"
     app = typer.Typer()
     app.add_typer(evaluate_app, name="evaluate")
-    out = CliRunner().invoke(app, ["evaluate", "cognition", str(pred), "--release", str(fixture_release.path),
+    out = CliRunner().invoke(app, ["evaluate", "cognition", "--allow-unvalidated", str(pred), "--release", str(fixture_release.path),
                                    "--details", str(details), "--json"])
     assert out.exit_code == 0, out.output
     res = json.loads(out.stdout)
@@ -281,7 +281,7 @@ def test_evaluate_cli_rule_and_bleu_options(fixture_release, tmp_path):
     pred.write_text("\n".join(_refs(fixture_release)) + "\n", encoding="utf-8")
     app = typer.Typer()
     app.add_typer(evaluate_app, name="evaluate")
-    base = ["evaluate", "cognition", str(pred), "--release", str(fixture_release.path), "--json"]
+    base = ["evaluate", "cognition", "--allow-unvalidated", str(pred), "--release", str(fixture_release.path), "--json"]
     default = json.loads(CliRunner().invoke(app, base).stdout)["scores"]
     assert "rule:paper" in default["cter"]["signature"] and default["bleu"]["tokenisation"] == "char"
     out = CliRunner().invoke(app, [*base, "--rule", "cter-v2", "--bleu", "jieba"])

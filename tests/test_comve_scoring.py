@@ -140,18 +140,18 @@ def test_cli_json_is_one_object_and_errors_are_one_line(release, tmp_path, capsy
     from benchsmith.cli import main
 
     p = _write(tmp_path, "".join(f"{i},{g[1]}\n" for i, g in TEST_GOLD.items()))
-    assert main(["evaluate", "comve", "--subtask", "b", str(p), "--release", str(release.path), "--json"]) == 0
+    assert main(["evaluate", "comve", "--allow-unvalidated", "--subtask", "b", str(p), "--release", str(release.path), "--json"]) == 0
     out = capsys.readouterr().out
     assert len(out.strip().splitlines()) == 1
     figures = json.loads(out)
     assert figures["scores"]["accuracy"]["score"] == 1.0 and figures["config"] == "subtask_b"
     assert figures["version"] == "1.1.0"
     # --config is the generic spelling of --subtask
-    assert main(["evaluate", "comve", str(p), "--config", "subtask_b", "--release", str(release.path), "--json"]) == 0
+    assert main(["evaluate", "comve", "--allow-unvalidated", str(p), "--config", "subtask_b", "--release", str(release.path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == figures
 
     bad = _write(tmp_path, "1175,A\n452,B\n", "bad.csv")
-    code = main(["evaluate", "comve", "--subtask", "b", str(bad), "--release", str(release.path), "--json"])
+    code = main(["evaluate", "comve", "--allow-unvalidated", "--subtask", "b", str(bad), "--release", str(release.path), "--json"])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert "no prediction for id '275'" in captured.err and "Traceback" not in captured.err

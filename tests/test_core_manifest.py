@@ -109,6 +109,14 @@ def _set(path: str, value):
 
 
 _DELETE = object()
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
 TRAIN = "configs.plain.splits.train"
 SHA = "a" * 64
 
@@ -169,7 +177,15 @@ SCHEMA_DEFECTS = [
     (lambda m: m["sources"]["toy"]["files"]["items.tsv"].pop("status"), "sources.toy.files['items.tsv'].status: null"),
     (lambda m: m["sources"]["toy"]["files"]["items.tsv"].__setitem__("size", -3), "files['items.tsv'].size: an integer -3"),
     (_set("seed", "0"), "seed: a string '0'; expected an integer or null"),
+    # what the card and croissant.json read must be there (issue 43: these crashed validate)
+    (_set("errata_applied[0]", {"id": "x"}), "errata_applied[0].version: null None; expected a string"),
+    (_set("errata_applied[0].items", None), "errata_applied[0].items: null None; expected a list of item ids"),
+    (_set("errata_pending", [{"id": "x", "version": "2.0.0", "what": "w"}]), "errata_pending[0].items: null"),
+    (_set("tool_versions.benchsmith", _DELETE), "tool_versions.benchsmith: missing; expected the benchsmith version"),
+    (_set("tool_versions", _DELETE), "tool_versions: missing; expected {tool: version} with benchsmith"),
+    (_set("rai", _nested(900)), "corrupt manifest: nested more than 64 deep"),
 ]
+
 
 
 @pytest.mark.parametrize(("mutate", "message"), SCHEMA_DEFECTS, ids=[m for _, m in SCHEMA_DEFECTS])
@@ -185,6 +201,39 @@ def test_schema_defects_are_one_line_release_errors(toy, tmp_path, mutate, messa
     write_manifest(path, m)
     with pytest.raises(ReleaseError, match="release.json: "):
         Release(path)
+
+
+@pytest.mark.parametrize("mutate", [_set("errata_applied[0]", {"id": "x"}), _set("tool_versions.benchsmith", _DELETE),
+                                    _set("extra", _nested(800))], ids=["erratum", "tool_versions", "nesting"])
+def test_validate_refuses_what_the_schema_refuses_and_leaves_the_release_as_it_was(toy, tmp_path, capsys, mutate):
+    """Issue 43 row 4: these manifests crashed validate (exit 1, a traceback) after it had
+    rewritten the report but not the card."""
+    path = copy_release(toy, tmp_path / "reg" / "toy" / "1.1.0")
+    assert run_cli(capsys, "-q", "validate", str(path), "--near-dup-threshold", "0.95", "--baselines", "none")[0] == 0
+    m = manifest_of(toy)
+    mutate(m)
+    write_manifest(path, m)
+    before = {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    code, out, err = run_cli(capsys, "validate", str(path), "--baselines", "none")
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "release.json" in err
+    assert {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()} == before
+
+
+def test_a_card_that_fails_to_render_puts_the_previous_report_back(toy, tmp_path, capsys, monkeypatch):
+    from benchsmith.cards import card
+
+    path = copy_release(toy, tmp_path / "reg" / "toy" / "1.1.0")
+    assert run_cli(capsys, "-q", "validate", str(path), "--near-dup-threshold", "0.95", "--baselines", "none")[0] == 0
+    before = {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+    def broken(*args, **kwargs):
+        raise KeyError("evidence")  # what a card missing a field raised
+
+    monkeypatch.setattr(card, "render_files", broken)
+    with pytest.raises(KeyError):  # a crash (a bug): still, the release is as it was
+        run_cli(capsys, "validate", str(path), "--baselines", "none")
+    assert {p: p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()} == before
 
 
 def test_a_valid_manifest_passes_the_schema(toy):
@@ -314,7 +363,7 @@ def _commands(path: Path, tmp_path: Path) -> dict[str, list[str]]:
     preds.write_text("".join(json.dumps({"lang": "et", "idx": i, "label": 0}) + "\n" for i in range(3)))
     reg = str(tmp_path / "reg")
     return {
-        "evaluate": ["evaluate", "xcopa", str(preds), "--release", str(path), "--registry", reg],
+        "evaluate": ["evaluate", "xcopa", str(preds), "--release", str(path), "--registry", reg, "--allow-unvalidated"],
         "validate": ["validate", str(path), "--baselines", "none", "--registry", reg],
         "publish": ["publish", str(path), "--registry", reg],
         "show": ["show", str(path), "--registry", reg],

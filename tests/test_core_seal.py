@@ -68,9 +68,13 @@ def toy():
 
 @pytest.fixture
 def release(sealed, tmp_path, toy) -> Release:
-    """A copy of the sealed release in this test's registry ``tmp_path/reg``."""
+    """A copy of the sealed release in this test's registry ``tmp_path/reg``, with the registry's
+    records of it (its lock folder and the seal record validate wrote)."""
     target = tmp_path / "reg" / "toy" / "1.1.0"
     shutil.copytree(sealed, target)
+    (tmp_path / "reg" / registry.LOCK_DIR).mkdir()
+    registry.seal_record_path(target).parent.mkdir()
+    shutil.copy(registry.seal_record_path(sealed), registry.seal_record_path(target))
     return Release(target)
 
 
@@ -187,7 +191,7 @@ def test_tampered_gold_with_an_updated_manifest_is_refused_by_publish_evaluate_a
     assert code == 0, err
     shown = one_json(out)["seal"]
     assert shown["matches"] is True and shown["checked"] == "sha256 of every file"
-    assert shown["digest"] == recorded_seal(release)["digest"] and shown["source"] == "reports/validation.json"
+    assert shown["digest"] == recorded_seal(release)["digest"] and shown["source"] == seal.FROM_REGISTRY
     rel = flip_gold_labels(release)
     code, out, err = publish(capsys, release, "--allow-partial")
     line = one_line(err)

@@ -170,7 +170,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_cli_scoring(release, tmp_path, capsys):
     scores = tmp_path / "scores.txt"
     scores.write_text("\n".join(map(str, SCORING_TABLE[0][0])) + "\n", encoding="utf-8")
-    code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
+    code, out, _ = run(capsys, "evaluate", "mucow", "--allow-unvalidated", "--pair", "cs-en", "--release", str(release.path),
                        "--scores", str(scores), "--json")
     assert code == 0
     whole = json.loads(out)
@@ -179,14 +179,14 @@ def test_cli_scoring(release, tmp_path, capsys):
     assert res["by_word_sense"]["vazba:detention_custody"]["correct"] == 2
     assert res["signature"].startswith("mucow-scoring-accuracy:1|")
     assert res["signature"] == f"{MucowScoringAccuracy().signature()}|pair:cs-en|items:3"
-    code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
+    code, out, _ = run(capsys, "evaluate", "mucow", "--allow-unvalidated", "--pair", "cs-en", "--release", str(release.path),
                        "--scores", str(scores), "--maximize", "--json")
     res = json.loads(out)["scores"]["mucow-scoring-accuracy"]
     assert res["correct"] == 2 and "better:higher" in res["signature"]
     # the generic spellings: PREDICTIONS (the scoring suite is the only suite of cs-en), and --config
     for argv in ([str(scores), "--pair", "cs-en"], [str(scores), "--config", "scoring-cs-en"],
                  [str(scores), "--pair", "cs-en", "--metric", "mucow-scoring-accuracy"]):
-        code, out, err = run(capsys, "evaluate", "mucow", *argv, "--release", str(release.path), "--json")
+        code, out, err = run(capsys, "evaluate", "mucow", "--allow-unvalidated", *argv, "--release", str(release.path), "--json")
         assert code == 0, err
         assert json.loads(out)["scores"]["mucow-scoring-accuracy"] == whole["scores"]["mucow-scoring-accuracy"]
 
@@ -195,7 +195,7 @@ def test_cli_translation(release, tmp_path, capsys):
     hyp, lem = tmp_path / "hyp.txt", tmp_path / "lem.txt"
     hyp.write_text("\n".join(TRANSLATIONS[:4]) + "\n", encoding="utf-8")
     lem.write_text("\n".join(LEMMAS[:4]) + "\n", encoding="utf-8")
-    code, out, _ = run(capsys, "evaluate", "mucow", "--pair", "en-de", "--release", str(release.path),
+    code, out, _ = run(capsys, "evaluate", "mucow", "--allow-unvalidated", "--pair", "en-de", "--release", str(release.path),
                        "--translations", str(hyp), "--lemmatized", str(lem), "--json")
     assert code == 0
     res = json.loads(out)["scores"]["mucow-translation-prf"]
@@ -224,13 +224,13 @@ def test_cli_translation(release, tmp_path, capsys):
 def test_cli_usage_errors(release, tmp_path, capsys, args, words):
     (tmp_path / "S").write_text("1\n", encoding="utf-8")
     argv = [a if a not in ("S", "X") else str(tmp_path / a) for a in args]
-    code, out, err = run(capsys, "evaluate", "mucow", "--release", str(release.path), *argv)
+    code, out, err = run(capsys, "evaluate", "mucow", "--allow-unvalidated", "--release", str(release.path), *argv)
     assert code == 2 and words in err and out == ""
 
 
 def test_cli_wrong_line_count_names_the_file(release, tmp_path, capsys):
     scores = tmp_path / "scores.txt"
     scores.write_text("1\n2\n3\n", encoding="utf-8")
-    code, _, err = run(capsys, "evaluate", "mucow", "--pair", "cs-en", "--release", str(release.path),
+    code, _, err = run(capsys, "evaluate", "mucow", "--allow-unvalidated", "--pair", "cs-en", "--release", str(release.path),
                        "--scores", str(scores))
     assert code == 2 and f"{scores}:4: 3 scores; expected 6" in err

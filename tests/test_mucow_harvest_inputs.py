@@ -228,12 +228,13 @@ def test_stale_scratch_of_dead_owners_is_removed(private_tmp):
 
 _WORKER = textwrap.dedent("""
     import json, multiprocessing, os, sys, threading, time
+    from benchsmith import lifeline
     from benchsmith.builders.mucow import aligner
 
     def worker(info, owner):
         # a forked Dask worker's first step (harvest's DieWithHarvest plugin), and nothing else ends it:
         # distributed's own guard fails under fork (aligner.py, "kills and leftovers")
-        aligner.die_with_parent(owner)
+        lifeline.die_with_parent(owner)
         scratch = []
         def align():
             with aligner.scratch_dir(aligner.ALIGN_PREFIX) as tmp:

@@ -12,6 +12,7 @@ removing the 8-file tree cost more than the seal itself (200 layouts: 28 s on /t
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -170,3 +171,45 @@ def test_the_seal_over_release_folder_layouts(edits):
         cheap = seal.differences(root, sealed, full=False)
         sizes_same = {p: len(d) for p, d in expected.items()} == {p: len(d) for p, d in sealed_bytes.items()}
         assert (cheap == []) == sizes_same, (edits, cheap)
+
+
+# 200 in the default run: each layout is one registry (the seal's record outside the folder)
+REWRITE_EXAMPLES = int(os.environ.get("SEAL_FUZZ_EXAMPLES", "200"))
+
+
+@settings(max_examples=REWRITE_EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")), database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(edits=st.lists(edit, max_size=4), forge=st.booleans())
+@example(edits=[("flip", "data/plain/train-00000-of-00001.parquet", 7)], forge=True)  # the probe's attack
+def test_a_rewritten_seal_entry_never_vouches_for_edited_bytes_in_a_registry(edits, forge):
+    """Issue 43 row 1 as a fuzzer: whatever the edits, and whether or not the attacker then reseals
+    the folder into reports/validation.json, the seal a release in a registry is checked against is
+    the registry's record, so the verdict follows the bytes the registry sealed."""
+    from benchsmith import registry
+
+    with tempfile.TemporaryDirectory(prefix="benchsmith-seal-fuzz-", dir=FAST_TMP) as tmp:
+        root, outside = Path(tmp) / "toy" / "1.1.0", Path(tmp) / "outside.txt"
+        outside.write_bytes(b"secret\n")
+        (Path(tmp) / registry.LOCK_DIR).mkdir()  # a registry
+        for rel, data in BASE.items():
+            _write(root, rel, data)
+        sealed = seal.compute(root)
+        registry.record_seal(root, sealed.to_dict(), passed=True, fingerprints={})
+        model = dict(BASE)
+        for op in edits:
+            _apply(root, outside, model, op)
+        special = any(p.is_symlink() or (not p.is_dir() and not p.is_file()) for p in root.rglob("*"))
+        if forge and not special and (root / "reports").is_dir() and not (root / "reports" / "validation.json").is_dir():
+            _write(root, "reports/validation.json", json.dumps({"seal": seal.compute(root).to_dict()}).encode())
+        try:
+            got, source = seal.recorded(root)
+            problems = seal.differences(root, got, full=True)
+        except ReleaseError as exc:
+            assert special or "validation report" in exc.message, (edits, exc.message)  # corrupt: typed, one line
+            assert "\n" not in str(exc)
+            return
+        assert not special, edits  # a link or FIFO is never looked through
+        assert source == seal.FROM_REGISTRY and got.digest == sealed.digest
+        expected = {p: d for p, d in model.items() if p not in seal.BY_RULE}
+        changed = {p for p in set(expected) | set(SEALED) if expected.get(p) != BASE.get(p)}
+        assert (problems == []) == (not changed), (edits, forge, problems)

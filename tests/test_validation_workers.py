@@ -7,7 +7,11 @@ alive when the checks start is frozen while they run (given back after)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import time
+from pathlib import Path
 
 import pytest
 from benchsmith.validation import runner
@@ -309,3 +313,68 @@ def test_the_heap_is_frozen_while_the_checks_run_here_and_in_the_worker_and_give
     # by a few as frozen objects are freed)
     assert abs(got[0].metrics["frozen"] - frozen) < 1000 and abs(gc.get_freeze_count() - frozen) < 1000
     assert len(young) == 50_000
+
+
+_KILLED = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[2])
+    from benchsmith.validation import runner
+    from benchsmith.validation.check import Check
+    from validation_helpers import balanced_text_rows, make_release, text_features
+
+    class Sleeper(Check):
+        family = "distribution"
+
+        def __init__(self, name, concurrent):
+            self.name, self.concurrent = name, concurrent
+
+        def run(self, release):
+            if self.concurrent:  # the worker says who it is, then works on
+                Path(sys.argv[1] + ".tmp").write_text(str(os.getpid()))
+                os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+            time.sleep(60)
+            return []
+
+    runner._workers_allowed = lambda: True
+    release = make_release(Path(sys.argv[3]), {"train": balanced_text_rows(20, "tr", 1)}, text_features())
+    runner.run_checks(release, [Sleeper("here", False), Sleeper("there", True)])
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
+def test_a_killed_validate_takes_its_worker_along(tmp_path):
+    """SIGKILL validate while its worker runs a check: the worker goes too (no orphan holding
+    validate's stdout/stderr), and the pipe validate's caller reads ends."""
+    script, info = tmp_path / "validate.py", tmp_path / "worker.pid"
+    script.write_text(_KILLED, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script), str(info), str(Path(__file__).parent), str(tmp_path / "reg")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert _wait_until(info.exists, 60), "the worker never started its check"
+        worker = int(info.read_text())
+        assert _running(worker)
+        proc.kill()
+        proc.wait()
+        assert _wait_until(lambda: not _running(worker)), "the worker outlived validate"
+        proc.stdout.read()  # EOF: no process holds validate's stdout any more
+    finally:
+        proc.kill()
+        proc.stdout.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _wait_until(cond, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()

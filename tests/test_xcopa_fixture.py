@@ -406,14 +406,14 @@ def test_evaluate_command_prints_one_json_object(releases, tmp_path):
     app = typer.Typer()
     app.add_typer(evaluate_app, name="evaluate")
 
-    out = CliRunner().invoke(app, ["evaluate", "xcopa", str(path), "--split", "validation",
+    out = CliRunner().invoke(app, ["evaluate", "xcopa", "--allow-unvalidated", str(path), "--split", "validation",
                                    "--release", str(r.path), "--json"])
     assert out.exit_code == 0, out.output
     result = json.loads(out.stdout)
     assert result["scores"]["xcopa-accuracy"]["languages"] == {"et": {"accuracy": 1.0, "correct": 3, "total": 3}}
     assert result["split"] == "validation" and result["version"] == "1.1.0" and result["config"] is None
     # --config scores one language; a language of the file outside it is an error at its line
-    out = CliRunner().invoke(app, ["evaluate", "xcopa", str(path), "--split", "validation", "--config", "et",
+    out = CliRunner().invoke(app, ["evaluate", "xcopa", "--allow-unvalidated", str(path), "--split", "validation", "--config", "et",
                                    "--release", str(r.path), "--json"])
     assert out.exit_code == 0 and json.loads(out.stdout)["config"] == "et"
 
@@ -423,17 +423,17 @@ def test_evaluate_warns_about_missing_languages(releases, tmp_path, capsys):
     r = releases["1.1.0"]
     rows = [{"lang": "et", "idx": x["idx"], "label": x["label"]} for x in _rows(r, "et", "test")]
     path = _write_jsonl(tmp_path / "p.jsonl", rows)
-    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(r.path), "--json")
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", "--allow-unvalidated", str(path), "--release", str(r.path), "--json")
     assert code == 0, err
     result = one_json(out)["scores"]["xcopa-accuracy"]  # stdout stays one JSON object
     assert result["complete"] is False and result["average_over"] == ["et"]
     assert result["missing"] == ["ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh"]
     (warning,) = [line for line in err.splitlines() if line.startswith("warning:")]
     assert "covers 1 of 11 XCOPA languages; missing: ht, id, it, qu, sw, ta, th, tr, vi, zh" in warning
-    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(path), "--release", str(r.path))
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", "--allow-unvalidated", str(path), "--release", str(r.path))
     assert code == 0 and "│ average_over │ et " in out and "signature: xcopa-accuracy:1|" in out
     every = [{"lang": c, "idx": x["idx"], "label": x["label"]} for c in ("et", "th") for x in _rows(r, c, "test")]
-    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(_write_jsonl(tmp_path / "q.jsonl", every)),
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", "--allow-unvalidated", str(_write_jsonl(tmp_path / "q.jsonl", every)),
                              "--release", str(r.path))
     assert code == 0 and "missing: ht, id, it, qu, sw, ta, tr, vi, zh" in err  # th is there now
 
@@ -685,5 +685,5 @@ def test_evaluate_refuses_gold_data_changed_on_disk(releases, tmp_path, capsys):
     data[len(data) // 2] ^= 0xFF  # a flipped byte: the manifest still has the old sha256
     shard.write_bytes(bytes(data))
     preds = _write_jsonl(tmp_path / "p.jsonl", [{"lang": "et", "idx": i, "label": 0} for i in range(3)])
-    code, out, err = run_cli(capsys, "evaluate", "xcopa", str(preds), "--release", str(copy))
+    code, out, err = run_cli(capsys, "evaluate", "xcopa", "--allow-unvalidated", str(preds), "--release", str(copy))
     assert code == 2 and out == "" and "changed on disk" in err and "sha256 differs" in err

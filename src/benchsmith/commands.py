@@ -242,26 +242,18 @@ def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> 
     return t
 
 
-def gold_release(arg: str, registry: Path | None = None) -> Release:
-    """:func:`resolve_release` for scoring: the release's bytes must be the sealed ones (every
-    file hashed against the published marker's seal, else the one ``validate`` recorded), so
-    ``evaluate`` never scores against edited gold data, whatever release.json now says.
-
-    A release that was never validated has no seal: it is scored after the manifest's per-file
-    check (the only record there is), with a warning that the gold data is not certified."""
+def gold_release(arg: str, registry: Path | None = None, *, allow_unvalidated: bool = False) -> Release:
+    """:func:`resolve_release` for scoring, checked by :func:`benchsmith.seal.require_gold`: the
+    bytes are the sealed ones and the validation passed, or ``allow_unvalidated`` says to score
+    anyway (with a warning)."""
     import logging
 
     from benchsmith import seal
 
     release = resolve_release(arg, registry)
-    sealed, source = seal.recorded(release.path)
-    if sealed is None:
-        logging.getLogger(__name__).warning(
-            "%s %s has no seal (%s): scoring against gold data nobody validated; "
-            "`benchsmith validate %s` certifies it", release.name, release.version, source, release.path)
-        release.require_intact()
-    else:
-        seal.require(release, sealed, source=source, published=source == "the published marker")
+    warning = seal.require_gold(release, allow_unvalidated=allow_unvalidated)
+    if warning:
+        logging.getLogger(__name__).warning("%s", warning)
     return release
 
 
@@ -277,12 +269,12 @@ def _how_to_get(name: str) -> str:
 
 def resolve_release(arg: str, registry: Path | None = None) -> Release:
     """A release from a path, or from ``NAME`` / ``NAME/VERSION`` in the registry (newest version)."""
-    from benchsmith.registry import recover
+    from benchsmith.registry import in_registry, recover
     from benchsmith.release import Release, find_releases
 
     p = Path(arg)
     if p.exists():
-        if (p / "release.json").is_file():
+        if (p / "release.json").is_file() and in_registry(p):
             recover(p.resolve().parent)  # leftovers of an interrupted commit beside it go first
         return Release(p)
     reg = registry_path(registry)

@@ -24,7 +24,8 @@ import typer
 from typer.core import TyperGroup
 
 #: parameters of every generated command; a metric option may not take one of these names
-GENERIC = ("predictions", "config", "split", "metric", "release", "registry", "details", "json_out")
+GENERIC = ("predictions", "config", "split", "metric", "release", "registry", "details", "json_out",
+           "allow_unvalidated")
 
 
 class EvaluateGroup(TyperGroup):
@@ -69,6 +70,9 @@ def dataset_command(name: str) -> Any:
                 f"Release directory or NAME[/VERSION] in the registry. Default: {name} (its newest version).", name),
         inspect.Parameter("registry", inspect.Parameter.KEYWORD_ONLY, default=REGISTRY_OPTION,
                           annotation=Path | None),
+        _option("allow_unvalidated", bool, "--allow-unvalidated",
+                "Score against a release that was never validated (no seal) or failed its validation: "
+                "its gold data is then not certified.", False),
         _option("details", Path | None, "--details",
                 "Write one JSON line per item judged (metrics that judge items: "
                 + (", ".join(n for n, c in declared.items() if c.judges_items) or "none") + ").", None),
@@ -109,7 +113,7 @@ def _run(name: str, kwargs: dict[str, Any], table: dict[str, Any]) -> None:
     from benchsmith.scoring import evaluate
 
     given = {k: v for k, v in kwargs.items() if k in table and v is not None and v is not False}
-    release = gold_release(kwargs["release"], kwargs["registry"])
+    release = gold_release(kwargs["release"], kwargs["registry"], allow_unvalidated=kwargs["allow_unvalidated"])
     out = evaluate(get_builder(name), release, kwargs["predictions"], config=kwargs["config"], split=kwargs["split"],
                    metrics=kwargs["metric"] or (), options=given, details=kwargs["details"])
     for w in out["warnings"]:

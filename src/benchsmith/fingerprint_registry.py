@@ -25,6 +25,11 @@ staging behind. The rules:
   not named by ``--config``, splits skipped by ``--skip-missing``). Anything else is a
   :class:`~benchsmith.errors.VersionChangedError` naming ``fingerprints.tsv:LINE``, the
   config and the split, and saying to bump the version.
+* **Releases are checked against it too** (:func:`registered_differences`): ``publish`` of a
+  registered version (and ``evaluate`` / ``show --verify`` of a folder whose only seal is the
+  copy inside it) recomputes each split's fingerprint from its data files and compares it with
+  the registered row, never with ``release.json``'s (which travels with the data): a forged seal
+  over edited data is refused, whatever the folder says about itself.
 * Registering a full build replaces every row of its version (a config the code no longer
   declares disappears with it); registering a partial build replaces the rows of the splits
   it built and keeps the others. Rows of other versions are always kept. The file is written
@@ -40,11 +45,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchsmith.errors import ConfigError, ReleaseError, VersionChangedError
+from benchsmith.errors import BenchsmithError, ConfigError, ReleaseError, VersionChangedError
 from benchsmith.semver import parse_version
 
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
+    from benchsmith.release import Release
     from benchsmith.source import Sources
 
 FILENAME = "fingerprints.tsv"
@@ -214,3 +220,49 @@ def register(builder: Builder, built: Built, sources: Sources, *, full: bool) ->
         f"{' ...' if len(replaced) > 3 else ''})" if replaced else ""
     return Outcome("registered", f"registered {len(new)} split fingerprints of {name} {version} in {path}{changed}",
                    [f"{c}/{s}" for _, c, s in new])
+
+
+def registered_differences(release: Release) -> tuple[list[str], str]:
+    """``(problems, note)``: each split of ``release`` whose fingerprint, recomputed from its data
+    files, differs from the row its builder registered for the version (``[]``: all match, or
+    nothing to compare, as ``note`` says). Splits the release does not hold are not compared
+    (a partial build says so itself)."""
+    from benchsmith.builder import get_builder, is_registered
+    from benchsmith.fingerprint import fingerprint_table
+
+    name, version = release.name, release.version
+    if not is_registered(name):
+        return [], f"no builder {name!r} installed: no registered fingerprints to compare"
+    builder = get_builder(name)
+    if not getattr(builder, "reproducible", True):
+        return [], f"{name} declares reproducible = False: no registered fingerprints"
+    path = builder.data_path(FILENAME)
+    rows = {(c, s): v for (ver, c, s), v in read_fingerprints(path, dataset=name).items() if ver == version}
+    if not rows:
+        return [], f"no fingerprints registered for {name} {version}: not compared"
+    problems = []
+    for config, split, _ in release.info.iter_splits():
+        reg = rows.get((config, split))
+        if reg is None:
+            problems.append(f"{config}/{split} is not registered for {version} in {path.name}")
+            continue
+        got = fingerprint_table(release.table(config, split))
+        if got != reg[0]:
+            problems.append(f"{config}/{split} holds data with fingerprint {got[:12]}, registered "
+                            f"{reg[0][:12]} ({path.name}:{reg[1]})")
+    return problems, f"{len(rows)} registered split fingerprints of {name} {version} compared"
+
+
+def require_registered(release: Release, *, error: type[BenchsmithError] = ReleaseError) -> str:
+    """Raise ``error`` when :func:`registered_differences` finds a split whose data is not the
+    registered content of its version; returns the note otherwise."""
+    problems, note = registered_differences(release)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise error(
+            f"{release.name} {release.version} is not the registered content of its version: {problems[0]}{more}",
+            path=release.path,
+            hint=f"Rebuild it (`benchsmith build {release.name} --version {release.version} --overwrite`) "
+            "and validate it; a released version's data never changes",
+        )
+    return note

@@ -37,10 +37,12 @@ key                                 rule
 ``skipped_configs``                 ``{config: {split: reason}}``
 ``partial``, ``reproducible``       booleans
 ``missing_configs``                 list of config names
-``errata_applied``, ``_pending``    lists of objects, each with a string ``id``
+``errata_applied``, ``_pending``    lists of errata: string ``id``, ``version``, ``what`` (applied
+                                    also ``fix``, ``evidence``) and a list ``items``
 ``sources``                         ``{source: object}``; a source's ``files`` ``{path: {status:
                                     string, sha256: 64 hex or null, size: int >= 0 or null}}``
-``tool_versions``                   ``{tool: version string}``
+``tool_versions``                   required; ``{tool: version string}`` naming benchsmith,
+                                    datasets and pyarrow
 ``seed``                            int or null
 ``pretty_name``, ``description``,   string or null
 ``license``, ``homepage``,
@@ -68,8 +70,12 @@ Decisions:
   ``show``, ``evaluate`` and ``publish`` run. Either way a defect is a ``ReleaseError`` naming
   the config and the feature key, never a ``ValueError``/``AttributeError``/``ArrowInvalid``.
 * **The JSON itself** must be one UTF-8 object without duplicate keys (the last one would
-  silently win) or ``NaN``/``Infinity``, in a regular file (not a symlink) of at most
-  ``MAX_MANIFEST_BYTES``.
+  silently win) or ``NaN``/``Infinity``, nested at most ``MAX_DEPTH`` deep, in a regular file
+  (not a symlink) of at most ``MAX_MANIFEST_BYTES``.
+* **What the code reads is required.** An erratum carries every field the card and
+  croissant.json print (applied: ``id``, ``version``, ``what``, ``fix``, ``evidence``, ``items``;
+  pending: ``id``, ``version``, ``what``, ``items``), and ``tool_versions`` names benchsmith,
+  datasets and pyarrow: the schema refuses what a later step could not handle.
 * **Round trip.** ``ReleaseInfo.from_dict(d).to_dict() == d`` for every manifest that passes,
   key order included; unknown keys are kept, so a manifest written by a newer benchsmith loses
   nothing when read and written back by this one.
@@ -98,6 +104,10 @@ from benchsmith.registry import MANIFEST
 
 #: a release.json larger than this is refused before it is parsed (MuCoW's, the largest, is ~100 kB)
 MAX_MANIFEST_BYTES = 64 << 20
+#: how deep objects and lists may nest in release.json (the deepest a build writes: features of
+#: nested sequences, ~10); the card, the report and copies recurse, so a limit far below Python's
+#: recursion limit keeps every reader clear of it
+MAX_DEPTH = 64
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,99}", re.ASCII)
 VERSION_RE = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)", re.ASCII)
@@ -522,15 +532,36 @@ class ConfigInfo:
         return _ordered(out, self._order)
 
 
-def _errata(value: Any, where: _Where) -> tuple[Mapping[str, Any], ...]:
+#: the fields the card and croissant.json read of an erratum (``Erratum.to_dict`` writes them all)
+_ERRATUM_APPLIED = ("id", "version", "what", "fix", "evidence")
+_ERRATUM_PENDING = ("id", "version", "what")
+
+
+def _errata(value: Any, where: _Where, fields: tuple[str, ...]) -> tuple[Mapping[str, Any], ...]:
     if not isinstance(value, list):
         raise where.error(f"{_kind(value)} {_brief(value)}", "a list of errata")
     out = []
     for i, e in enumerate(value):
-        e = _obj(e, where.index(i), "an erratum: an object with an 'id'")
-        _str(e.get("id"), where.index(i).key("id"))
+        e = _obj(e, where.index(i), f"an erratum: an object with {', '.join(fields)} and items")
+        for key in fields:
+            _str(e.get(key), where.index(i).key(key))
+        if not isinstance(e.get("items"), list):
+            raise where.index(i).key("items").error(f"{_kind(e.get('items'))} {_brief(e.get('items'))}",
+                                                    "a list of item ids")
         out.append(_frozen(e))
     return tuple(out)
+
+
+#: the tools the card names (``Built by: benchsmith X, datasets Y, pyarrow Z``)
+_TOOLS = ("benchsmith", "datasets", "pyarrow")
+
+
+def _tool_versions(value: Any, where: _Where) -> Mapping[str, str]:
+    tools = _str_map(value, where)
+    for tool in _TOOLS:
+        if tool not in tools:
+            raise where.key(tool).error("missing", f"the {tool} version that built the release")
+    return tools
 
 
 def _sources(value: Any, where: _Where) -> Mapping[str, Any]:
@@ -570,11 +601,11 @@ _TOP: tuple[tuple[str, Callable[[Any, _Where], Any], Any], ...] = (
      MappingProxyType({})),
     ("partial", _bool, False),
     ("missing_configs", _str_list, ()),
-    ("errata_applied", _errata, ()),
-    ("errata_pending", _errata, ()),
+    ("errata_applied", lambda v, w: _errata(v, w, _ERRATUM_APPLIED), ()),
+    ("errata_pending", lambda v, w: _errata(v, w, _ERRATUM_PENDING), ()),
     ("seed", _opt_int, None),
     ("reproducible", _bool, True),
-    ("tool_versions", _str_map, MappingProxyType({})),
+    ("tool_versions", _tool_versions, MappingProxyType({})),
     ("fingerprint_definition", _opt_str, None),
 )
 
@@ -619,6 +650,9 @@ class ReleaseInfo:
     @classmethod
     def from_dict(cls, data: Any, *, path: str | Path | None = None) -> ReleaseInfo:
         """Check ``data`` (a parsed release.json; ``path`` names it in errors) and type it."""
+        if _depth(data) > MAX_DEPTH:  # before deepcopy, which recurses
+            raise ReleaseError(f"corrupt manifest: nested more than {MAX_DEPTH} deep",
+                               path=Path(path) if path is not None else None, hint=_HINT)
         return cls._from_owned(copy.deepcopy(data), path)  # nothing typed here aliases the caller's dict
 
     @classmethod
@@ -647,6 +681,8 @@ class ReleaseInfo:
                     if f in seen:
                         raise here.error(f"{f!r} is also listed by {seen[f].path}", "each file once")
                     seen[f] = here
+        if "tool_versions" not in data:  # the card names them
+            raise where.key("tool_versions").error("missing", f"{{tool: version}} with {', '.join(_TOOLS)}")
         typed = {key: check(data[key], where.key(key)) if key in data else default for key, check, default in _TOP}
         known = {"name", "version", "configs", *(k for k, _, _ in _TOP)}
         return cls(name=name, version=version, configs=MappingProxyType(configs), **typed,
@@ -724,9 +760,10 @@ def load_json(mpath: Path) -> str:
 
 
 def _parse(text: str, mpath: Path) -> Any:
-    """Strict JSON: no duplicate keys, no NaN/Infinity; a ReleaseError otherwise."""
+    """Strict JSON: no duplicate keys, no NaN/Infinity, nested at most :data:`MAX_DEPTH` deep; a
+    ReleaseError otherwise."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ReleaseError(f"corrupt manifest: {exc.msg}", path=mpath, line=exc.lineno, hint=_HINT) from None
     except _DuplicateKey as exc:
@@ -735,7 +772,21 @@ def _parse(text: str, mpath: Path) -> Any:
     except ValueError as exc:
         raise ReleaseError(f"corrupt manifest: {exc}", path=mpath, hint=_HINT) from None
     except RecursionError:
-        raise ReleaseError("corrupt manifest: nested too deeply", path=mpath, hint=_HINT) from None
+        raise ReleaseError(f"corrupt manifest: nested more than {MAX_DEPTH} deep", path=mpath, hint=_HINT) from None
+    if _depth(data) > MAX_DEPTH:
+        raise ReleaseError(f"corrupt manifest: nested more than {MAX_DEPTH} deep", path=mpath, hint=_HINT)
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deep objects and lists nest in ``value`` (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            deepest = max(deepest, d)
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
 
 
 def read_manifest(release_dir: str | Path) -> ReleaseInfo:

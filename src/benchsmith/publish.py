@@ -52,12 +52,7 @@ def preflight(release: Release, *, allow_partial: bool = False, keep_open: dict[
     from benchsmith.validation.gate import require_passed
 
     require_passed(release)
-    sealed, source = seal.recorded(release.path)
-    if sealed is None:
-        raise GateError(f"{release.name} {release.version} has no seal ({source})", path=release.path,
-                        hint=f"Run `benchsmith validate {release.path}` again: it records the seal publish checks")
-    seal.require(release, sealed, source=source, error=PublishError, published=source == "the published marker",
-                 keep_open=keep_open)
+    sealed = _require_sealed(release, keep_open)
     try:
         if release.info.partial and not allow_partial:
             missing = release.info.missing_configs
@@ -74,6 +69,22 @@ def preflight(release: Release, *, allow_partial: bool = False, keep_open: dict[
     except BaseException:
         seal.close_all(keep_open)
         raise
+    return sealed
+
+
+def _require_sealed(release: Release, keep_open: dict[str, int] | None) -> Seal:
+    """The seal and registered-content check of a publish: the bytes are the ones the trusted seal
+    records (the published marker's, the registry's seal record, or only for a folder outside a
+    registry the copy in reports/validation.json), that validation passed, and each split's data is
+    its version's registered content (``fingerprints.tsv``) when the version is registered."""
+    sealed, source = seal.certify(release, error=PublishError, registered=True, keep_open=keep_open)
+    if sealed is None:
+        raise GateError(f"{release.name} {release.version} has no seal ({source})", path=release.path,
+                        hint=f"Run `benchsmith validate {release.path}` again: it records the seal publish checks")
+    if seal.passed(release.path) is False:
+        seal.close_all(keep_open)
+        raise GateError(f"{release.name} {release.version} did not pass its validation ({source} says so)",
+                        path=release.path, hint="Read the report, fix the release and validate it again")
     return sealed
 
 
@@ -119,8 +130,8 @@ def _version_locks(release: Release, target: Path) -> Iterator[None]:
     """The lock of the registry's version and, when the release lives elsewhere, its own: no
     build or validate writes into either while they are checked and copied."""
     with registry.lock(target, timeout=0):
-        if target.resolve() == release.path.resolve():
-            yield
+        if target.resolve() == release.path.resolve() or not registry.in_registry(release.path):
+            yield  # a folder outside any registry: nothing beside it is written (no lock)
             return
         with registry.lock(release.path, timeout=0):
             yield

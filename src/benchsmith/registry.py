@@ -5,6 +5,7 @@ Layout of a registry root::
     <root>/<name>/<version>/                 a release (see benchsmith.release)
     <root>/<name>/<version>/reports/         validation reports
     <root>/<name>/.published/<version>.json  marker: published on these fingerprints
+    <root>/<name>/.sealed/<version>.json     the seal validate recorded (outside the release)
     <root>/<name>/.reports/<version>/        reports of re-validating a published (read-only) release
     <root>/.locks/<name>/<version>.lock      per-version lock (flock; the file stays, harmlessly)
     <root>/<name>/.<version>.tmp-<pid>-*     a build or publish in progress (staging)
@@ -24,6 +25,19 @@ Decisions:
   two renames leaves ``.<version>.old-<pid>`` and no release. :func:`recover`, run first by
   every registry operation, puts such a folder back (or removes it when the new release is
   in place) and removes staging folders whose process is dead.
+* **Recovery touches only what the registry made.** A staging (or aside) folder holds the
+  file :data:`STAGING_MARK`, written when it was created; :func:`recover` acts on a
+  ``.<version>.<kind>-<pid>`` folder only when it holds that file (a regular file, the folder
+  a real folder), and ignores any other name (a pid no process can have included). Commands
+  given a release *path* recover only when the path lies in a registry (:func:`in_registry`),
+  never in the parent of an arbitrary folder.
+* **What is a registry.** A root ``<root>`` whose ``.locks`` folder exists (every build into
+  it made one). ``validate`` and ``publish`` of a folder outside a registry take no lock and
+  write nothing outside the folder (no ``<grandparent>/.locks``).
+* **Seal records.** ``validate`` of a release in a registry records its seal (and whether it
+  passed, on which fingerprints) in ``<root>/<name>/.sealed/<version>.json``, outside the
+  folder, where editing the release cannot rewrite it (the published marker's rule); the copy
+  in ``reports/validation.json`` is informative there. See :mod:`benchsmith.seal`.
 * **Permissions.** Files and folders are created with the process umask, like any file a
   user writes (``mkstemp``/``mkdtemp`` alone would make them private).
 """
@@ -34,6 +48,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -41,6 +56,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from benchsmith import seal
 from benchsmith.errors import PublishError, ReleaseError
 
 MANIFEST = "release.json"
@@ -48,11 +64,16 @@ CARD = "README.md"
 REPORTS = "reports"
 REPORT_JSON = "validation.json"
 MARKER_DIR = ".published"
+SEAL_DIR = ".sealed"
+#: written into every staging / aside folder the registry makes: what :func:`recover` may touch
+STAGING_MARK = ".benchsmith-staging"
 LOCK_DIR = ".locks"
 STAGING = ".staging"
 LOCK_TIMEOUT_S = 600.0
 
-_LEFTOVER = re.compile(r"^\.(?P<version>\d+\.\d+\.\d+)\.(?P<kind>tmp|old|publish)-(?P<pid>\d+)")
+#: a leftover's name; the pid has at most 9 digits (Linux's pid_max is at most 2^22): a longer number
+#: is no process's, and the name is ignored (``os.kill`` would raise OverflowError past 2^31)
+_LEFTOVER = re.compile(r"^\.(?P<version>\d+\.\d+\.\d+)\.(?P<kind>tmp|old|publish)-(?P<pid>\d{1,9})(?:-|$)")
 
 
 def _umask() -> int:
@@ -88,7 +109,21 @@ def make_staging(parent: Path, version: str, kind: str = "tmp") -> Path:
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{version}.{kind}-{os.getpid()}-", dir=parent))
     _chmod(tmp, 0o777)
+    _mark(tmp)
     return tmp
+
+
+def _mark(folder: Path) -> None:
+    """Write :data:`STAGING_MARK` into a folder the registry made (what :func:`recover` may touch)."""
+    os.close(os.open(folder / STAGING_MARK, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+
+
+def _ours(folder: Path) -> bool:
+    """``folder`` is a real folder holding a regular :data:`STAGING_MARK`: the registry made it."""
+    try:
+        return stat.S_ISDIR(os.lstat(folder).st_mode) and stat.S_ISREG(os.lstat(folder / STAGING_MARK).st_mode)
+    except OSError:
+        return False
 
 
 def version_dir(root: str | Path, name: str, version: str) -> Path:
@@ -186,6 +221,8 @@ def _filelock(target: Path, path: Path, timeout: float) -> Iterator[None]:
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
+    if pid <= 0:  # kill(0) and kill(-n) signal process groups
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -196,17 +233,19 @@ def _alive(pid: int) -> bool:
 
 
 def recover(dataset_dir: Path) -> list[str]:
-    """Put back or remove what interrupted commits left in ``<root>/<name>``; returns what it did."""
+    """Put back or remove what interrupted commits left in ``<root>/<name>``; returns what it did.
+    Only folders the registry made (they hold :data:`STAGING_MARK`) whose process is dead."""
     done: list[str] = []
     if not dataset_dir.is_dir():
         return done
     for entry in sorted(dataset_dir.iterdir()):
         m = _LEFTOVER.match(entry.name)
-        if not m or not entry.is_dir() or _alive(int(m["pid"])):
+        if not m or not _ours(entry) or _alive(int(m["pid"])):
             continue
         target = dataset_dir / m["version"]
-        if m["kind"] == "old" and not target.exists():
+        if m["kind"] == "old" and not os.path.lexists(target):
             os.replace(entry, target)  # the crash came between the two renames: restore the old release
+            (target / STAGING_MARK).unlink(missing_ok=True)
             done.append(f"restored {target.name} from {entry.name}")
         else:
             shutil.rmtree(entry, ignore_errors=True)
@@ -214,21 +253,41 @@ def recover(dataset_dir: Path) -> list[str]:
     return done
 
 
+def in_registry(release_path: str | Path) -> bool:
+    """Whether ``<root>/<name>/<version>`` lies in a registry: ``<root>/.locks`` is a real folder
+    (every build into the registry made it). A folder elsewhere (a download, a copy) is not, and
+    nothing beside it is locked, recovered or recorded."""
+    try:
+        return stat.S_ISDIR(os.lstat(Path(release_path).absolute().parent.parent / LOCK_DIR).st_mode)
+    except OSError:
+        return False
+
+
 # --------------------------------------------------------------------------- commit
 
 
 def commit(staging: Path, target: Path, *, overwrite: bool) -> None:
-    """Rename a finished staging folder into place (the caller holds the version's lock)."""
+    """Rename a finished staging folder into place (the caller holds the version's lock). The
+    target's seal record goes with the folder it described; a seal record of the staging folder
+    (an audit's validated rebuild in ``<root>/.staging``) comes with the folder."""
     if target.exists():
         if not overwrite:
             raise ReleaseError(f"release {target.parent.name} {target.name} already exists", path=target,
                                hint="Pass --overwrite to replace it, or bump the builder's version")
+        forget_seal(target)
         old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        _mark(target)  # aside, it is the registry's to restore
         os.replace(target, old)
         os.replace(staging, target)
         shutil.rmtree(old, ignore_errors=True)
     else:
+        forget_seal(target)
         os.replace(staging, target)
+    (target / STAGING_MARK).unlink(missing_ok=True)
+    staged_seal = seal_record_path(staging)
+    if staged_seal.is_file():
+        seal_record_path(target).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged_seal, seal_record_path(target))
 
 
 # --------------------------------------------------------------------------- published markers
@@ -298,6 +357,47 @@ def mark_published(target: Path, name: str, version: str, fingerprints: dict, *,
     write_text_atomic(marker, json.dumps(data, indent=2) + "\n")
 
 
+# --------------------------------------------------------------------------- seal records
+
+
+def seal_record_path(target: Path) -> Path:
+    """Where ``validate`` records the seal of ``<root>/<name>/<version>`` (outside the release)."""
+    return target.parent / SEAL_DIR / f"{target.name}.json"
+
+
+def record_seal(target: Path, seal: dict, *, passed: bool, fingerprints: dict) -> None:
+    """Record the seal ``validate`` took of a release in a registry, with its verdict and the
+    fingerprints it was validated on (the caller holds the version's lock)."""
+    path = seal_record_path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps({"seal": seal, "passed": passed, "fingerprints": fingerprints}, indent=2)
+                      + "\n")
+
+
+def forget_seal(target: Path) -> None:
+    """Drop the seal record of a version whose folder is replaced (a rebuild is not validated)."""
+    seal_record_path(target).unlink(missing_ok=True)
+
+
+def seal_record(target: Path) -> dict | None:
+    """The seal record of a version in a registry (``{"seal", "passed", "fingerprints"}``), or None."""
+    path = seal_record_path(target)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise TypeError("not a regular file")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("seal"), dict) \
+                or not isinstance(data.get("passed"), bool):
+            raise TypeError("not an object with 'seal' and 'passed'")
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"corrupt seal record ({type(exc).__name__}: {exc})", path=path,
+                           hint=f"Remove it and validate the release again (`benchsmith validate {target}`)"
+                           ) from None
+    return data
+
+
 # --------------------------------------------------------------------------- status
 
 
@@ -311,12 +411,15 @@ def status(target: Path) -> dict[str, Any]:
         return {"status": "published",
                 "on_fingerprints": "the manifest's" if marker["fingerprints"] == fps else "other data",
                 "published_to": {"local": bool(marker.get("local", True)), "hub": marker.get("hub", [])}}
-    report_path = reports_dir(target) / REPORT_JSON
-    if report_path.is_file():
-        try:
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return {"status": "built", "report": "unreadable"}
+    report = seal.read_report(target)  # a link or special file there is refused, never followed
+    if in_registry(target):  # the registry's seal record says how validate ended, not the folder
+        record = seal_record(target)
+        if record is None:
+            return {"status": "built"} | ({"report": "not recorded by the registry"} if report is not None else {})
+        if record["passed"] and record.get("fingerprints") == fps:
+            return {"status": "validated", "on_fingerprints": "the manifest's"}
+        return {"status": "built", "report": "failed" if not record["passed"] else "on other data"}
+    if report is not None:
         same = report.get("fingerprints") == fps
         if report.get("passed") and same:
             return {"status": "validated", "on_fingerprints": "the manifest's"}

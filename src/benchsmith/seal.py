@@ -24,9 +24,19 @@ Decisions:
 * **Canonical listing.** One line per sealed file, sorted by path, each the JSON array
   ``[path, size, sha256]`` (JSON escaping keeps any file name on one line), after a first line
   naming the listing's version; the digest is the sha256 of that text in UTF-8.
-* **Where it is kept.** ``reports/validation.json`` (key ``seal``: digest and listing), and,
-  once published, the published marker (``<registry>/<name>/.published/<version>.json``),
-  which lives outside the release folder and is the authority from then on.
+* **Where it is kept.** Never only inside the folder it seals when there is a place outside:
+  whoever edits the folder could rewrite a seal kept there. Once published, the published
+  marker (``<registry>/<name>/.published/<version>.json``) is the authority; before, for a
+  release in a registry, the registry's seal record (``<registry>/<name>/.sealed/<version>.json``,
+  written by ``validate``, :func:`benchsmith.registry.record_seal`); only a folder outside any
+  registry (a download, a copy) is checked against the copy in ``reports/validation.json``
+  (key ``seal``), and then a registered version's data is also checked against the builder's
+  ``fingerprints.tsv`` (:func:`benchsmith.fingerprint_registry.require_registered`), the one
+  record outside the folder there is.
+* **Reading the report.** ``reports/validation.json`` is read through :func:`read_report`:
+  opened component by component with ``O_NOFOLLOW`` and refused unless a regular file, so a
+  link (or ``reports`` being a link, FIFO or device) is refused before anything is opened
+  through it.
 * **Cheap or full.** :func:`verify` with ``full=False`` compares the listing and the sizes
   only (``show`` by default, and says so); with ``full=True`` it hashes every file (publish,
   audit, evaluate, ``show --verify``). Each file is read once, streamed.
@@ -45,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.errors import BenchsmithError, ReleaseError
+from benchsmith.errors import BenchsmithError, GateError, ReleaseError
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -135,11 +145,19 @@ def shown(rel: str) -> str:
     return rel if rel.isprintable() else json.dumps(rel, ensure_ascii=False)
 
 
+def _lmode(dir_fd: int, name: str) -> int | None:
+    """The mode of ``name`` in ``dir_fd`` without following it (None: gone meanwhile)."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return None
+
+
 def _not_regular(path: Path, mode: int | None, root: Path) -> ReleaseError:
     rel = path.relative_to(root).as_posix()
     kind = ("a symbolic link" if mode is None or stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISBLK(mode) or stat.S_ISCHR(mode)
-            else "not a regular file")
+            else "a file where a folder belongs" if stat.S_ISREG(mode) else "not a regular file")
     return ReleaseError(
         f"{shown(rel)} is {kind}; a release holds regular files only",
         path=path if rel.isprintable() else root,
@@ -196,7 +214,7 @@ def open_regular(root: str | Path, rel: str) -> int:
                 nfd = os.open(part, nofollow | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                    raise _not_regular(root.joinpath(*parts[: i + 1]), None, root) from None
+                    raise _not_regular(root.joinpath(*parts[: i + 1]), _lmode(fd, part), root) from None
                 raise
             os.close(fd)
             fd = nfd
@@ -310,10 +328,46 @@ def describe(problems: list[str], limit: int = 3) -> str:
 # --------------------------------------------------------------------------- where a seal is kept
 
 
+#: the sources :func:`recorded` names
+FROM_MARKER = "the published marker"
+FROM_REGISTRY = "the registry's seal record"
+FROM_REPORT = "reports/validation.json"
+#: a report is a few MB at most (``small enough to publish``); a larger one is not ours
+MAX_REPORT_BYTES = 256 << 20
+
+
+def read_report(release_path: str | Path) -> dict[str, Any] | None:
+    """``reports/validation.json`` of a release as a JSON object, or None when there is none.
+    Opened without following links (:func:`open_regular`): a link or special file there, or in
+    place of ``reports/``, is a :class:`ReleaseError` before anything is read through it."""
+    root = Path(release_path)
+    rel = BY_RULE[0]
+    try:
+        fd = open_regular(root, rel)
+    except FileNotFoundError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(MAX_REPORT_BYTES + 1)
+        if len(raw) > MAX_REPORT_BYTES:
+            raise ReleaseError(f"the validation report is over {MAX_REPORT_BYTES:,} bytes", path=root / rel,
+                               hint=f"Validate the release again (`benchsmith validate {root}`)")
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ReleaseError(f"unreadable validation report ({type(exc).__name__}: {str(exc)[:200]})",
+                           path=root / rel, hint=f"Validate the release again (`benchsmith validate {root}`)"
+                           ) from None
+    if not isinstance(data, dict):
+        raise ReleaseError("unreadable validation report (not a JSON object)", path=root / rel,
+                           hint=f"Validate the release again (`benchsmith validate {root}`)")
+    return data
+
+
 def recorded(release_path: str | Path) -> tuple[Seal | None, str]:
-    """The seal the release's bytes must match, and where it comes from: the published
-    marker's once published (it lives outside the folder), else ``reports/validation.json``'s;
-    ``(None, why)`` when neither records one."""
+    """The seal the release's bytes must match, and where it comes from (see "Where it is kept"):
+    the published marker's, else the registry's seal record for a release in a registry, else
+    ``reports/validation.json``'s for a folder outside any registry; ``(None, why)`` when there is
+    none to trust."""
     from benchsmith import registry
 
     path = Path(release_path)
@@ -321,18 +375,35 @@ def recorded(release_path: str | Path) -> tuple[Seal | None, str]:
     if marker is not None:
         if marker.get("seal") is None:
             return None, "published before seals were recorded"
-        return Seal.from_dict(marker["seal"], where=registry.marker_path(path)), "the published marker"
-    report = path / registry.REPORTS / registry.REPORT_JSON
-    if not report.is_file():
+        return Seal.from_dict(marker["seal"], where=registry.marker_path(path)), FROM_MARKER
+    report = read_report(path)  # read (and refused when a link) even where it is not the authority
+    if registry.in_registry(path):
+        record = registry.seal_record(path)
+        if record is not None:
+            return Seal.from_dict(record["seal"], where=registry.seal_record_path(path)), FROM_REGISTRY
+        if report is None:
+            return None, "not validated"
+        return None, "validated before the registry recorded seals (the copy inside the folder is not proof)"
+    if report is None:
         return None, "not validated"
-    try:
-        data = json.loads(report.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReleaseError(f"unreadable validation report ({exc})", path=report,
-                           hint="Validate the release again") from None
-    if not isinstance(data, dict) or data.get("seal") is None:
+    if report.get("seal") is None:
         return None, "validated before seals were recorded"
-    return Seal.from_dict(data["seal"], where=report), "reports/validation.json"
+    return Seal.from_dict(report["seal"], where=path / BY_RULE[0]), FROM_REPORT
+
+
+def passed(release_path: str | Path) -> bool | None:
+    """Whether the validation the seal comes from passed (the record :func:`recorded` trusts
+    says so; a published release passed its gate); None when nothing records a validation."""
+    from benchsmith import registry
+
+    path = Path(release_path)
+    if registry.published_marker(path) is not None:
+        return True
+    if registry.in_registry(path):
+        record = registry.seal_record(path)
+        return None if record is None else record["passed"]
+    report = read_report(path)
+    return None if report is None else bool(report.get("passed"))
 
 
 def require(release: Release, sealed: Seal, *, source: str, error: type[BenchsmithError] = ReleaseError,
@@ -347,9 +418,12 @@ def require(release: Release, sealed: Seal, *, source: str, error: type[Benchsmi
         raise
     names = sealed.by_path()
     for _, _, info in release.info.iter_splits():
-        for rel in info.files:
+        for i, rel in enumerate(info.files):
             if rel not in names:
                 problems.append(f"release.json lists {rel!r}, which is not a sealed file of the release")
+            elif info.sha256 is not None and info.sha256[i] != names[rel].sha256:
+                # sealed bytes that are not the ones the build wrote (a re-encoded parquet)
+                problems.append(f"{shown(rel)}: its sha256 in release.json is not the sealed file's")
     if problems:
         close_all(keep_open)
         what = "published" if published else "validated"
@@ -361,6 +435,52 @@ def require(release: Release, sealed: Seal, *, source: str, error: type[Benchsmi
                   if published else f"Restore the validated files, or validate again (`benchsmith validate "
                   f"{release.path}`) if the change is intended"),
         )
+
+
+def certify(release: Release, *, error: type[BenchsmithError] = ReleaseError, registered: bool | None = None,
+            keep_open: dict[str, int] | None = None) -> tuple[Seal | None, str]:
+    """Check a release against the seal :func:`recorded` trusts (:func:`require`), and its data
+    against the fingerprints its builder registered for the version
+    (:func:`benchsmith.fingerprint_registry.require_registered`): ``registered=None`` does the
+    latter only where the seal is the copy inside the folder (nothing outside it vouches for the
+    folder then). Returns ``(seal, source)``; ``(None, why)`` when no seal is recorded (nothing
+    checked: the caller decides whether that is allowed). ``keep_open``: as for :func:`require`."""
+    from benchsmith.fingerprint_registry import require_registered
+
+    sealed, source = recorded(release.path)
+    if sealed is None:
+        return None, source
+    require(release, sealed, source=source, error=error, published=source == FROM_MARKER, keep_open=keep_open)
+    if registered or (registered is None and source == FROM_REPORT):
+        try:
+            require_registered(release, error=error)
+        except BaseException:
+            close_all(keep_open)
+            raise
+    return sealed, source
+
+
+def require_gold(release: Release, *, allow_unvalidated: bool = False) -> str | None:
+    """What ``evaluate`` checks before it scores against a release's gold data: :func:`certify`,
+    and that the validation behind the seal passed. A release with no seal, or whose validation
+    failed, is a :class:`GateError` unless ``allow_unvalidated``; then its files are still checked
+    (regular files only, each data file against release.json) and the warning to print is
+    returned (None: certified)."""
+    sealed, source = certify(release)
+    verdict = passed(release.path)
+    if sealed is not None and verdict is not False:
+        return None
+    what = f"has no seal ({source})" if sealed is None else f"failed its validation ({source})"
+    if not allow_unvalidated:
+        raise GateError(f"{release.name} {release.version} {what}: its gold data is not certified",
+                        path=release.path,
+                        hint=f"Validate it (`benchsmith validate {release.path}`) and fix what fails, or pass "
+                        "--allow-unvalidated to score against it anyway")
+    if sealed is None:
+        list(walk(release.path))
+        release.require_intact()
+    return (f"{release.name} {release.version} {what}: scoring against gold data nobody certified "
+            "(--allow-unvalidated)")
 
 
 def close_all(fds: dict[str, int] | None) -> None:

@@ -72,10 +72,11 @@ def test_evaluate_scores_with_the_declared_metric(tmp_path, capsys):
     good = tmp_path / "test.jsonl"
     good.write_text("".join(json.dumps({"idx": r["idx"], "label": 1 - r["label"] if r["idx"] == 0 else r["label"]})
                             + "\n" for r in gold), encoding="utf-8")
-    assert main(["evaluate", "superglue_copa", str(good), "--release", str(release.path), "--json"]) == 0
+    assert main(["evaluate", "superglue_copa", str(good), "--release", str(release.path), "--allow-unvalidated",
+                 "--json"]) == 0
     score = json.loads(capsys.readouterr().out)["scores"]["accuracy"]
     assert score["score"] == pytest.approx(2 / 3) and (score["correct"], score["total"]) == (2, 3)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"idx": 0, "label": 1}\n{"idx": 0, "label": 0}\n', encoding="utf-8")
-    assert main(["evaluate", "superglue_copa", str(bad), "--release", str(release.path)]) == 2
+    assert main(["evaluate", "superglue_copa", str(bad), "--release", str(release.path), "--allow-unvalidated"]) == 2
     assert f"{bad}:2: idx 0 is predicted twice" in capsys.readouterr().err

@@ -10,7 +10,6 @@ release after validating it cannot slip through.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import GateError
@@ -46,19 +45,17 @@ def enforce(report: dict[str, Any], where: Any = None) -> None:
 
 def require_passed(release: Release) -> dict[str, Any]:
     """The release's report, if it passed and is current; GateError otherwise."""
+    from benchsmith.seal import read_report
+
     path = release.reports_dir / "validation.json"
-    if not path.is_file():
+    report = read_report(release.path)  # never through a link
+    if report is None:
         raise GateError(
             "release has not been validated (no reports/validation.json)",
             path=release.path,
             hint=f"Run `benchsmith validate {release.path}` first",
         )
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise GateError(f"corrupt validation report: {exc.msg}", path=path, line=exc.lineno,
-                        hint=f"Re-run `benchsmith validate {release.path}`") from None
-    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
+    if not isinstance(report.get("results"), list):
         raise GateError("corrupt validation report: no list of results", path=path,
                         hint=f"Re-run `benchsmith validate {release.path}`")
     if report.get("fingerprints") != release.fingerprints():

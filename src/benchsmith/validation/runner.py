@@ -22,6 +22,7 @@ the gate still stops the release.
 from __future__ import annotations
 
 import gc
+import os
 import logging
 import threading
 import time
@@ -36,6 +37,7 @@ from benchsmith.validation.check import Check, CheckResult, Status, registered_c
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.lifeline import die_with_parent
 from benchsmith.release import Release
 
 log = logging.getLogger(__name__)
@@ -366,7 +368,7 @@ class _Worker:
         self._answer, send = ctx.Pipe(duplex=False)
         tokens, self._tokens = ctx.Pipe(duplex=False)
         imports = sorted({m for i in side for m in _imports(release, checks[i])})
-        args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports)
+        args = (release, checks, side, shared, self._next, send, (tokens, self._tokens), imports, os.getpid())
         self._proc = ctx.Process(target=_work, args=args, daemon=True)
         self._proc.start()
         send.close()
@@ -427,11 +429,14 @@ def _claim(counter: Any, n: int) -> int | None:
 
 
 def _work(release: Release, checks: list[Check], side: list[int], shared: list[int], counter: Any,
-          conn: Any, pipe: tuple[Any, Any], imports: list[str]) -> None:
+          conn: Any, pipe: tuple[Any, Any], imports: list[str], parent: int) -> None:
     import importlib
 
     from benchsmith.validation.dataview import import_tokens
 
+    # killed with validate (SIGKILL included): an orphan would hold validate's stdout/stderr and
+    # run its checks for nobody
+    die_with_parent(parent)
     progress.set_enabled(False)  # one bar: this process's
     tokens, theirs = pipe
     theirs.close()  # the sending end, inherited: closed here, so a validate that dies is an EOF
@@ -462,6 +467,18 @@ def _work(release: Release, checks: list[Check], side: list[int], shared: list[i
         answer.append((i, _run_one(release, checks[i]), hits is not None and len(hits) > before))
     conn.send(answer)
     conn.close()
+
+
+def _changed_files(release: Release) -> list[CheckResult]:
+    """A failed result when a data file is not the one the build wrote (its sha256 in release.json
+    differs: a re-encoded or edited parquet), so such a release is never validated and sealed as
+    it is; nothing (no result) when every file matches."""
+    problems = release.verify_files()
+    if not problems:
+        return []
+    return [CheckResult(check="release_files", family="integrity", status=Status.FAIL,
+                        summary=f"{len(problems)} data file(s) differ from release.json: {'; '.join(problems[:3])}",
+                        details={"problems": problems})]
 
 
 def _crash_result(name: str, family: str, exc: BaseException) -> CheckResult:
@@ -596,7 +613,7 @@ def validate(
         from benchsmith.validation.result_cache import cached_checks
 
         checks = cached_checks(release, checks, cached)
-    results = crashed + run_checks(release, checks)
+    results = crashed + _changed_files(release) + run_checks(release, checks)
     if cached:
         notes.append(f"{len(cached)} check(s) reused from the result cache (same data, code and parameters): "
                      + ", ".join(cached))
@@ -625,13 +642,17 @@ def validate(
 
 @contextmanager
 def _version_lock(release: Release) -> Iterator[None]:
-    """The version's lock (``benchsmith.registry.lock``, where publish and build take it). A
-    release folder outside any registry whose lock folder cannot be created (its grandparent is
-    not writable) is written without it: no publish can take that lock either."""
+    """The version's lock (``benchsmith.registry.lock``, where publish and build take it), for a
+    release in a registry. A folder outside any registry is written without it: nothing outside
+    the folder is written (no ``<grandparent>/.locks``), and no build or publish takes that lock.
+    A registry whose lock folder cannot be created (not writable) is written without it too."""
     import errno
 
     from benchsmith import registry
 
+    if not registry.in_registry(release.path):
+        yield
+        return
     try:
         cm = registry.lock(release.path)
         cm.__enter__()
@@ -653,17 +674,47 @@ def _read_only_note(published: bool, report_dir: Path) -> list[str]:
 
 def write_sealed(release: Release, report: dict[str, Any], builder: Any | None) -> None:
     """Write the report, re-render the card from it, then seal the release as it now is and
-    record the seal in ``reports/validation.json`` (the caller holds the version's lock).
+    record the seal in ``reports/validation.json`` and, for a release in a registry, in the
+    registry's seal record (the authority, outside the folder: :mod:`benchsmith.seal`); the
+    caller holds the version's lock.
 
     The card reads the report, so the report is written first; the seal comes last so it
-    covers the card, croissant.json and lm_eval/ as rendered (see :mod:`benchsmith.seal`)."""
+    covers the card, croissant.json and lm_eval/ as rendered. A link or special file in the
+    folder is refused before anything is written, and a card that fails to render puts the
+    previous report back: a failed validate leaves the release as it was."""
     from benchsmith.cards.card import write_card_files
     from benchsmith.validation.report import write_report, write_report_json
 
+    from benchsmith import registry, seal
+
+    list(seal.walk(release.path))  # regular files only, before anything is written
+    before = {name: _read_inside(release, name) for name in seal.BY_RULE}
+    report.pop("seal", None)
+    try:
+        write_report(release, report, release.reports_dir)
+        write_card_files(release, builder)
+    except BaseException:
+        for name, data in before.items():
+            if data is None:
+                (release.path / name).unlink(missing_ok=True)
+            else:
+                registry.write_text_atomic(release.path / name, data)
+        raise
+    sealed = seal.compute(release.path)
+    report["seal"] = sealed.to_dict()
+    if registry.in_registry(release.path):
+        registry.record_seal(release.path, sealed.to_dict(), passed=bool(report.get("passed")),
+                             fingerprints=report.get("fingerprints") or {})
+    write_report_json(report, release.reports_dir)
+
+
+def _read_inside(release: Release, rel: str) -> str | None:
+    """A by-rule report file's text (None: absent), read without following links."""
     from benchsmith import seal
 
-    report.pop("seal", None)
-    write_report(release, report, release.reports_dir)
-    write_card_files(release, builder)
-    report["seal"] = seal.compute(release.path).to_dict()
-    write_report_json(report, release.reports_dir)
+    try:
+        fd = seal.open_regular(release.path, rel)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8", errors="replace")

@@ -40,12 +40,10 @@ import logging
 import math
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +51,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from benchsmith.errors import ConfigError
+from benchsmith.lifeline import pdeathsig_hook
 
 log = logging.getLogger(__name__)
 
@@ -243,42 +242,12 @@ def scratch_dir(prefix: str) -> Iterator[Path]:
         shutil.rmtree(name, ignore_errors=True)
 
 
-def die_with_parent(parent: int) -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies, and exit now if ``parent`` (the pid
-    the caller knows as its parent) is gone already: the request covers only deaths after it. No-op
-    where ``PR_SET_PDEATHSIG`` does not exist (not Linux)."""
-    hook = _die_with_parent()
-    if hook is not None:
-        hook()
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that asks the kernel to SIGKILL the child when its parent dies (Linux), or None.
-    Resolved here, in the parent: between fork and exec the child must not import anything."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    sigkill = int(signal.SIGKILL)
-
-    def set_pdeathsig() -> None:  # pragma: no cover - runs in the child
-        prctl(1, sigkill)  # PR_SET_PDEATHSIG
-
-    return set_pdeathsig
-
-
 def run_child(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
     """Run a child process to its end: ``(exit status, stderr)``; it dies with this process."""
     # preexec_fn although threads run: the hook is one prctl(2) call through ctypes, taking no lock
     # another thread could hold; it is how a child gets PR_SET_PDEATHSIG (it dies with the harvest)
     proc = subprocess.Popen(list(args), cwd=cwd, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=_die_with_parent())  # noqa: PLW1509
+                            text=True, preexec_fn=pdeathsig_hook())  # noqa: PLW1509
     with _LOCK:
         _CHILDREN.add(proc)
     try:

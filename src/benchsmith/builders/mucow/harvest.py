@@ -62,7 +62,6 @@ from benchsmith.builders.mucow.aligner import (
     HARVEST_PREFIX,
     Aligner,
     EflomalAligner,
-    die_with_parent,
     remove_stale_scratch,
     require_eflomal,
     scratch_dir,
@@ -86,6 +85,7 @@ from benchsmith.builders.mucow.suites import (
 from benchsmith.loaders.sense_inventory import Inventory, check_languages, load_inventory
 
 from benchsmith import progress
+from benchsmith.lifeline import die_with_parent
 from benchsmith.builder import Builder, Config, Example
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.tokenize import iso3
