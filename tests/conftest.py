@@ -1,4 +1,4 @@
-"""Shared test fixtures, markers' settings and cache isolation.
+"""Shared test fixtures, hypothesis profiles, CI's install check and cache isolation.
 
 ``raw`` is the real raw data root: ``$BENCHSMITH_RAW`` (CI sets it to ../shared/raw), else
 ``../shared/raw`` beside the checkout. Where neither exists real-data tests skip locally but fail
