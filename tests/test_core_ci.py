@@ -1,10 +1,8 @@
 """CI runs every test (issue 26).
 
-* Under ``CI``, ``pytest.importorskip`` of a module of the ``all`` extra fails instead of
-  skipping (tests/conftest.py); without ``CI``, or for a module outside the extra, it skips.
-* Every module the tests importorskip is either in the ``all`` extra or named here as optional.
+* Under ``CI`` the run refuses to start unless every distribution of the ``all`` extra is
+  installed (tests/conftest.py), so no ``pytest.importorskip`` can skip there.
 * The hypothesis profiles: 500 examples by default, 5,000 when the slow tests are selected.
-* The collector skips what was alive after collection (``gc.freeze``, tests/conftest.py).
 * ``.ci/run`` runs the README's command and then the slow tests, each even if the other failed,
   and treats pytest's exit 5 (no tests) as a failure unless the checkout marks no test slow
   (run here with a stand-in ``python`` that only records its arguments and exits as told).
@@ -13,10 +11,8 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import conftest
@@ -24,36 +20,24 @@ import pytest
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
-#: importorskip'd modules that are deliberately outside the `all` extra (they may skip in CI)
-OPTIONAL_OUTSIDE_ALL = {"hf_xet"}  # huggingface_hub's optional xet transport
 
 
-def test_importorskip_fails_under_ci_for_a_module_of_the_all_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "jieba", None)  # `import jieba` now raises ImportError
+def test_ci_refuses_to_start_without_the_all_extra(tmp_path):
+    assert conftest.missing_from_all_extra() == []  # this environment has `.[all]`, as CI's has
+    toml = tmp_path / "pyproject.toml"
+    toml.write_text('[project]\nname = "benchsmith"\n[project.optional-dependencies]\n'
+                    'a = ["jieba", "benchsmith-no-such-dist>=1"]\nb = ["no_such.dist2; python_version >= \'3\'"]\n'
+                    'all = ["benchsmith[a,b]", "pytest"]\n', encoding="utf-8")
+    assert conftest.missing_from_all_extra(toml) == ["benchsmith-no-such-dist", "no_such.dist2"]
+
+
+def test_the_missing_distributions_stop_a_ci_run_and_only_a_ci_run(monkeypatch, pytestconfig):
+    monkeypatch.setattr(conftest, "missing_from_all_extra", lambda: ["jieba"])
+    monkeypatch.delenv("CI", raising=False)
+    conftest.pytest_configure(pytestconfig)  # locally the tests of a missing extra skip
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="jieba.*`all` extra"):
-        pytest.importorskip("jieba")
-    with pytest.raises(pytest.skip.Exception):  # not in the extra: still a skip
-        pytest.importorskip("benchsmith_no_such_module")
-    monkeypatch.delenv("CI")
-    with pytest.raises(pytest.skip.Exception):  # locally a missing extra skips, as before
-        pytest.importorskip("jieba")
-
-
-def test_importorskip_returns_the_module_when_it_imports(monkeypatch):
-    monkeypatch.setenv("CI", "true")
-    assert pytest.importorskip("json") is __import__("json")
-
-
-def test_every_importorskip_module_is_in_the_all_extra():
-    names = set()
-    for path in sorted(set((ROOT / "tests").glob("*.py")) - {Path(__file__).resolve()}):
-        names.update(re.findall(r"importorskip\(\s*[\"']([\w.]+)[\"']", path.read_text(encoding="utf-8")))
-    assert {"torch", "mlcroissant", "lm_eval", "eflomal"} <= names
-    stray = sorted(n for n in names if conftest.in_all_extra(n) is None and n not in OPTIONAL_OUTSIDE_ALL)
-    assert not stray, f"add these to an extra of `all` in pyproject.toml or to OPTIONAL_OUTSIDE_ALL: {stray}"
-    assert conftest.in_all_extra("sklearn") == "scikit-learn"
-    assert conftest.in_all_extra("statsmodels.stats.inter_rater") == "statsmodels"
+    with pytest.raises(pytest.UsageError, match=r"CI: jieba of the `all` extra not installed.*\.\[all\]"):
+        conftest.pytest_configure(pytestconfig)
 
 
 def test_hypothesis_budgets(monkeypatch, request):
@@ -115,23 +99,3 @@ def test_ci_run_steps_and_exit_statuses(tmp_path, default, slow, slow_marked, ok
     if not ok:
         assert "CI: failed:" in err
 
-
-def test_long_lived_objects_are_frozen_and_a_tests_garbage_is_still_collected():
-    """tests/conftest.py froze what survived collection (``freeze_long_lived``): the collector does not
-    walk the imported libraries at every full collection. Cyclic garbage made after the freeze is
-    still collected; a test that imports 100 more modules freezes again at its teardown."""
-    import gc
-    import weakref
-
-    assert gc.get_freeze_count() > 0
-
-    class Node:
-        pass
-
-    a, b = Node(), Node()
-    a.other, b.other = b, a
-    gone = weakref.ref(a)
-    del a, b
-    gc.collect()
-    assert gone() is None
-    assert conftest._modules_at_freeze > 0 and conftest.FREEZE_AFTER_NEW_MODULES == 100

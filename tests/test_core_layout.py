@@ -4,8 +4,7 @@ The import graph is read with ``ast`` from ``src/benchsmith``. Every import coun
 those inside functions (a lazy import that papers over a cycle is still a cycle);
 imports under ``if TYPE_CHECKING:`` do not. Both properties are shown failing on a
 planted example, so the tests cannot pass by reading nothing. The repository's graph is read
-once per test process (``repo_graph``): parsing every source file took ~1.3 CPU s, once for each
-of the seven tests that read it (~9 CPU s of the default run).
+once per test process (``repo_graph``) and shared by the tests that read it.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import datasets
 import numpy as np
 import pytest
 from benchsmith.builders.mucow.align import grow_diag_final_and, one_to_one, require_eflomal
-from benchsmith.builders.mucow.harvest import HarvestBuilder
+from benchsmith.builders.mucow.harvest import HarvestBuilder, HarvestOptions, run_harvest
 from benchsmith.builders.mucow.senses import build_senses, use_embedder
 from benchsmith.builders.mucow.suites import Occurrence, match_case, token_span, translation_items
 from benchsmith.loaders.sense_inventory import load_inventory
@@ -298,19 +298,18 @@ def test_tatoeba_harvest_passes_mucows_checks(tatoeba):
 
 
 @pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's
-def test_tatoeba_harvest_is_reproducible_and_the_previous_pipelines(raw, tatoeba):
+def test_tatoeba_harvest_is_reproducible(raw, tatoeba):
     """eflomal seeded with the harvest's seed: the CLI harvest (pieces on worker processes) gives exactly the
-    items of the previous, sequential pipeline run in this process with the same seed (issue 15: it gave
-    13-15 ambiguous words over four runs; issue 16: the faster paths change nothing)."""
-    from test_mucow_pipeline import tatoeba_reference
-
-    reference = tatoeba_reference(raw)
+    items of a harvest on one worker process with the same seed (issue 15: it gave 13-15 ambiguous words
+    over four runs)."""
+    again = run_harvest([raw / "opus" / "tatoeba" / "deu-eng"], raw / "sense-inventory" / "omw-wikt",
+                        HarvestOptions("deu", "eng"), workers=1)
     meta = tatoeba.info.to_dict()["configs"]["scoring"]["metadata"]
     assert meta["alignment"]["deterministic"] is True and meta["alignment"]["seed"] == 0
-    assert meta["statistics"]["ambiguous_words"] == len(reference["words"])
-    assert list(tatoeba.examples("scoring", "test")) == reference["scoring"]
+    assert meta["statistics"]["ambiguous_words"] == len(again.words)
+    assert list(tatoeba.examples("scoring", "test")) == again.scoring
     translation = [{**r, "domain": ("in", "out")[r["domain"]]} for r in tatoeba.examples("translation", "test")]
-    assert translation == reference["translation"]
+    assert translation == again.translation
 
 
 @pytest.mark.slow  # the Tatoeba harvest (~35 s); the fixture harvest above is the default run's

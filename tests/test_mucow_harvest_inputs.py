@@ -319,7 +319,7 @@ _LATE_FORK = textwrap.dedent("""
 def test_forked_workers_die_with_a_killed_harvest_when_each_holds_the_others_pipe(tmp_path):
     """distributed's own guard (each worker exits when its pipe from the parent closes) fails when both
     workers' pipes exist before either is forked: each keeps the other's pipe open. Forcing that
-    order, the two workers outlived the killed harvest 8 of 8 times before the fix (2026-11-27)."""
+    order, the two workers outlived the killed harvest every time before the fix."""
     script, info = tmp_path / "harvest.py", tmp_path / "pids.json"
     script.write_text(_LATE_FORK, encoding="utf-8")
     owner = subprocess.Popen([sys.executable, str(script), str(info)])

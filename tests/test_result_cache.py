@@ -13,7 +13,9 @@ from validation_helpers import balanced_text_rows, make_release, rewrite_split, 
 
 @pytest.fixture
 def counted(monkeypatch):
-    """How many times LengthCheck and SchemaCheck really ran."""
+    """How many times LengthCheck and SchemaCheck really ran (every check in this process, where the
+    count is kept: no worker process)."""
+    monkeypatch.setenv(runner.WORKERS_ENV, "0")
     calls = {"lengths": 0, "schema": 0}
     for cls, name in ((LengthCheck, "lengths"), (SchemaCheck, "schema")):
         real = cls.run

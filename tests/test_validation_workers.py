@@ -1,8 +1,7 @@
 """``run_checks``' worker process: the ``concurrent`` checks run in a forked process beside the
 others, the ``portable`` ones go to whichever process is idle (the costliest first), the results
 come back in the checks' order, a crash there is a failed result, a worker that dies has the
-checks it took run here, ``BENCHSMITH_VALIDATE_WORKERS=0`` keeps every check here, and the heap
-alive when the checks start is frozen while they run (given back after)."""
+checks it took run here, and ``BENCHSMITH_VALIDATE_WORKERS=0`` keeps every check here."""
 
 from __future__ import annotations
 
@@ -275,44 +274,6 @@ def test_the_probe_asks_for_scikit_learn_only_where_it_fits(tmp_path, release):
     mc = make_release(tmp_path, {"train": mc_rows(20, "t", 4)}, mc_features(), MC_META)
     assert PartialInputCheck().imports(mc) == ("sklearn.linear_model",)
     assert PartialInputCheck().imports(release) == ()  # labels but no options and no partial_input fields
-
-
-class Frozen(Check):
-    """Reports how many objects the collector's permanent generation held while it ran."""
-
-    family = "distribution"
-
-    def __init__(self, name: str, concurrent: bool = False) -> None:
-        self.name, self.concurrent = name, concurrent  # type: ignore[misc]
-
-    def run(self, release):
-        import gc
-
-        return [self.stat(f"{self.name} ran", metrics={"frozen": gc.get_freeze_count(), "pid": os.getpid()})]
-
-
-def test_the_heap_is_frozen_while_the_checks_run_here_and_in_the_worker_and_given_back(release):
-    """``run_checks`` freezes what is alive (runner._frozen_heap) in a process that froze nothing,
-    before the worker forks, and unfreezes it after; where something else froze objects first
-    (this test run's conftest) it leaves the collector as it found it."""
-    import gc
-
-    gc.unfreeze()  # a process that froze nothing, as `benchsmith validate` starts
-    try:
-        got = runner.run_checks(release, [Frozen("b", concurrent=True), Frozen("a")])
-        after = gc.get_freeze_count()
-    finally:
-        gc.freeze()  # what tests/conftest.py had frozen (and what this test made since)
-    pids = {r.check: r.metrics["pid"] for r in got}
-    assert pids["a"] == PARENT and pids["b"] != PARENT  # one check here, one in the forked worker
-    assert all(r.metrics["frozen"] > 1000 for r in got) and after == 0
-    young = [[] for _ in range(50_000)]  # tracked objects a second freeze would take
-    frozen = gc.get_freeze_count()
-    got = runner.run_checks(release, [Frozen("a")])
-    # the caller's choice, kept: not unfrozen, and the young objects not frozen (the count moves
-    # by a few as frozen objects are freed)
-    assert abs(got[0].metrics["frozen"] - frozen) < 1000 and abs(gc.get_freeze_count() - frozen) < 1000
-    assert len(young) == 50_000
 
 
 _KILLED = textwrap.dedent("""

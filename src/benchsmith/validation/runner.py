@@ -193,11 +193,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     back pickled, so they are the objects an in-process run returns; if it dies before it answers,
     every check it took runs here. Measured in README.md ("validate against build", sixth pass).
     """
-    with _frozen_heap():
-        return _run_checks(release, list(checks))
-
-
-def _run_checks(release: Release, checks: list[Check]) -> list[CheckResult]:
+    checks = list(checks)
     side, shared = plan(checks) if _workers_allowed() else ([], [])
     worker: _Worker | None = None
     if side or shared:
@@ -490,38 +486,6 @@ def _crash_result(name: str, family: str, exc: BaseException) -> CheckResult:
         summary=f"the check crashed: {last}",
         details={"traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=8))},
     )
-
-
-@contextmanager
-def _frozen_heap() -> Iterator[None]:
-    """Move every object alive now to the collector's permanent generation (``gc.freeze``) while the
-    checks run, and back after (``gc.unfreeze``).
-
-    Why: the checks run with the collector paused (:func:`_gc_paused`), and each time it resumed, its
-    first full collection walked everything validate had imported (pyarrow, numpy, the checks,
-    scikit-learn's import in a cold run): 0.09 of a warm ComVE's ~1.15 CPU s, 0.19-0.21 of a cold
-    one's ~5.8 in this process (``gc.callbacks``). Frozen, the walks skip it, and the forked worker
-    (:class:`_Worker`) inherits the frozen heap, so its collections skip it too and do not touch
-    (copy) the pages they would have shared (Python's documentation recommends ``gc.freeze`` before
-    a fork for that).
-    Measured 2026-11-27 on a quiet machine: ``python benchmarks/validate_real.py --repeat 3 --before
-    638c016`` (the tree before this, interleaved), cold wall ComVE 6.24 -> 5.21 s, XCOPA 5.45 -> 4.82 s
-    (2.24x -> 2.00x its build), MuCoW 3.73 -> 3.72 s; warm whole process unchanged (ComVE, ten runs
-    each way alternating: median wall 1.18 -> 1.17 s, CPU 1.29 -> 1.30 s), though its collections in
-    this process took 0.09 -> 0.045 s. The validation results are the same (113, 411, 280 and 58
-    results, one by one: ``python benchmarks/validate_identical.py --before 638c016``). Nothing
-    is frozen when something else already froze objects (a test run's conftest, an application
-    that manages its collector): unfreezing would undo its choice. Reference counting frees frozen
-    objects as ever; only a reference cycle among them waits for the unfreeze.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 @contextmanager
