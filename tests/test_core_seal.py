@@ -34,7 +34,7 @@ from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 from benchsmith import progress, registry, seal
 from benchsmith.builder import register, unregister
 from benchsmith.cli import main
-from benchsmith.commands import gold_release
+from benchsmith.reference import gold_release
 from benchsmith.errors import ReleaseError
 from benchsmith.release import PARQUET_OPTIONS, Release
 

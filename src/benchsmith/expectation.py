@@ -169,7 +169,7 @@ def read_yaml(path: str | Path) -> Any:
 
     Read with libyaml's safe loader where PyYAML has it (the same values as ``yaml.safe_load``:
     ComVE's published.yaml 0.080 -> 0.009 CPU s, XCOPA's 0.116 -> 0.013; every validate reads
-    them; tests/test_validation_startup.py compares the two on every builder's files)."""
+    them)."""
     import yaml
 
     path = Path(path)
