@@ -166,3 +166,76 @@ def test_is_registered_is_membership_in_every_builder():
 
     assert is_registered("comve") and not is_registered("no_such_dataset") and not is_registered("no-such")
     assert all(is_registered(name) for name in builders())
+
+
+# ----------------------------------------------------------------------------- help as people read it
+
+
+def _help(*argv: str, columns: int = 80) -> str:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    proc = subprocess.run([sys.executable, "-m", "benchsmith.cli", *argv], check=False, capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_dash_h_is_help_and_commands_read_in_workflow_order():
+    top = _help("-h")
+    assert top == _help("--help")
+    commands = top.split("Commands:\n", 1)[1].splitlines()
+    names = [line.split()[0] for line in commands if line.strip()]
+    assert names[:9] == ["build", "validate", "audit", "publish", "evaluate", "diff", "show", "list", "sources"]
+    assert names[-3:] == ["harvest", "stage", "new"]
+    assert not any(line.rstrip().endswith("...") for line in commands)  # no summary cut at 80 columns
+    assert all(len(line) <= 80 for line in top.splitlines())
+    assert _help("build", "-h") == _help("build", "--help") and "Usage: benchsmith build" in _help("build", "-h")
+
+
+def test_every_option_shows_a_word_for_its_value(capsys):
+    """``--config NAME``, ``--limit N``, ``--sources DIR``: never typer's ``<list[str]>``, ``<str>``, ``TEXT``."""
+    for path in _command_paths():
+        code, out, err = run(capsys, *path, "-h")
+        assert code == 0, (path, err)
+        options = out.split("Options:\n", 1)[1] if "Options:\n" in out else ""
+        for line in options.splitlines():
+            if line.startswith("  -"):
+                assert "<" not in line.split("  ", 2)[1] and " TEXT" not in line, (path, line)
+
+
+def test_sources_with_registry_does_not_suggest_an_option_that_hashes_files(capsys, toy):
+    """`sources NAME --registry` (a slip: most commands take --registry) suggested --register."""
+    code, out, err = run(capsys, "sources", "toy", "--registry")
+    assert code == 2 and out == "" and "No such option: --registry" in err
+    assert "--register" not in err
+    code, _, err = run(capsys, "sources", "toy", "--register", str(FIXTURES))
+    assert code == 2 and "No such option: --register" in err
+
+
+def test_build_validate_publish_each_say_what_to_run_next(capsys, tmp_path):
+    """The last stderr line of each step is the next command; run as printed, it does the next step."""
+    import shlex
+
+    from toy_builder import RegisteredToyBuilder
+
+    register(RegisteredToyBuilder)  # publishable: its source's checksum is registered
+    reg = tmp_path / "reg"
+    try:
+        code, _, err = run(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg))
+        assert code == 0, err
+        step = err.strip().splitlines()[-1]
+        assert step == f"next: benchsmith validate toy/1.1.0 --registry {reg}"
+        validate = [*shlex.split(step.removeprefix("next: benchsmith "))]
+        code, _, err = run(capsys, "-q", *validate, "--near-dup-threshold", "0.95", "--baselines", "none")
+        assert code == 0, err
+        step = err.strip().splitlines()[-1]
+        assert step == f"next: benchsmith publish toy/1.1.0 --registry {reg}"
+        code, out, err = run(capsys, *shlex.split(step.removeprefix("next: benchsmith ")))
+        assert code == 0, err
+        step = err.strip().splitlines()[-1]
+        assert step == f'next: load it with datasets.load_dataset("{reg / "toy" / "1.1.0"}", "plain")'
+        # --json: stdout is the one object, and stderr has no next step
+        code, out, err = run(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry",
+                             str(tmp_path / "other"), "--json")
+        assert code == 0 and one_json(out)["version"] == "1.1.0" and "next:" not in err
+    finally:
+        unregister("toy")

@@ -40,12 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from benchsmith import seal
-from benchsmith.builder import is_registered
 from benchsmith.cache import benchsmith_home
-from benchsmith.errors import ConfigError, ReleaseError, did_you_mean
-from benchsmith.registry import recover
-from benchsmith.release import Release, find_releases
+from benchsmith.errors import ReleaseError
+from benchsmith.lookup import resolve_release
+from benchsmith.release import Release
 
 logger = logging.getLogger(__name__)
 
@@ -76,76 +74,6 @@ def parse_hub_ref(text: str) -> HubRef | None:
 
 def hub_cache() -> Path:
     return benchsmith_home() / "cache" / "hub"
-
-
-def default_registry() -> Path:
-    """``$BENCHSMITH_HOME/registry``: the registry a command uses without ``--registry``."""
-    return benchsmith_home() / "registry"
-
-
-def registry_path(registry: Path | None) -> Path:
-    """``--registry`` when given, else :func:`default_registry`."""
-    return Path(registry) if registry is not None else default_registry()
-
-
-def _how_to_get(name: str) -> str:
-    """What to do about a release not in the registry: build it when ``name`` is a dataset
-    (never "build nothing" for a name no builder has)."""
-    if is_registered(name):
-        return f"Build it with `benchsmith build {name}` or pass a release directory."
-    return f"No dataset is named {name!r} either (`benchsmith list` shows them): pass a release directory."
-
-
-def resolve_release(arg: str, registry: Path | None = None) -> Release:
-    """A local release: a folder, or ``NAME`` / ``NAME/VERSION`` in the registry (newest version)."""
-    p = Path(arg)
-    if p.exists():
-        if (p / "release.json").is_file():
-            recover(p.resolve().parent)  # leftovers of an interrupted commit beside it go first
-        return Release(p)
-    reg = registry_path(registry)
-    name, _, version = arg.partition("/")
-    if not name or "/" in version or arg.startswith(("~", ".")) or p.is_absolute():
-        # a path, not NAME[/VERSION]: never "no release of ''" (`show /nonexistent`)
-        raise ConfigError(f"no release directory {arg!r}",
-                          hint="Pass a folder that holds release.json, or NAME[/VERSION] of a release in the "
-                          "registry (`benchsmith list` shows the datasets)")
-    recover(reg / name)
-    releases = find_releases(reg, name)
-    if not releases:
-        names = [d.name for d in reg.iterdir() if d.is_dir() and not d.name.startswith(".")] if reg.is_dir() else []
-        raise ConfigError(
-            f"no release directory {arg!r} and no release of {name!r} in registry {reg}",
-            hint=f"{_how_to_get(name)} {did_you_mean(name, names)}",
-        )
-    if not version:
-        return releases[-1]
-    for r in releases:
-        if r.version == version:
-            return r
-    raise ConfigError(
-        f"no version {version!r} of {name!r} in registry {reg}",
-        hint=did_you_mean(version, [r.version for r in releases]),
-    )
-
-
-def gold_release(arg: str, registry: Path | None = None) -> Release:
-    """:func:`resolve_release` for scoring: the release's bytes must be the sealed ones (every
-    file hashed against the published marker's seal, else the one ``validate`` recorded), so
-    ``evaluate`` never scores against edited gold data, whatever release.json now says.
-
-    A release that was never validated has no seal: it is scored after the manifest's per-file
-    check (the only record there is), with a warning that the gold data is not certified."""
-    release = resolve_release(arg, registry)
-    sealed, source = seal.recorded(release.path)
-    if sealed is None:
-        logger.warning(
-            "%s %s has no seal (%s): scoring against gold data nobody validated; "
-            "`benchsmith validate %s` certifies it", release.name, release.version, source, release.path)
-        release.require_intact()
-    else:
-        seal.require(release, sealed, source=source, published=source == "the published marker")
-    return release
 
 
 def resolve(text: str, registry: Path | None = None, *, endpoint: str | None = None,

@@ -22,7 +22,7 @@ from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION
 from benchsmith.cli.output import console, emit, literal, table
 from benchsmith.errors import ConfigError, GateError, did_you_mean
 from benchsmith.jsonable import to_jsonable
-from benchsmith.reference import resolve_release
+from benchsmith.lookup import resolve_release
 from benchsmith.registry import write_text_atomic
 from benchsmith.validation.baselines.checks import builder_of, saved_dir
 from benchsmith.validation.baselines.run import BaselineResult, run_spec

@@ -21,7 +21,7 @@ from benchsmith.cli.options import (
     VersionOpt,
 )
 from benchsmith.cli.output import console, emit, next_step, table
-from benchsmith.reference import registry_path
+from benchsmith.lookup import registry_path
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 

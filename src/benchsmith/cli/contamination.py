@@ -19,7 +19,7 @@ from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION, ReleaseArg
 from benchsmith.cli.output import console, emit, table
 from benchsmith.errors import ConfigError, GateError
 from benchsmith.jsonable import to_jsonable
-from benchsmith.reference import resolve_release
+from benchsmith.lookup import resolve_release
 from benchsmith.registry import write_text_atomic
 from benchsmith.validation.contamination import scan
 

@@ -26,7 +26,7 @@ from typer.core import TyperGroup
 from benchsmith.builder import builders, get_builder
 from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION
 from benchsmith.cli.output import console, emit, err_console, table
-from benchsmith.reference import gold_release
+from benchsmith.lookup import gold_release
 from benchsmith.scoring import evaluate, metric_options
 
 #: parameters of every generated command; a metric option may not take one of these names

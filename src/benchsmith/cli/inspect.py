@@ -14,7 +14,8 @@ from benchsmith.cli.build import print_summary
 from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION, EndpointOpt, ReleaseArg
 from benchsmith.cli.output import console, emit, table
 from benchsmith.errors import ReleaseError
-from benchsmith.reference import resolve, resolve_release
+from benchsmith.lookup import resolve_release
+from benchsmith.reference import resolve
 from benchsmith.release import Release
 
 #: configs ``list`` shows per builder before "..." (``--json`` has them all)

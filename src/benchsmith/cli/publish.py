@@ -9,8 +9,8 @@ import typer
 
 from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION, EndpointOpt, ReleaseArg
 from benchsmith.cli.output import console, emit, next_step
+from benchsmith.lookup import registry_path, resolve_release
 from benchsmith.publish import publish_hub, publish_local
-from benchsmith.reference import registry_path, resolve_release
 
 
 def publish_cmd(

@@ -49,7 +49,8 @@ from benchsmith.cli.options import (
 )
 from benchsmith.cli.output import console, emit, literal, next_step, table, verbose
 from benchsmith.errors import ConfigError, EnvironmentFault, ReleaseError, did_you_mean
-from benchsmith.reference import newest_hub_tag, registry_path, resolve, resolve_release
+from benchsmith.lookup import registry_path, resolve_release
+from benchsmith.reference import newest_hub_tag, resolve
 from benchsmith.registry import STAGING
 from benchsmith.release import Release, ReleaseWriter, find_releases
 from benchsmith.source import resolve_sources

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from benchsmith.cli import JSON_OPTION, REGISTRY_OPTION, console, emit, harvest_app, table
-from benchsmith.reference import registry_path
+from benchsmith.lookup import registry_path
 from benchsmith.release import ReleaseWriter
 
 from .corpora import SUBTITLE_LABELS
