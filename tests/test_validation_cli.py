@@ -6,9 +6,6 @@ import dataclasses
 import json
 
 import pytest
-from benchsmith.validation import gate
-from benchsmith.validation.check import Check, Status
-from benchsmith.validation.runner import validate
 from conftest import one_json, run_cli
 from toy_builder import FIXTURES, ToyBuilder
 from validation_helpers import (
@@ -25,6 +22,9 @@ from validation_helpers import (
 from benchsmith.builder import Expectation, Policy, register, unregister
 from benchsmith.errors import ConfigError, GateError
 from benchsmith.release import Release
+from benchsmith.validation import gate
+from benchsmith.validation.check import Check, Status
+from benchsmith.validation.runner import validate
 
 
 class AuditToy(ToyBuilder):
@@ -207,7 +207,7 @@ def test_audit_against_a_previous_folder_records_changes_since_it(capsys, toy, t
                          "--previous", str(old / "toy" / "1.0.0"), "--json")
     assert code == 0, err
     assert one_json(out)["previous_from"].startswith("--previous ")
-    files, section, since = _changes(reg / "toy" / "1.1.0")
+    _, section, since = _changes(reg / "toy" / "1.1.0")
     assert since["version"] == "1.0.0" and "toy-30" in section
 
 

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import pytest
-from benchsmith.validation import check
-from benchsmith.validation.check import Check, Status
 from conftest import one_json, run_cli
 from toy_builder import FIXTURES
 from validation_helpers import MC_META, make_release, mc_features, mc_rows
 
 from benchsmith.cli import output
+from benchsmith.validation import check
+from benchsmith.validation.check import Check, Status
 
 
 class ManyWarnings(Check):

@@ -55,7 +55,8 @@ def resolve_release(arg: str, registry: Path | None = None) -> Release:
     recover(reg / name)
     releases = find_releases(reg, name)
     if not releases:
-        names = [d.name for d in reg.iterdir() if d.is_dir() and not d.name.startswith(".")] if reg.is_dir() else []
+        names = ([d.name for d in reg.iterdir() if d.is_dir() and not d.name.startswith(".")]
+                 if reg.is_dir() else [])
         raise ConfigError(
             f"no release directory {arg!r} and no release of {name!r} in registry {reg}",
             hint=f"{_how_to_get(name)} {did_you_mean(name, names)}",

@@ -33,12 +33,12 @@ from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION, harvest_app, st
 from benchsmith.cli.output import configure, console, emit, err_console, error_line, literal, table
 from benchsmith.errors import BenchsmithError, EnvironmentFault
 
-__all__ = ["JSON_OPTION", "REGISTRY_OPTION", "app", "console", "emit", "err_console", "harvest_app", "literal",
-           "main", "stage_app", "table"]
+__all__ = ["JSON_OPTION", "REGISTRY_OPTION", "app", "console", "emit", "err_console", "harvest_app",
+           "literal", "main", "stage_app", "table"]
 
 #: ``benchsmith --help`` lists the commands in the order of the release loop, then the tools
-COMMAND_ORDER = ("build", "validate", "audit", "publish", "evaluate", "diff", "show", "list", "sources", "baseline",
-                 "contamination", "harvest", "stage", "new")
+COMMAND_ORDER = ("build", "validate", "audit", "publish", "evaluate", "diff", "show", "list", "sources",
+                 "baseline", "contamination", "harvest", "stage", "new")
 #: global flags accepted anywhere before ``--`` (``benchsmith validate X --quiet``), as users type them
 GLOBAL_FLAGS = ("-q", "--quiet", "-v", "--verbose")
 

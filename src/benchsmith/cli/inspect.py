@@ -68,10 +68,10 @@ def show_cmd(
             f"{r.name} {r.version} is not the release that was {check['sealed_when']}: "
             f"{seal.describe(check['problems'])}",
             path=r.path,
-            hint=("Restore the published files: a published version never changes (bump the version for new data)"
-                  if check["sealed_when"] == "published" else
-                  f"Restore the validated files, or validate again (`benchsmith validate {r.path}`) if the change "
-                  "is intended"),
+            hint=("Restore the published files: a published version never changes (bump the version for new "
+                  "data)" if check["sealed_when"] == "published" else
+                  f"Restore the validated files, or validate again (`benchsmith validate {r.path}`) if the "
+                  "change is intended"),
         )
 
 
@@ -86,8 +86,9 @@ def _seal_summary(r: Release, full: bool) -> dict[str, Any]:
         problems = seal.differences(r.path, sealed, full=full)
     except ReleaseError as exc:  # a link or special file inside
         problems = [exc.message]
+    when = "published" if source == "the published marker" else "validated"
     return {"digest": sealed.digest, "source": source, "checked": how, "matches": not problems,
-            "problems": problems, "sealed_when": "published" if source == "the published marker" else "validated"}
+            "problems": problems, "sealed_when": when}
 
 
 def diff_cmd(
@@ -98,7 +99,7 @@ def diff_cmd(
                                                      help="Only this config (repeatable).")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the changelog as markdown.")] = False,
     limit: Annotated[int, typer.Option("--limit", metavar="N", min=0,
-                                       help="Items of each kind listed per split (markdown and terminal).")] = 10,
+                                       help="Items of each kind per split (markdown, terminal).")] = 10,
     registry: Path | None = REGISTRY_OPTION,
     endpoint: EndpointOpt = None,
     json_out: bool = JSON_OPTION,
@@ -111,8 +112,8 @@ def diff_cmd(
     before = resolve(old, registry, endpoint=endpoint)
     after = resolve(new, registry, endpoint=endpoint)
     if before.name != after.name:
-        raise ReleaseError(f"{old} is {before.name} and {new} is {after.name}: a diff compares two versions of one "
-                           "dataset", hint="Pass two releases of the same dataset")
+        raise ReleaseError(f"{old} is {before.name} and {new} is {after.name}: a diff compares two "
+                           "versions of one dataset", hint="Pass two releases of the same dataset")
     log = diff(before, after, configs=config,
                before_label=f"{before.version} ({getattr(before, 'origin', None) or before.path})",
                after_label=after.version)

@@ -13,7 +13,8 @@ from benchsmith.scaffold import render, scaffold
 
 
 def new_cmd(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="Dataset name: lower-case letters, digits and _.")],
+    name: Annotated[str, typer.Argument(metavar="NAME",
+                                        help="Dataset name: lower-case letters, digits and _.")],
     dest: Annotated[
         Path | None, typer.Option("--dir", metavar="DIR",
                                   help="Folder to create (default ./benchsmith-NAME); must be new or empty.")
@@ -27,5 +28,6 @@ def new_cmd(
     out = scaffold(name, dest)
     files = sorted(render(name))
     emit({"name": name, "path": out, "files": files}, json_out, lambda: console.print(
-        f"created {out} ({len(files)} files)\nnext: cd {out} && pip install -e '.[test]' && python -m pytest -q",
+        f"created {out} ({len(files)} files)\n"
+        f"next: cd {out} && pip install -e '.[test]' && python -m pytest -q",
         highlight=False, markup=False))

@@ -38,15 +38,16 @@ ReleaseArg = Annotated[str, typer.Argument(metavar="RELEASE",
                                            help="Release directory, or NAME[/VERSION] in the registry.")]
 VersionOpt = Annotated[str | None, typer.Option("--version", metavar="VERSION",
                                                 help="Release version (default: newest).")]
-SourcesOpt = Annotated[Path | None, typer.Option("--sources", metavar="DIR",
-                                                 help="Folder with one sub-folder per source (e.g. ../shared/raw).")]
+SourcesOpt = Annotated[Path | None, typer.Option(
+    "--sources", metavar="DIR", help="Folder with one sub-folder per source (e.g. ../shared/raw).")]
 ConfigsOpt = Annotated[list[str] | None, typer.Option("--config", metavar="NAME",
                                                       help="Build only this config (repeatable).")]
 SkipMissingOpt = Annotated[bool, typer.Option(
     "--skip-missing", help="Build the splits whose sources are present; record the rest.")]
-OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing release of this version.")]
-EndpointOpt = Annotated[str | None, typer.Option("--endpoint", metavar="URL",
-                                                 help="Hub endpoint (default: $HF_ENDPOINT, else huggingface.co).")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite",
+                                            help="Replace an existing release of this version.")]
+EndpointOpt = Annotated[str | None, typer.Option(
+    "--endpoint", metavar="URL", help="Hub endpoint (default: $HF_ENDPOINT, else huggingface.co).")]
 
 #: help texts print [brackets] (NAME[/VERSION]) that are not rich markup
 harvest_app = typer.Typer(help="Run a dataset's construction pipeline into a release.", no_args_is_help=True,

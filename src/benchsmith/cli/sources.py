@@ -25,11 +25,12 @@ def sources_cmd(
     name: DatasetArg,
     checksums: Annotated[
         Path | None,
-        typer.Option("--checksums", metavar="DIR", help="Hash the files under DIR/<source>/ and print checksums.tsv "
-                     "lines."),
+        typer.Option("--checksums", metavar="DIR",
+                     help="Hash the files under DIR/<source>/ and print checksums.tsv lines."),
     ] = None,
     write: Annotated[
-        bool, typer.Option("--write", help="With --checksums: replace the builder's checksums.tsv (atomically).")
+        bool, typer.Option("--write",
+                           help="With --checksums: replace the builder's checksums.tsv (atomically).")
     ] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
@@ -58,7 +59,8 @@ def sources_cmd(
             size, sha = known.get((s.name, rel), (None, None))
             files.append({"path": rel, "expected_at": f"DIR/{s.name}/{rel}", "sha256": sha, "size": size,
                           "required": rel in s.files})
-        out.append({"name": s.name, "url": s.url, "license": s.license, "description": s.description, "files": files})
+        out.append({"name": s.name, "url": s.url, "license": s.license, "description": s.description,
+                    "files": files})
 
     def human() -> None:
         for s in out:
@@ -84,14 +86,16 @@ def _hash(name: str, b: Any, root: Path, dest: Path, known: dict, write: bool, j
         for r in rs.records.values()
         if r.sha256 and (rs.source.name, r.path) in known and known[(rs.source.name, r.path)][1] != r.sha256
     ]
-    absent = [f"{rs.source.name}/{r.path}" for rs in resolved for r in rs.records.values() if r.status == "absent"]
+    absent = [f"{rs.source.name}/{r.path}" for rs in resolved for r in rs.records.values()
+              if r.status == "absent"]
     if write:
         if len(lines) == 1:
             raise ConfigError(f"no source file of {name} found under {root}: checksums.tsv left as it is",
                               hint=f"Lay the raw files out as `benchsmith sources {name}` shows")
         _write_atomically(dest, "".join(line + "\n" for line in lines))
     if json_out:
-        emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent, "written": write}, True)
+        emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent, "written": write},
+             True)
         return
     if write:
         err_console.print(f"wrote {len(lines) - 1} checksum(s) to {dest}", markup=False, highlight=False)
