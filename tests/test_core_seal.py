@@ -385,7 +385,7 @@ def test_publish_refuses_unregistered_sources(tmp_path, capsys):
         code, _, err = publish(capsys, r)
         line = one_line(err)
         assert code == 2 and "without a registered checksum: toy/items.tsv" in line
-        assert "`benchsmith sources toy --register DIR --write`" in line
+        assert "`benchsmith sources toy --checksums DIR --write`" in line
         assert not (reg / "toy" / ".published").exists()
         # registered (the same bytes, now with a checksum): rebuilt, validated, published
         register(RegisteredToyBuilder)

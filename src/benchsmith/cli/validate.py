@@ -24,6 +24,7 @@ so the release it is compared with is still intact while it is read:
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -259,8 +260,8 @@ def validate_cmd(
     title = f"validate {r.name} {r.version}"
     _report_out(v, title, json_out, summary_format, _outcome(v), lambda: _print_results(v, title))
     gate.enforce(v.report, where=(v.report_dir or r.reports_dir) / "validation.json")
-    named = str(r.path) if Path(release).exists() else f"{r.name}/{r.version}{registry_flag(registry)}"
-    next_step(f"benchsmith publish {named}", json_out)
+    named = shlex.quote(str(r.path)) if Path(release).exists() else f"{r.name}/{r.version}"
+    next_step(f"benchsmith publish {named}{registry_flag(registry)}", json_out)
 
 
 def audit_cmd(
