@@ -239,3 +239,12 @@ def test_build_validate_publish_each_say_what_to_run_next(capsys, tmp_path):
         assert code == 0 and one_json(out)["version"] == "1.1.0" and "next:" not in err
     finally:
         unregister("toy")
+
+
+def test_no_command_summary_is_cut_at_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    for path in [[], *_command_paths()]:
+        code, out, err = run(capsys, *path, "-h")
+        assert code == 0, (path, err)
+        listed = out.split("Commands:\n", 1)[1].splitlines() if "Commands:\n" in out else []
+        assert not any(line.rstrip().endswith("...") for line in listed), (path, out)

@@ -93,7 +93,7 @@ def dataset_command(name: str) -> Any:
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    lines = [f"Score PREDICTIONS with {name}'s metrics ({', '.join(declared)})."]
+    lines = [f"Score predictions with {name}'s metrics.", f"Metrics: {', '.join(declared)}."]
     lines += [f"{n}: {_help(c.description)}." if c.description else f"{n}." for n, c in declared.items()]
     app = typer.Typer(rich_markup_mode=None, add_completion=False)
     app.command(name, help="\n\n".join(lines), no_args_is_help=True)(command)

@@ -48,7 +48,9 @@ def stage_vocab(
     vocab_out: Annotated[Path | None, typer.Option("--vocab-out", metavar="FILE", help="word<TAB>count TSV.")] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Keep sentences whose words are all among the N most frequent, with at most 20 words."""
+    """Keep the short sentences made of frequent words.
+
+    A sentence is kept when its words are all among the N most frequent, with at most 20 words."""
     res = vocab_filter(csvs, top_n, max_words)
     write_lines(out, res.sentences)
     if vocab_out:
@@ -62,7 +64,9 @@ def stage_compounds(
     out: Annotated[Path | None, typer.Option("--out", metavar="PATH", help="Enumerated compounds TSV.")] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Enumerate atoms x the 12 patterns; compare with the released compounds."""
+    """Enumerate atoms x the 12 patterns.
+
+    With --released, compare the enumeration with the released compounds."""
     comps = list(enumerate_compounds())
     if out:
         _write_tsv(out, ["compound", "category", "pattern", "atoms"],
@@ -79,7 +83,7 @@ def stage_templates(
     model: Annotated[str | None, typer.Option("--model", metavar="NAME", help="Backend model name or directory.")] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Turn sentences into templates with one NP / VP / PP placeholder."""
+    """Turn sentences into templates with one NP/VP/PP slot."""
     chunker = get_chunker(backend, model)
     temps = extract_templates(read_lines(sentences), chunker)
     _write_tsv(out, ["category", "template", "filler", "line"], [(t.category, t.text, t.filler, t.line) for t in temps])
@@ -113,7 +117,10 @@ def stage_stats(
     few_max: Annotated[int, typer.Option("--few-max", metavar="N", help="Few-shot = 1..N occurrences (paper: 10).")] = 10,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Compound frequency buckets (and the share seen), atom frequencies, compound length, mean atom-pair PMI."""
+    """Frequency statistics of compounds in a corpus.
+
+    Compound frequency buckets (and the share seen), atom frequencies, compound length, mean
+    atom-pair PMI."""
     comps = parse_compound_lines(read_lines(compounds), compounds)
     stats = compound_statistics(comps, (line.lower() for line in iter_lines(corpus)), window, few_max)
     if out:
@@ -126,8 +133,10 @@ def stage_corpus(
     files: Annotated[list[Path], typer.Argument(help="Tokenised text files, one sentence per line.", **_INPUT)],
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Tables 7 and 8 of the paper for a corpus: vocabulary, tokens, sentences, average length and
-    frequency, minimum frequency (ROC-Filter = data/{train,valid,test}.en together)."""
+    """Tables 7 and 8 of the paper for a corpus.
+
+    Vocabulary, tokens, sentences, average length and frequency, minimum frequency (ROC-Filter =
+    data/{train,valid,test}.en together)."""
     emit({**corpus_statistics(line for f in files for line in iter_lines(f)), "files": [str(f) for f in files]},
          json_out)
 
@@ -139,7 +148,9 @@ def stage_constituents(
     model: Annotated[str | None, typer.Option("--model", metavar="NAME", help="Backend model name or directory.")] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Share of NP / VP / PP among all constituents (the paper's 85.1%, Section 4.3)."""
+    """Share of NP/VP/PP among all constituents.
+
+    The paper reports 85.1% (Section 4.3)."""
     parser = get_parser(backend, model)
     if parser.kind != "constituency":
         raise ConfigError(f"backend {backend!r} gives no constituency trees", hint="Use --backend benepar or stanza")

@@ -28,8 +28,10 @@ def stage_errata(
     write: Annotated[bool, typer.Option("--write", help="Rewrite builders/comve/errata.tsv.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Build 1.0.0 (upstream as released) into a temporary registry, derive errata.tsv from it,
-    and say whether the file beside the builder is up to date (--write replaces it)."""
+    """Derive errata.tsv from the upstream data; say if it changed.
+
+    Builds 1.0.0 (upstream as released) into a temporary registry, derives errata.tsv from it,
+    and says whether the file beside the builder is up to date (--write replaces it)."""
     builder = ComVE("1.0.0")
     with tempfile.TemporaryDirectory(prefix="comve-errata-") as tmp:
         srcs = resolve_sources(builder.sources, builder.checksums(), sources)

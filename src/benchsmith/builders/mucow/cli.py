@@ -48,7 +48,9 @@ def harvest_mucow(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing release of this version.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Harvest MuCoW suites from parallel text and a sense inventory into a release (configs scoring, translation)."""
+    """Harvest MuCoW suites from parallel text into a release.
+
+    Parallel text and a sense inventory give the configs scoring and translation."""
     opts = HarvestOptions(
         src=src, tgt=tgt, min_links=min_links, min_targets=min_targets, merge_threshold=merge_threshold,
         subtitle_labels=tuple(subtitles) if subtitles else SUBTITLE_LABELS, pos_backend=pos_backend,

@@ -25,7 +25,9 @@ def stage_tables(
     write: Annotated[bool, typer.Option("--write", help="Rewrite the tables beside the builder.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Re-derive errata.tsv (question disagreements with COPA) from the raw files; say whether it changed."""
+    """Re-derive errata.tsv from the raw files; say if it changed.
+
+    The errata are the question disagreements with COPA."""
     raw = RawData.read(sources / "xcopa", sources / "copa")
     errata = derive_question_errata(raw)
     errata_path = Xcopa.errata_path()
@@ -41,7 +43,9 @@ def stage_tables(
 
 @xcopa_stage.command("diversity")
 def stage_diversity(json_out: bool = JSON_OPTION) -> None:
-    """Table 2's six columns and Section 1's count (published.yaml) beside our measurement, and the
+    """Table 2's diversity indices beside our measurement.
+
+    Table 2's six columns and Section 1's count (published.yaml) beside our measurement, and the
     typology row with every lang2vec syntax feature set (which one matches the paper best)."""
     rows = beside_paper(LANGUAGES)
     indices = diversity_indices(LANGUAGES)
