@@ -109,14 +109,14 @@ def main() -> None:
         (benchsmith.cards.card, "render_card", "card files"),
         ("benchsmith.source", "resolve_sources", "resolve sources (sha256 of the raw files)"),
         ("benchsmith.builder", "get_builder", "get_builder"),
-        ("benchsmith.commands", "configure", "global options (logging)"),
+        ("benchsmith.cli.output", "configure", "global options (logging)"),
         ("benchsmith.registry", "lock", "registry lock"),
         ("benchsmith.registry", "commit", "commit"),
         ("benchsmith.changelog", "record_changes", "changelog"),
         (writer.ReleaseWriter, "_manifest", "release.json"),
         (benchsmith.release.Release, "__init__", "release.json"),
         (benchsmith.release.Release, "summary", "summary"),
-        ("benchsmith.cli_build", "emit", "summary"),
+        ("benchsmith.cli.build", "emit", "summary"),
     ]:
         if label is None:  # the encoder's two entry points
             enc = importlib.import_module(owner).SplitEncoder  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from benchsmith.validation.baselines.cli import _resolve
+from benchsmith.cli.baseline import _resolve
 from benchsmith.validation.baselines.engine import mc_items, subsample
 from benchsmith.validation.baselines.label_issues import measure_planted_errors
 from benchsmith.validation.baselines.multiple_choice import MCOptions

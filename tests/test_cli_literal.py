@@ -7,7 +7,7 @@ import pytest
 from conftest import run_cli
 from xcopa_helpers import build_fixture
 
-from benchsmith.commands import console, err_console, literal, table
+from benchsmith.cli.output import console, err_console, literal, table
 
 TRICKY = "[red]x[/]:smile:"
 

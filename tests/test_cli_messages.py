@@ -1,5 +1,5 @@
 """What the command line says, as a user reads it (issue 15): messages name the real dataset,
-`sources --register` does not warn about what it registers, a GitHub-zip source layout is
+`sources --checksums` does not warn about what it registers, a GitHub-zip source layout is
 accepted or refused in one line, suggestions ignore case, skipped splits read as prose, an audit
 of a published version has one outcome, and a harvest's card and drift say what is true."""
 
@@ -87,7 +87,7 @@ def test_a_checksum_mismatch_names_the_dataset_and_the_folder_to_register(capsys
         line = _one_line_error(*run_cli(capsys, "build", "toy", "--sources", str(raw),
                                         "--registry", str(tmp_path / "reg")))
         assert "sha256 mismatch for source 'toy'" in line
-        assert "(see `benchsmith sources toy`)" in line and f"`benchsmith sources toy --register {raw}`" in line
+        assert "(see `benchsmith sources toy`)" in line and f"`benchsmith sources toy --checksums {raw}`" in line
     finally:
         unregister("toy")
 
@@ -99,9 +99,9 @@ def test_a_malformed_checksums_table_names_its_dataset(tmp_path):
     path = tmp_path / "xcopa" / "checksums.tsv"
     path.parent.mkdir()
     path.write_text("source\tpath\n", encoding="utf-8")
-    with pytest.raises(SourceError, match=r"`benchsmith sources xcopa --register DIR --write`"):
+    with pytest.raises(SourceError, match=r"`benchsmith sources xcopa --checksums DIR --write`"):
         read_checksums(path)
-    with pytest.raises(SourceError, match=r"`benchsmith sources comve --register DIR --write`"):
+    with pytest.raises(SourceError, match=r"`benchsmith sources comve --checksums DIR --write`"):
         read_checksums(path, dataset="comve")
 
 
@@ -116,11 +116,11 @@ def test_no_message_of_the_source_module_keeps_a_placeholder():
     assert "sources NAME" not in Path(rawfile.__file__).read_text(encoding="utf-8")
 
 
-# ----------------------------------------------------------------------------- register, unregistered files
+# ----------------------------------------------------------------------------- checksums, unregistered files
 
 
-def test_register_prints_the_lines_and_no_false_warnings(capsys, toy, source_log):
-    code, out, err = run_cli(capsys, "sources", "toy", "--register", str(FIXTURES))
+def test_checksums_prints_the_lines_and_no_false_warnings(capsys, toy, source_log):
+    code, out, err = run_cli(capsys, "sources", "toy", "--checksums", str(FIXTURES))
     assert code == 0
     assert out.splitlines()[1].startswith("toy\titems.tsv\t")
     assert _warnings(err) == [] and "recorded in release.json" not in err
@@ -132,7 +132,7 @@ def test_a_build_warns_once_per_source_about_unregistered_files(capsys, toy, tmp
     assert code == 0, err
     (msg,) = _warnings(err)
     assert msg.startswith("source toy: 1 file without a registered sha256 (items.tsv)")
-    assert f"`benchsmith sources toy --register {FIXTURES}`" in msg
+    assert f"`benchsmith sources toy --checksums {FIXTURES}`" in msg
 
 
 # ----------------------------------------------------------------------------- GitHub-zip layout

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 import benchsmith
 from benchsmith.builder import get_builder
 from benchsmith.errors import ConfigError, PredictionError
-from benchsmith.evaluate_cli import evaluate_app
+from benchsmith.cli.evaluate import evaluate_app
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.scoring import evaluate as score_file
 from benchsmith.source import resolve_sources

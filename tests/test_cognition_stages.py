@@ -20,7 +20,7 @@ from benchsmith.builders.cognition.templates import (
 from benchsmith.builders.cognition.vocab import vocab_filter
 from typer.testing import CliRunner
 
-from benchsmith.commands import stage_app
+from benchsmith.cli import stage_app
 from benchsmith.errors import ConfigError, ParseError
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -66,8 +65,8 @@ def test_sources_lists_expected_locations(capsys, toy):
     }
 
 
-def test_sources_register_prints_checksum_lines(capsys, toy):
-    code, out, _ = run(capsys, "sources", "toy", "--register", str(FIXTURES))
+def test_sources_checksums_prints_checksum_lines(capsys, toy):
+    code, out, _ = run(capsys, "sources", "toy", "--checksums", str(FIXTURES))
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "source\tpath\tsize\tsha256"
@@ -118,12 +117,13 @@ def test_unknown_command_is_a_usage_error(capsys):
 
 
 def _command_paths() -> list[list[str]]:
-    import typer.main
+    from typer.main import get_command
 
-    from benchsmith.cli import _load_plugins, app
+    from benchsmith.builder import discover
+    from benchsmith.cli import app
 
-    _load_plugins()
-    root = typer.main.get_command(app)
+    discover()  # the builders' own sub-commands (stage, harvest)
+    root = get_command(app)
     paths = []
     for name, cmd in root.commands.items():
         paths.append([name])
@@ -161,111 +161,90 @@ def test_did_you_mean_ignores_case_and_hidden_folders(capsys, tmp_path):
     assert code == 2 and ".staging" not in err
 
 
-def _fresh(code: str, home: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True,
-                          env={**os.environ, "BENCHSMITH_HOME": str(home)}, cwd=str(home))
-
-
-HEAVY = ("datasets", "pyarrow", "pandas", "torch", "transformers", "sklearn", "benchsmith.validation.runner")
-
-
-_PROBE = ("import sys; from benchsmith.cli import main; code = main({argv!r}); "
-          "print([m for m in {heavy!r} if m in sys.modules]); sys.exit(code)")
-
-
-def test_help_starts_without_heavy_libraries(tmp_path):
-    """`--help` lists the plug-ins' commands from their source: no datasets, pyarrow, torch..."""
-    for argv in (["--help"], []):
-        proc = _fresh(_PROBE.format(argv=argv, heavy=HEAVY), tmp_path)
-        assert proc.stdout.strip().endswith("[]"), (argv, proc.stdout[-300:])
-        assert "validate" in proc.stdout + proc.stderr and "audit" in proc.stdout + proc.stderr
-
-
-@pytest.mark.slow
-def test_list_reads_the_builder_index_without_heavy_libraries(tmp_path):
-    """The first `list` discovers every builder and writes the index; the next reads it."""
-    first = _fresh(_PROBE.format(argv=["list", "--json"], heavy=HEAVY), tmp_path)
-    assert first.returncode == 0, first.stderr
-    # the console script (another sys.executable name, its own folder first on sys.path) reads
-    # the same index instead of writing one of its own that `python -c` would then rewrite
-    exe = Path(sys.executable).parent / "benchsmith"
-    script = subprocess.run([str(exe), "list", "--json"], check=True, capture_output=True, text=True,
-                            env={**os.environ, "BENCHSMITH_HOME": str(tmp_path)}, cwd=str(tmp_path))
-    again = _fresh(_PROBE.format(argv=["list", "--json"], heavy=HEAVY), tmp_path)
-    assert again.stdout.strip().endswith("[]"), again.stdout[-300:]
-    assert json.loads(again.stdout.splitlines()[0]) == json.loads(first.stdout.splitlines()[0])
-    assert json.loads(script.stdout) == json.loads(first.stdout.splitlines()[0])
-
-
-def test_top_level_help_is_the_same_before_and_after_plugins_load(tmp_path):
-    code = ("import io, contextlib; from benchsmith.cli import main, _load_plugins\n"
-            "def help_text():\n"
-            "    out = io.StringIO()\n"
-            "    with contextlib.redirect_stdout(out):\n"
-            "        main(['--help'])\n"
-            "    return out.getvalue()\n"
-            "before = help_text(); _load_plugins(); after = help_text()\n"
-            "assert before == after, (before, after); print('same')")
-    proc = _fresh(code, tmp_path)
-    assert proc.returncode == 0 and proc.stdout.strip() == "same", proc.stderr[-2000:]
-
-
-def test_list_index_follows_the_builders_and_in_process_registrations(capsys, toy, tmp_path, monkeypatch):
-    from benchsmith import builder_index
-
-    (tmp_path / "pkg").mkdir()
-    monkeypatch.setattr(builder_index, "_package_dirs", lambda: [tmp_path / "pkg"])
-    before = builder_index.stamp()
-    assert builder_index.stamp() == before
-    (tmp_path / "pkg" / "new_builder.py").write_text("# a builder added\n")
-    assert builder_index.stamp() != before  # a new or edited builder file: the index is rebuilt
-    code, out, _ = run(capsys, "list", "--json")
-    assert code == 0 and "toy" in one_json(out)["builders"]  # registered in this process: always listed
-
-
-def test_plugin_commands_name_the_module_that_defines_each_root_command():
-    """cli_app.PLUGIN_COMMANDS (what one command line imports) agrees with the plug-ins' source."""
-    import ast
-    import importlib.util
-
-    from benchsmith.cli_app import PLUGIN_COMMANDS, PLUGIN_MODULES
-
-    found = {}
-    for module in PLUGIN_MODULES:
-        tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8"))
-        for node in tree.body:
-            for deco in getattr(node, "decorator_list", []):
-                if isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "root_command":
-                    found[deco.args[0].value] = module
-    assert found == PLUGIN_COMMANDS
-
-
-def test_validate_mounts_its_own_plugin_only(tmp_path):
-    """`validate` imports neither the other plug-ins, nor every builder and its CLI, nor pydantic
-    (its float option, not given, builds no typer coercion); its help is typer's as before."""
-    code = ("import contextlib, io, sys; from benchsmith.cli import main\n"
-            "out = io.StringIO()\n"
-            "with contextlib.redirect_stdout(out):\n"
-            "    code = main(['validate', '--help'])\n"
-            "print(code, 'near-dup-threshold' in out.getvalue(), [m for m in ('pydantic', "
-            "'benchsmith.validation.baselines.cli', 'benchsmith.changelog_cli', 'benchsmith.builders.comve', "
-            "'benchsmith.builders.xcopa.cli') if m in sys.modules])")
-    proc = _fresh(code, tmp_path)
-    assert proc.stdout.strip() == "0 True []", proc.stdout + proc.stderr[-2000:]
-
-
-def test_mounting_one_plugin_then_all_keeps_the_help_order(capsys):
-    from benchsmith import cli_app
-
-    cli_app._mount_plugins((cli_app.PLUGIN_COMMANDS["diff"],))
-    cli_app._load_plugins()
-    names = [info.name for info in cli_app.app.registered_commands]
-    assert names[: len(cli_app.CORE_COMMANDS)] == list(cli_app.CORE_COMMANDS)
-    assert names[len(cli_app.CORE_COMMANDS):][: len(cli_app.PLUGIN_COMMANDS)] == list(cli_app.PLUGIN_COMMANDS)
-
-
 def test_is_registered_is_membership_in_every_builder():
     from benchsmith.builder import builders, is_registered
 
     assert is_registered("comve") and not is_registered("no_such_dataset") and not is_registered("no-such")
     assert all(is_registered(name) for name in builders())
+
+
+# ----------------------------------------------------------------------------- help as people read it
+
+
+def _help(*argv: str, columns: int = 80) -> str:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    proc = subprocess.run([sys.executable, "-m", "benchsmith.cli", *argv], check=False, capture_output=True,
+                          text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_dash_h_is_help_and_commands_read_in_workflow_order():
+    top = _help("-h")
+    assert top == _help("--help")
+    commands = top.split("Commands:\n", 1)[1].splitlines()
+    names = [line.split()[0] for line in commands if line.strip()]
+    assert names[:9] == ["build", "validate", "audit", "publish", "evaluate", "diff", "show", "list", "sources"]
+    assert names[-3:] == ["harvest", "stage", "new"]
+    assert not any(line.rstrip().endswith("...") for line in commands)  # no summary cut at 80 columns
+    assert all(len(line) <= 80 for line in top.splitlines())
+    assert _help("build", "-h") == _help("build", "--help") and "Usage: benchsmith build" in _help("build", "-h")
+
+
+def test_every_option_shows_a_word_for_its_value(capsys):
+    """``--config NAME``, ``--limit N``, ``--sources DIR``: never typer's ``<list[str]>``, ``<str>``, ``TEXT``."""
+    for path in _command_paths():
+        code, out, err = run(capsys, *path, "-h")
+        assert code == 0, (path, err)
+        options = out.split("Options:\n", 1)[1] if "Options:\n" in out else ""
+        for line in options.splitlines():
+            if line.startswith("  -"):
+                assert "<" not in line.split("  ", 2)[1] and " TEXT" not in line, (path, line)
+
+
+def test_sources_with_registry_does_not_suggest_an_option_that_hashes_files(capsys, toy):
+    """`sources NAME --registry` (a slip: most commands take --registry) suggested --register."""
+    code, out, err = run(capsys, "sources", "toy", "--registry")
+    assert code == 2 and out == "" and "No such option: --registry" in err
+    assert "--register" not in err
+    code, _, err = run(capsys, "sources", "toy", "--register", str(FIXTURES))
+    assert code == 2 and "No such option: --register" in err
+
+
+def test_build_validate_publish_each_say_what_to_run_next(capsys, tmp_path):
+    """The last stderr line of each step is the next command; run as printed, it does the next step."""
+    import shlex
+
+    from toy_builder import RegisteredToyBuilder
+
+    register(RegisteredToyBuilder)  # publishable: its source's checksum is registered
+    reg = tmp_path / "reg"
+    try:
+        code, _, err = run(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg))
+        assert code == 0, err
+        step = err.strip().splitlines()[-1]
+        assert step == f"next: benchsmith validate toy/1.1.0 --registry {reg}"
+        validate = [*shlex.split(step.removeprefix("next: benchsmith "))]
+        code, _, err = run(capsys, "-q", *validate, "--near-dup-threshold", "0.95", "--baselines", "none")
+        assert code == 0, err
+        step = err.strip().splitlines()[-1]
+        assert step == f"next: benchsmith publish toy/1.1.0 --registry {reg}"
+        code, out, err = run(capsys, *shlex.split(step.removeprefix("next: benchsmith ")))
+        assert code == 0, err
+        step = err.strip().splitlines()[-1]
+        assert step == f'next: load it with datasets.load_dataset("{reg / "toy" / "1.1.0"}", "plain")'
+        # --json: stdout is the one object, and stderr has no next step
+        code, out, err = run(capsys, "-q", "build", "toy", "--sources", str(FIXTURES), "--registry",
+                             str(tmp_path / "other"), "--json")
+        assert code == 0 and one_json(out)["version"] == "1.1.0" and "next:" not in err
+    finally:
+        unregister("toy")
+
+
+def test_no_command_summary_is_cut_at_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    for path in [[], *_command_paths()]:
+        code, out, err = run(capsys, *path, "-h")
+        assert code == 0, (path, err)
+        listed = out.split("Commands:\n", 1)[1].splitlines() if "Commands:\n" in out else []
+        assert not any(line.rstrip().endswith("...") for line in listed), (path, out)

@@ -34,8 +34,8 @@ from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 from benchsmith import progress, registry, seal
 from benchsmith.builder import register, unregister
 from benchsmith.cli import main
-from benchsmith.commands import gold_release
 from benchsmith.errors import ReleaseError
+from benchsmith.lookup import gold_release
 from benchsmith.release import PARQUET_OPTIONS, Release
 
 TESTS = Path(__file__).parent
@@ -389,7 +389,7 @@ def test_publish_refuses_unregistered_sources(tmp_path, capsys):
         code, _, err = publish(capsys, r)
         line = one_line(err)
         assert code == 2 and "without a registered checksum: toy/items.tsv" in line
-        assert "`benchsmith sources toy --register DIR --write`" in line
+        assert "`benchsmith sources toy --checksums DIR --write`" in line
         assert not (reg / "toy" / ".published").exists()
         # registered (the same bytes, now with a checksum): rebuilt, validated, published
         register(RegisteredToyBuilder)
@@ -408,9 +408,8 @@ def test_publish_refuses_unregistered_sources(tmp_path, capsys):
 def test_a_publish_that_lands_while_validate_runs_its_checks_makes_it_read_only(release, monkeypatch):
     """The race of issue 29, with its order forced: publish (real code, another thread) lands
     while validate's checks run; validate must then write its report beside the release."""
-    from benchsmith.validation import runner
-
     from benchsmith.publish import publish_local
+    from benchsmith.validation import runner
 
     real = runner.run_checks
     published: dict = {}

@@ -164,11 +164,10 @@ def test_every_metric_scores_with_the_one_signature():
     """One scoring method for every metric, generic or a dataset's: ``score(predictions, references)``."""
     import inspect
 
+    from benchsmith.builder import builders
     from benchsmith.validation.metric import Metric
     from benchsmith.validation.metrics.accuracy import Accuracy
     from benchsmith.validation.metrics.bleu import CorpusBLEU, SacreBLEU
-
-    from benchsmith.builder import builders
 
     declared = [m for name in ("comve", "xcopa", "cognition", "mucow") for m in get_builder(name).metrics().values()]
     assert len(declared) == 7 and set(builders()) >= {"comve", "xcopa", "cognition", "mucow"}

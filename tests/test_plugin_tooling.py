@@ -1,11 +1,8 @@
-"""What a benchmark maintainer outside this repository relies on: ``sources --register --write``
+"""What a benchmark maintainer outside this repository relies on: ``sources --checksums --write``
 and a ``benchsmith list`` that follows an editable plugin (issue 28)."""
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -33,7 +30,7 @@ def toy_here(tmp_path):
 
 def test_sources_register_write_replaces_checksums_atomically(capsys, toy_here):
     (toy_here / "checksums.tsv").write_text("source\tpath\tsize\tsha256\ntoy\titems.tsv\t1\t" + "0" * 64 + "\n")
-    code, out, err = run_cli(capsys, "sources", "toy", "--register", str(FIXTURES), "--write")
+    code, out, err = run_cli(capsys, "sources", "toy", "--checksums", str(FIXTURES), "--write")
     assert code == 0, err
     assert out == "" and "wrote 1 checksum(s)" in err
     lines = (toy_here / "checksums.tsv").read_text().splitlines()
@@ -48,62 +45,25 @@ def test_sources_register_write_replaces_checksums_atomically(capsys, toy_here):
 
 def test_sources_register_write_on_nothing_found_keeps_the_file(capsys, toy_here, tmp_path):
     (tmp_path / "empty").mkdir()
-    code, _, err = run_cli(capsys, "sources", "toy", "--register", str(tmp_path / "empty"), "--write")
+    code, _, err = run_cli(capsys, "sources", "toy", "--checksums", str(tmp_path / "empty"), "--write")
     assert code == 2 and "no source file of toy found" in err
     assert not (toy_here / "checksums.tsv").exists()
 
 
 def test_the_old_redirect_recipe_is_not_circular(capsys, toy_here):
-    """`--register DIR > checksums.tsv` empties the file first: regenerating still works, and
+    """`--checksums DIR > checksums.tsv` empties the file first: regenerating still works, and
     every other command's error names the working recipe."""
     (toy_here / "checksums.tsv").write_text("")  # what the shell's `>` leaves before benchsmith runs
-    code, out, err = run_cli(capsys, "sources", "toy", "--register", str(FIXTURES))
+    code, out, err = run_cli(capsys, "sources", "toy", "--checksums", str(FIXTURES))
     assert code == 0, err
     assert out.splitlines()[0] == "source\tpath\tsize\tsha256"
     code, _, err = run_cli(capsys, "sources", "toy")
-    assert code == 2 and "--register DIR --write" in err and "empties the file" in err
+    assert code == 2 and "--checksums DIR --write" in err and "empties the file" in err
 
 
-def test_write_needs_register(capsys, toy_here):
+def test_write_needs_checksums(capsys, toy_here):
     code, _, err = run_cli(capsys, "sources", "toy", "--write")
-    assert code == 2 and "--write needs --register DIR" in err
-
-
-def _fake_editable_plugin(site: Path, src: Path, version: str) -> Path:
-    """An installed-editable distribution 'toy-plugin' whose entry point names package `toyplug`
-    in ``src`` (found through sys.path here: the stamp must not rely on it)."""
-    dist = site / "toy_plugin-0.1.dist-info"
-    dist.mkdir(parents=True, exist_ok=True)
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: toy-plugin\nVersion: {version}\n")
-    (dist / "entry_points.txt").write_text("[benchsmith.builders]\ntoyplug = toyplug\n")
-    (dist / "direct_url.json").write_text(json.dumps({"url": src.as_uri(), "dir_info": {"editable": True}}))
-    pkg = src / "toyplug"
-    pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text('release_notes = {"1.0.0": "first"}\n')
-    return pkg
-
-
-def test_index_key_follows_an_editable_plugins_sources(tmp_path, monkeypatch):
-    from benchsmith import builder_index
-
-    site, src = tmp_path / "site", tmp_path / "src"
-    pkg = _fake_editable_plugin(site, src, "0.1")
-    monkeypatch.syspath_prepend(str(site))
-    monkeypatch.syspath_prepend(str(src))
-    assert ("toy-plugin", "0.1", [pkg]) in builder_index.plugin_distributions()
-    before = builder_index.stamp()
-    assert builder_index.stamp() == before
-    # a new version in the plugin's release notes: same files, same folders, new content
-    mtimes = {p: os.stat(p).st_mtime_ns for p in (site, src, pkg)}
-    time.sleep(0.01)
-    (pkg / "__init__.py").write_text('release_notes = {"1.0.0": "first", "1.1.0": "second"}\n')
-    for p, m in mtimes.items():
-        os.utime(p, ns=(m, m))  # only the file changed, as an edit in place does
-    assert builder_index.stamp() != before
-    after_edit = builder_index.stamp()
-    (site / "toy_plugin-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 0.2\n")
-    os.utime(site, ns=(mtimes[site], mtimes[site]))
-    assert builder_index.stamp() != after_edit  # a reinstall at another version
+    assert code == 2 and "--write needs --checksums DIR" in err
 
 
 # ----------------------------------------------------------------------------- benchsmith.testing

@@ -27,7 +27,7 @@ from test_core_seal import VALIDATE, flip_gold_labels, one_line, publish, reg_of
 from toy_builder import RegisteredToyBuilder
 
 from benchsmith import fingerprint_registry, registry, seal
-from benchsmith.commands import gold_release
+from benchsmith.lookup import gold_release
 from benchsmith.errors import GateError, ReleaseError
 from benchsmith.release import Release
 

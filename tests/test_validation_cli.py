@@ -6,9 +6,6 @@ import dataclasses
 import json
 
 import pytest
-from benchsmith.validation import gate
-from benchsmith.validation.check import Check, Status
-from benchsmith.validation.runner import validate
 from conftest import one_json, run_cli
 from toy_builder import FIXTURES, ToyBuilder
 from validation_helpers import (
@@ -25,6 +22,9 @@ from validation_helpers import (
 from benchsmith.builder import Expectation, Policy, register, unregister
 from benchsmith.errors import ConfigError, GateError
 from benchsmith.release import Release
+from benchsmith.validation import gate
+from benchsmith.validation.check import Check, Status
+from benchsmith.validation.runner import validate
 
 
 class AuditToy(ToyBuilder):
@@ -130,8 +130,9 @@ def test_audit_builds_validates_compares_and_commits(capsys, toy, tmp_path):
     assert second["previous"] == {"name": "toy", "version": "1.0.0"}
     test_drift = next(d for d in second["drift"] if d["config"] == "plain")
     assert test_drift["status"] == "pass" and "test +0 -1 ~0" in test_drift["summary"]  # toy-30, by erratum
-    # the same version again: compared with the release it replaces, identical
-    code, out, err = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--json")
+    # the same version again: compared with the release it replaces (--overwrite), identical
+    code, out, err = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--json",
+                         "--overwrite")
     third = one_json(out)
     assert code == 0, err
     assert third["previous"] == {"name": "toy", "version": "1.1.0"}
@@ -149,7 +150,8 @@ def test_failed_audit_exits_1_and_leaves_the_registry_untouched(capsys, tmp_path
         assert run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg))[0] == 0
         before = (reg / "toy" / "1.1.0" / "reports" / "validation.json").read_text()
         register(BadToy)
-        code, out, _ = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--json")
+        code, out, _ = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--json",
+                           "--overwrite")
     finally:
         unregister("toy")
     res = one_json(out)
@@ -157,6 +159,68 @@ def test_failed_audit_exits_1_and_leaves_the_registry_untouched(capsys, tmp_path
     assert res["failures"][0]["summary"] == "plain/train/num_examples: published 25, measured 20 (a wrong paper)"
     assert (reg / "toy" / "1.1.0" / "reports" / "validation.json").read_text() == before
     assert res["release"] == str(reg / ".staging" / "toy" / "1.1.0")
+
+
+def test_audit_never_replaces_a_release_without_overwrite(capsys, toy, tmp_path):
+    """It used to rebuild into staging and commit over the existing release silently."""
+    reg = tmp_path / "reg"
+    assert run(capsys, "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg))[0] == 0
+    manifest = reg / "toy" / "1.1.0" / "release.json"
+    before = manifest.read_bytes()
+    code, out, err = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--json")
+    assert code == 2 and out == "" and "release toy 1.1.0 already exists" in err and "--overwrite" in err
+    assert len(err.strip().splitlines()) == 1
+    assert manifest.read_bytes() == before and not (reg / ".staging" / "toy").exists()  # refused before any work
+    code, out, err = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--json",
+                         "--overwrite")
+    assert code == 0 and one_json(out)["committed"] is True, err
+
+
+def _changes(release_dir):
+    files = {p.name: p.read_text(encoding="utf-8") for p in sorted((release_dir / "changes").iterdir())}
+    card = (release_dir / "README.md").read_text(encoding="utf-8")
+    section = card.split("## Changes since", 1)[1].split("\n## ", 1)[0]
+    since = json.loads((release_dir / "release.json").read_text(encoding="utf-8"))["changes_since"]
+    return files, section, since
+
+
+def test_audit_commits_the_changelog_that_build_writes(capsys, toy, tmp_path):
+    """An audited release has the same changes/ and card "Changes since" as a built one (it had
+    neither: it was built into an empty staging registry)."""
+    built, audited = tmp_path / "built", tmp_path / "audited"
+    for reg in (built, audited):
+        assert run(capsys, "build", "toy", "--version", "1.0.0", "--sources", str(FIXTURES),
+                   "--registry", str(reg))[0] == 0
+    assert run(capsys, "build", "toy", "--sources", str(FIXTURES), "--registry", str(built))[0] == 0
+    code, out, err = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(audited), "--json")
+    assert code == 0 and one_json(out)["committed"] is True, err
+    files, section, since = _changes(audited / "toy" / "1.1.0")
+    assert set(files) == {"since-1.0.0.json", "since-1.0.0.md"} and since["version"] == "1.0.0"
+    assert "toy-30" in files["since-1.0.0.md"] and "toy-30" in section  # the erratum's removal, item by item
+    assert (files, section, since) == _changes(built / "toy" / "1.1.0")
+
+
+def test_audit_against_a_previous_folder_records_changes_since_it(capsys, toy, tmp_path):
+    old, reg = tmp_path / "old", tmp_path / "reg"
+    assert run(capsys, "build", "toy", "--version", "1.0.0", "--sources", str(FIXTURES), "--registry", str(old))[0] == 0
+    code, out, err = run(capsys, "audit", "toy", "--sources", str(FIXTURES), "--registry", str(reg),
+                         "--previous", str(old / "toy" / "1.0.0"), "--json")
+    assert code == 0, err
+    assert one_json(out)["previous_from"].startswith("--previous ")
+    _, section, since = _changes(reg / "toy" / "1.1.0")
+    assert since["version"] == "1.0.0" and "toy-30" in section
+
+
+def test_validate_json_carries_every_finding_with_its_figures(capsys, mc_release):
+    """A script reads the figures from stdout, not from reports/validation.json."""
+    code, out, err = run(capsys, "validate", str(mc_release.path), "--json")
+    assert code == 0, err
+    res = one_json(out)
+    report = json.loads((mc_release.path / "reports" / "validation.json").read_text(encoding="utf-8"))
+    assert [r["metrics"] for r in res["results"]] == [r["metrics"] for r in report["results"]]
+    by = {(r["check"], r["config"]): r for r in res["results"]}
+    assert by["label_balance", "default"]["metrics"]  # a finding's figures, e.g. its label counts
+    assert all(set(r) == {"check", "family", "config", "status", "summary", "metrics"} for r in res["results"])
 
 
 # ----------------------------------------------------------------- gate and runner

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import pytest
-from benchsmith.validation import check
-from benchsmith.validation.check import Check, Status
 from conftest import one_json, run_cli
 from toy_builder import FIXTURES
 from validation_helpers import MC_META, make_release, mc_features, mc_rows
 
-from benchsmith import commands
+from benchsmith.cli import output
+from benchsmith.validation import check
+from benchsmith.validation.check import Check, Status
 
 
 class ManyWarnings(Check):
@@ -43,7 +43,7 @@ def noisy(monkeypatch):
 @pytest.fixture
 def width(monkeypatch):
     def set_width(n: int) -> None:
-        monkeypatch.setattr(commands.console, "width", n)
+        monkeypatch.setattr(output.console, "width", n)
 
     yield set_width
 

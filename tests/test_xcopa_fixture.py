@@ -41,7 +41,7 @@ from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sour
 import benchsmith
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ConfigError, MissingSourceError, ParseError, PredictionError
-from benchsmith.evaluate_cli import evaluate_app
+from benchsmith.cli.evaluate import evaluate_app
 from benchsmith.expectation import read_published_yaml
 
 

@@ -54,7 +54,7 @@ class ToyBuilder(Builder):
 
 
 def fixture_checksums() -> dict[tuple[str, str], tuple[int | None, str]]:
-    """The toy fixture's checksums as `benchsmith sources toy --register` would print them."""
+    """The toy fixture's checksums as `benchsmith sources toy --checksums` would print them."""
     from benchsmith.source import sha256_file
 
     path = FIXTURES / "toy" / "items.tsv"

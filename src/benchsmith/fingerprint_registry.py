@@ -207,7 +207,7 @@ def register(builder: Builder, built: Built, sources: Sources, *, full: bool) ->
         raise ReleaseError(
             f"cannot register the fingerprints of {name} {version}: {len(unverified)} source file(s) have no "
             f"registered sha256 ({unverified[0]})",
-            hint=f"Register the sources first (`benchsmith sources {name} --register DIR --write`): "
+            hint=f"Register the sources first (`benchsmith sources {name} --checksums DIR --write`): "
             "registered fingerprints describe the registered sources")
     path = builder.data_path(FILENAME)
     rows = read_fingerprints(path, dataset=name)

@@ -105,7 +105,7 @@ def require_registered_sources(release: Release) -> None:
             f"{release.name} {release.version} was built from a source file without a registered checksum: "
             f"{unregistered[0]}{more}",
             path=release.path / registry.MANIFEST,
-            hint=f"Register its checksum (`benchsmith sources {release.name} --register DIR --write`), "
+            hint=f"Register its checksum (`benchsmith sources {release.name} --checksums DIR --write`), "
             "rebuild, validate, then publish",
         )
 

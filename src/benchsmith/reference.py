@@ -40,7 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ReleaseError
+from benchsmith.lookup import resolve_release
+from benchsmith.release import Release
 
 logger = logging.getLogger(__name__)
 
@@ -70,18 +73,14 @@ def parse_hub_ref(text: str) -> HubRef | None:
 
 
 def hub_cache() -> Path:
-    from benchsmith.source import benchsmith_home
-
     return benchsmith_home() / "cache" / "hub"
 
 
 def resolve(text: str, registry: Path | None = None, *, endpoint: str | None = None,
-            token: str | None = None):  # -> Release (imported lazily)
+            token: str | None = None) -> Release:
     """The release ``text`` names (see the module docstring)."""
     ref = parse_hub_ref(text)
     if ref is None:
-        from benchsmith.commands import resolve_release
-
         return resolve_release(text, registry)
     return hub_release(ref, endpoint=endpoint, token=token)
 

@@ -10,7 +10,7 @@ What it writes (``--dir D``, default ``./benchsmith-NAME``; refused when D exist
     README.md                      how to build, validate, test and register the real data
     src/benchsmith_IDENT/__init__.py         the builder (@register), reading items.tsv
     src/benchsmith_IDENT/checksums.tsv       sha256 of the fixture's items.tsv (replace with the real
-                                             download's: ``benchsmith sources NAME --register DIR --write``)
+                                             download's: ``benchsmith sources NAME --checksums DIR --write``)
     src/benchsmith_IDENT/published.yaml      the fixture's split counts as "paper" figures
     src/benchsmith_IDENT/errata.tsv          the hand-written errata table, empty (``benchsmith.erratum``)
     tests/fixtures/NAME/items.tsv            a small fixture in the raw layout
@@ -182,7 +182,7 @@ A benchsmith builder for $pretty, kept outside benchsmith's repository (generate
 pip install -e ".[test]"                               # registers the "benchsmith.builders" entry point
 benchsmith list                                        # shows $name
 benchsmith sources $name                               # where each raw file goes under DIR
-benchsmith sources $name --register DIR --write        # record the real download's sha256 (checksums.tsv)
+benchsmith sources $name --checksums DIR --write        # record the real download's sha256 (checksums.tsv)
 benchsmith build $name --sources DIR
 benchsmith validate $name
 python -m pytest -q                                    # the builder checks on tests/fixtures/

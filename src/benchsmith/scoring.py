@@ -1,7 +1,7 @@
 """Scoring a predictions file with a dataset's declared metrics: what ``benchsmith evaluate`` runs.
 
 One generic path for every dataset (``benchsmith evaluate NAME PREDICTIONS [--config C]
-[--split S] [--metric M] [metric options]``, :mod:`benchsmith.evaluate_cli`):
+[--split S] [--metric M] [metric options]``, :mod:`benchsmith.cli.evaluate`):
 
 1. the builder's metrics (:meth:`benchsmith.builder.Builder.metrics`, ``METRICS`` of its
    ``metric.py``); ``--metric`` picks some, a predictions option (MuCoW's ``--scores``) picks

@@ -4,7 +4,7 @@ A builder declares each raw input as a :class:`Source`: a name, where upstream
 publishes it, its licence, and the files (relative paths inside the source's
 folder) the builder reads. Checksums are data, not code: they live in a
 ``checksums.tsv`` beside the builder (columns ``source``, ``path``, ``size``,
-``sha256``), written by ``benchsmith sources NAME --register DIR``.
+``sha256``), written by ``benchsmith sources NAME --checksums DIR``.
 
 Resolution (``resolve_sources``):
 
@@ -17,7 +17,7 @@ Resolution (``resolve_sources``):
 Every declared file is sha256-checked. A file whose checksum is not yet known is
 accepted and its observed sha256 is recorded in ``release.json``; ``resolve_sources``
 warns once per source with such files (``verify_source`` alone, as ``sources
---register`` uses it, does not: there no file is expected to be registered yet).
+--checksums`` uses it, does not: there no file is expected to be registered yet).
 
 A source folder laid out as GitHub's "Download ZIP" extracts it, with the files under
 one top folder ``<repo>-<branch>/`` (``DIR/xcopa/xcopa-master/data/...``), is
@@ -182,7 +182,7 @@ def read_checksums(path: Path, *, dataset: str | None = None) -> dict[tuple[str,
     """
     if not path.exists():
         return {}
-    regenerate = (f"Regenerate it with `benchsmith sources {dataset or Path(path).parent.name} --register DIR --write` "
+    regenerate = (f"Regenerate it with `benchsmith sources {dataset or Path(path).parent.name} --checksums DIR --write` "
                   "(redirecting with `> checksums.tsv` empties the file before benchsmith reads it)")
     out: dict[tuple[str, str], tuple[int | None, str]] = {}
     with open(path, encoding="utf-8", newline="") as fh:
@@ -247,15 +247,15 @@ def datasets_declaring(source: Source) -> list[str]:
 
 
 def sources_command(source: Source, dataset: str | None = None, register: str | None = None) -> str:
-    """```benchsmith sources xcopa``` (with ``--register DIR`` when ``register`` is given) for messages:
+    """```benchsmith sources xcopa``` (with ``--checksums DIR`` when ``register`` is given) for messages:
     ``dataset``, else the builder that declares ``source``, else the source's own name."""
     names = [dataset] if dataset else datasets_declaring(source) or [source.name]
-    suffix = f" --register {register}" if register else ""
+    suffix = f" --checksums {register}" if register else ""
     return " or ".join(f"`benchsmith sources {n}{suffix}`" for n in names)
 
 
 def register_dir(root: Path, source: Source) -> str:
-    """The DIR of ``--register DIR`` for a source found at ``root`` (``DIR/<source>/`` or, GitHub-zip
+    """The DIR of ``--checksums DIR`` for a source found at ``root`` (``DIR/<source>/`` or, GitHub-zip
     layout, ``DIR/<source>/<repo>-<branch>/``); ``DIR`` when ``root`` is laid out otherwise."""
     for up in (root, root.parent):
         if up.name == source.name:
@@ -296,7 +296,7 @@ def verify_source(
 
     ``root`` may hold the files under one GitHub-zip top folder (see :func:`github_zip_root`).
     Files without a registered sha256 are accepted as ``unregistered`` without a word:
-    :func:`resolve_sources` warns about them (``sources --register`` expects them).
+    :func:`resolve_sources` warns about them (``sources --checksums`` expects them).
     ``dataset`` names the builder in messages (see :func:`sources_command`).
 
     Raises:

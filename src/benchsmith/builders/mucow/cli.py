@@ -8,47 +8,49 @@ from typing import Annotated
 
 import typer
 
-from benchsmith.commands import JSON_OPTION, REGISTRY_OPTION, console, emit, harvest_app, registry_path, table
+from benchsmith.cli import JSON_OPTION, REGISTRY_OPTION, console, emit, harvest_app, table
+from benchsmith.lookup import registry_path
+from benchsmith.release import ReleaseWriter
+
+from .corpora import SUBTITLE_LABELS
+from .harvest import HarvestBuilder, HarvestOptions, no_items, run_harvest
 
 
 @harvest_app.command("mucow")
 def harvest_mucow(
     parallel: Annotated[
-        list[str], typer.Option("--parallel", help="Folder of Moses pairs / TMX, or LABEL=PATH (repeatable).")
+        list[str], typer.Option("--parallel", metavar="DIR", help="Folder of Moses pairs / TMX, or LABEL=PATH (repeatable).")
     ],
-    inventory: Annotated[Path, typer.Option("--inventory", help="Folder of OMW *.tab files or BabelNet *.tsv exports.")],
-    src: Annotated[str, typer.Option("--src", help="Source language (ISO 639-1 or 639-3).")],
-    tgt: Annotated[str, typer.Option("--tgt", help="Target language (ISO 639-1 or 639-3).")],
+    inventory: Annotated[Path, typer.Option("--inventory", metavar="DIR", help="Folder of OMW *.tab files or BabelNet *.tsv exports.")],
+    src: Annotated[str, typer.Option("--src", metavar="LANG", help="Source language (ISO 639-1 or 639-3).")],
+    tgt: Annotated[str, typer.Option("--tgt", metavar="LANG", help="Target language (ISO 639-1 or 639-3).")],
     registry: Path | None = REGISTRY_OPTION,
     scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="Dask scheduler ADDRESS (default: a local in-process cluster).")
+        str | None, typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler ADDRESS (default: a local in-process cluster).")
     ] = None,
-    min_links: Annotated[int, typer.Option("--min-links", min=1, help="One-to-one links a translation needs.")] = 10,
-    min_targets: Annotated[int, typer.Option("--min-targets", min=2, help="Distinct translations a source word needs.")] = 2,
+    min_links: Annotated[int, typer.Option("--min-links", metavar="N", min=1, help="One-to-one links a translation needs.")] = 10,
+    min_targets: Annotated[int, typer.Option("--min-targets", metavar="N", min=2, help="Distinct translations a source word needs.")] = 2,
     merge_threshold: Annotated[
         float | None,
-        typer.Option("--merge-threshold", min=-1.0, max=1.0, help="Merge senses whose USE embeddings' cosine exceeds this."),
+        typer.Option("--merge-threshold", metavar="X", min=-1.0, max=1.0, help="Merge senses whose USE embeddings' cosine exceeds this."),
     ] = None,
     subtitles: Annotated[
-        list[str] | None, typer.Option("--subtitles", help="Corpus labels that count as subtitles (repeatable).")
+        list[str] | None, typer.Option("--subtitles", metavar="LABEL", help="Corpus labels that count as subtitles (repeatable).")
     ] = None,
-    pos_backend: Annotated[str, typer.Option("--pos-backend", help="auto | spacy | stanza")] = "auto",
+    pos_backend: Annotated[str, typer.Option("--pos-backend", metavar="NAME", help="auto | spacy | stanza")] = "auto",
     chunk_size: Annotated[
-        int, typer.Option("--chunk-size", min=1000, help="Sentence pairs per eflomal call (its statistics' scope).")
+        int, typer.Option("--chunk-size", metavar="N", min=1000, help="Sentence pairs per eflomal call (its statistics' scope).")
     ] = 200_000,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seeds eflomal's sampler and the choice of sentences.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", metavar="N", min=0, help="Seeds eflomal's sampler and the choice of sentences.")] = 0,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Worker processes of the local cluster (default: one per core).")
+        int | None, typer.Option("--workers", metavar="N", min=1, help="Worker processes of the local cluster (default: one per core).")
     ] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing release of this version.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Harvest MuCoW suites from parallel text and a sense inventory into a release (configs scoring, translation)."""
-    from benchsmith.release import ReleaseWriter
+    """Harvest MuCoW suites from parallel text into a release.
 
-    from .corpora import SUBTITLE_LABELS
-    from .harvest import HarvestBuilder, HarvestOptions, no_items, run_harvest
-
+    Parallel text and a sense inventory give the configs scoring and translation."""
     opts = HarvestOptions(
         src=src, tgt=tgt, min_links=min_links, min_targets=min_targets, merge_threshold=merge_threshold,
         subtitle_labels=tuple(subtitles) if subtitles else SUBTITLE_LABELS, pos_backend=pos_backend,

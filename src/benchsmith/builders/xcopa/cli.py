@@ -8,7 +8,12 @@ from typing import Annotated
 
 import typer
 
-from benchsmith.commands import JSON_OPTION, console, emit, stage_app, table
+from benchsmith.cli import JSON_OPTION, console, emit, stage_app, table
+from benchsmith.loaders.xcopa_jsonl import LANGUAGES
+
+from . import Xcopa
+from .alignment import RawData, derive_question_errata, question_errata_up_to_date, write_question_errata
+from .diversity import beside_paper, diversity_indices, typology_alternatives
 
 xcopa_stage = typer.Typer(help="XCOPA construction stages: evidence tables, diversity indices.", no_args_is_help=True)
 stage_app.add_typer(xcopa_stage, name="xcopa")
@@ -16,14 +21,13 @@ stage_app.add_typer(xcopa_stage, name="xcopa")
 
 @xcopa_stage.command("tables")
 def stage_tables(
-    sources: Annotated[Path, typer.Option("--sources", help="Folder with xcopa/ and copa/ (e.g. ../shared/raw).")],
+    sources: Annotated[Path, typer.Option("--sources", metavar="DIR", help="Folder with xcopa/ and copa/ (e.g. ../shared/raw).")],
     write: Annotated[bool, typer.Option("--write", help="Rewrite the tables beside the builder.")] = False,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Re-derive errata.generated.tsv (question disagreements with COPA) from the raw files; say whether it changed."""
-    from . import Xcopa
-    from .alignment import RawData, derive_question_errata, question_errata_up_to_date, write_question_errata
+    """Re-derive the generated errata; say if they changed.
 
+    errata.generated.tsv holds the question disagreements with COPA."""
     raw = RawData.read(sources / "xcopa", sources / "copa")
     errata = derive_question_errata(raw)
     errata_path = Xcopa.generated_errata_path()
@@ -39,12 +43,10 @@ def stage_tables(
 
 @xcopa_stage.command("diversity")
 def stage_diversity(json_out: bool = JSON_OPTION) -> None:
-    """Table 2's six columns and Section 1's count (published.yaml) beside our measurement, and the
+    """Table 2's diversity indices beside our measurement.
+
+    Table 2's six columns and Section 1's count (published.yaml) beside our measurement, and the
     typology row with every lang2vec syntax feature set (which one matches the paper best)."""
-    from benchsmith.loaders.xcopa_jsonl import LANGUAGES
-
-    from .diversity import beside_paper, diversity_indices, typology_alternatives
-
     rows = beside_paper(LANGUAGES)
     indices = diversity_indices(LANGUAGES)
     alternatives = typology_alternatives()

@@ -238,7 +238,7 @@ def source_parts(specs: Sequence[str], *, registry: Any = None, text_fields: tup
     """Partitions of every SOURCE argument, and a description of each source."""
     from pathlib import Path
 
-    from benchsmith.commands import resolve_release
+    from benchsmith.lookup import resolve_release
 
     parts: list[corpus.Part] = []
     described = []

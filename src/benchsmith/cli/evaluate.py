@@ -10,8 +10,8 @@ command hands everything to :func:`benchsmith.scoring.evaluate`.
 Options every dataset has: PREDICTIONS (or a metric's predictions option, e.g. ``--scores``),
 ``--config``, ``--split``, ``--metric`` (repeatable), ``--release`` (default: the newest NAME in
 the registry), ``--registry``, ``--details FILE`` (one JSON line per item judged, for the metrics
-that judge items) and ``--json`` (one JSON object on stdout). Importing this module imports no
-builder: a dataset's command is built when it is named (or listed by ``--help``).
+that judge items) and ``--json`` (one JSON object on stdout). A dataset's command is built when it
+is named (or listed by ``--help``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from benchsmith.builder import builders, get_builder
+from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION
+from benchsmith.cli.output import console, emit, err_console, table
+from benchsmith.lookup import gold_release
+from benchsmith.scoring import evaluate, metric_options
+
 #: parameters of every generated command; a metric option may not take one of these names
 GENERIC = ("predictions", "config", "split", "metric", "release", "registry", "details", "json_out",
            "allow_unvalidated")
@@ -32,13 +38,9 @@ class EvaluateGroup(TyperGroup):
     """``benchsmith evaluate``: one sub-command per registered dataset, generated on demand."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        from benchsmith.builder import builders
-
         return list(builders())
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        from benchsmith.builder import get_builder
-
         return dataset_command(get_builder(cmd_name).name)  # an unknown name: ConfigError with suggestions
 
 
@@ -49,25 +51,24 @@ def _help(text: str) -> str:
 
 def dataset_command(name: str) -> Any:
     """The click command of ``benchsmith evaluate NAME``, from NAME's declared metrics."""
-    from benchsmith.builder import get_builder
-    from benchsmith.commands import JSON_OPTION, REGISTRY_OPTION
-    from benchsmith.scoring import metric_options
-
     builder = get_builder(name)
     declared = builder.metrics()
-    table = metric_options(declared)
+    options = metric_options(declared)
     split_help = " ".join(dict.fromkeys(c.split_help for c in declared.values() if c.split_help))
     params = [
         inspect.Parameter("predictions", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=Annotated[
-            Path | None, typer.Argument(help="The predictions file (its format: the metric's docs and README).",
-                                        show_default=False)]),
-        _option("config", str | None, "--config", "Config to score (default: what the metric scores).", None),
-        _option("split", str | None, "--split", f"Split to score (default: test). {split_help}".strip(), None),
+            Path | None, typer.Argument(metavar="PREDICTIONS", show_default=False,
+                                        help="The predictions file (its format: the metric's docs and README).")]),
+        _option("config", str | None, "--config", "Config to score (default: what the metric scores).", None,
+                metavar="NAME"),
+        _option("split", str | None, "--split", f"Split to score (default: test). {split_help}".strip(), None,
+                metavar="SPLIT"),
         _option("metric", list[str] | None, "--metric",
                 "Metric to score with, repeatable (default: every metric that scores the config): "
-                + ", ".join(declared) + ".", None, metavar="<str>"),
+                + ", ".join(declared) + ".", None, metavar="NAME"),
         _option("release", str, "--release",
-                f"Release directory or NAME[/VERSION] in the registry. Default: {name} (its newest version).", name),
+                f"Release directory or NAME[/VERSION] in the registry. Default: {name} (its newest version).", name,
+                metavar="RELEASE"),
         inspect.Parameter("registry", inspect.Parameter.KEYWORD_ONLY, default=REGISTRY_OPTION,
                           annotation=Path | None),
         _option("allow_unvalidated", bool, "--allow-unvalidated",
@@ -75,9 +76,10 @@ def dataset_command(name: str) -> Any:
                 "its gold data is then not certified.", False),
         _option("details", Path | None, "--details",
                 "Write one JSON line per item judged (metrics that judge items: "
-                + (", ".join(n for n, c in declared.items() if c.judges_items) or "none") + ").", None),
+                + (", ".join(n for n, c in declared.items() if c.judges_items) or "none") + ").", None,
+                metavar="FILE"),
     ]
-    for key, (opt, takers) in table.items():
+    for key, (opt, takers) in options.items():
         if key in GENERIC:
             raise TypeError(f"metric option {key!r} of {takers} clashes with a generic option of evaluate")
         text = _help(opt.help)
@@ -86,19 +88,25 @@ def dataset_command(name: str) -> Any:
         if len(takers) < len(declared):
             text += f" [{', '.join(takers)}]"
         kind: Any = bool if opt.type is bool else (opt.type | None)
-        params.append(_option(key, kind, opt.cli_flag, text, False if opt.type is bool else None))
+        params.append(_option(key, kind, opt.cli_flag, text, False if opt.type is bool else None,
+                              metavar=None if opt.type is bool else _metavar(key, opt.type)))
     params.append(inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=JSON_OPTION, annotation=bool))
 
     def command(**kwargs: Any) -> None:
-        _run(name, kwargs, table)
+        _run(name, kwargs, options)
 
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
-    lines = [f"Score PREDICTIONS with {name}'s metrics ({', '.join(declared)})."]
+    lines = [f"Score predictions with {name}'s metrics.", f"Metrics: {', '.join(declared)}."]
     lines += [f"{n}: {_help(c.description)}." if c.description else f"{n}." for n, c in declared.items()]
     app = typer.Typer(rich_markup_mode=None, add_completion=False)
     app.command(name, help="\n\n".join(lines), no_args_is_help=True)(command)
     return typer.main.get_command(app)
+
+
+def _metavar(key: str, kind: type) -> str:
+    """A metric option's value as a word: FILE, N, X, else the option's name (``--rule RULE``)."""
+    return {Path: "FILE", int: "N", float: "X"}.get(kind, key.upper().replace("_", "-"))
 
 
 def _option(key: str, annotation: Any, flag: str, text: str, default: Any, **extra: Any) -> inspect.Parameter:
@@ -107,12 +115,8 @@ def _option(key: str, annotation: Any, flag: str, text: str, default: Any, **ext
                                                                            **extra)])
 
 
-def _run(name: str, kwargs: dict[str, Any], table: dict[str, Any]) -> None:
-    from benchsmith.builder import get_builder
-    from benchsmith.commands import emit, err_console, gold_release
-    from benchsmith.scoring import evaluate
-
-    given = {k: v for k, v in kwargs.items() if k in table and v is not None and v is not False}
+def _run(name: str, kwargs: dict[str, Any], options: dict[str, Any]) -> None:
+    given = {k: v for k, v in kwargs.items() if k in options and v is not None and v is not False}
     release = gold_release(kwargs["release"], kwargs["registry"], allow_unvalidated=kwargs["allow_unvalidated"])
     out = evaluate(get_builder(name), release, kwargs["predictions"], config=kwargs["config"], split=kwargs["split"],
                    metrics=kwargs["metric"] or (), options=given, details=kwargs["details"])
@@ -124,8 +128,6 @@ def _run(name: str, kwargs: dict[str, Any], table: dict[str, Any]) -> None:
 def _print(out: dict[str, Any]) -> None:
     """Each metric: its figure and scalar details, a table per breakdown (per language, per group ...),
     then its signature whole on its own line (a figure must be reproducible from its printout)."""
-    from benchsmith.commands import console, table
-
     where = f"{out['config']}/{out['split']}" if out["config"] else out["split"]
     for metric, res in out["scores"].items():
         scalars = [(k, _fmt(v)) for k, v in res.items() if k not in ("signature", "warnings") and _scalar(v)]
@@ -160,6 +162,6 @@ def _fmt(v: Any) -> str:
 
 
 evaluate_app = typer.Typer(
-    cls=EvaluateGroup, help="Score system outputs with a dataset's declared metrics: benchsmith evaluate NAME "
-    "PREDICTIONS [--config C] [--split S] [--metric M] [metric options].", no_args_is_help=True,
-    rich_markup_mode=None)
+    cls=EvaluateGroup, help="Score predictions with a dataset's metrics.\n\nbenchsmith evaluate NAME PREDICTIONS "
+    "[--config C] [--split S] [--metric M] [metric options]; `benchsmith evaluate NAME -h` lists NAME's options.",
+    no_args_is_help=True, rich_markup_mode=None)

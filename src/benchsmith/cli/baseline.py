@@ -14,30 +14,26 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from benchsmith.validation.baselines.checks import builder_of, saved_dir
-from benchsmith.validation.baselines.run import BaselineResult, run_spec
-from benchsmith.validation.baselines.spec import select_specs
+import yaml
+from rich.table import Table
 
-from benchsmith.commands import (
-    JSON_OPTION,
-    REGISTRY_OPTION,
-    console,
-    emit,
-    literal,
-    resolve_release,
-    root_command,
-    table,
-)
+from benchsmith.builder import builders, get_builder
+from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION
+from benchsmith.cli.output import console, emit, literal, table
 from benchsmith.errors import ConfigError, GateError, did_you_mean
 from benchsmith.jsonable import to_jsonable
+from benchsmith.lookup import resolve_release
+from benchsmith.registry import write_text_atomic
+from benchsmith.validation.baselines.checks import builder_of, saved_dir
+from benchsmith.validation.baselines.run import BaselineResult, run_spec
+from benchsmith.validation.baselines.runtime import pick_device
+from benchsmith.validation.baselines.spec import select_specs
 
 PRESETS = ("small", "paper")
 
 
 def parse_settings(items: list[str] | None) -> dict[str, Any]:
     """``KEY=VALUE`` pairs: ints, floats (``2e-5``), else YAML (``true``, ``[1e-3, 1e-4]``, text)."""
-    import yaml
-
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
@@ -56,8 +52,6 @@ def parse_settings(items: list[str] | None) -> dict[str, Any]:
 
 def _resolve(name: str, registry: Path | None) -> tuple[Any, Any]:
     """(builder, release): unknown dataset names get suggestions before the registry is read."""
-    from benchsmith.builder import builders
-
     if not Path(name).exists():
         dataset = name.partition("/")[0]
         if dataset not in builders():
@@ -108,8 +102,6 @@ def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
     keeps its cells whole (names are never cut); ``paper`` wraps, one figure id a line; if the
     names still do not fit, ``paper``, ``setup``, ``gate`` and ``variant`` are left out, in that
     order."""
-    from rich.table import Table
-
     columns = ["baseline", "engine", "config", "variant", "gate", "setup", "paper"]
     rows = [[s["name"], s["engine"], s["config"], s["variant"], "yes" if s["gate"] else "", s["setup"] or "",
              "\n".join(s["paper"])] for s in specs]
@@ -135,49 +127,44 @@ def _print_list(name: str, specs: list[dict[str, Any]]) -> None:
                       "--json shows them)[/]", highlight=False)
 
 
-@root_command("baseline")
 def baseline_cmd(
-    name: Annotated[str, typer.Argument(help="Dataset name (its newest release), NAME/VERSION, or a release "
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Dataset name (its newest release), NAME/VERSION, or a release "
                                         "directory.")],
-    config: Annotated[str | None, typer.Option("--config", help="Run the baselines that score this config, "
+    config: Annotated[str | None, typer.Option("--config", metavar="NAME", help="Run the baselines that score this config, "
                                                "on it only.")] = None,
-    baseline: Annotated[list[str] | None, typer.Option("--baseline", help="A declared baseline (repeatable; "
+    baseline: Annotated[list[str] | None, typer.Option("--baseline", metavar="NAME", help="A declared baseline (repeatable; "
                                                        "--list shows them).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Select by model short name (e.g. use).")] = None,
-    setup: Annotated[str | None, typer.Option("--setup", help="Select by setup (e.g. CO-ZS, TrTe, NoP).")] = None,
-    variant: Annotated[str | None, typer.Option("--variant", help="Select by variant (full, options_only, NoP, "
+    model: Annotated[str | None, typer.Option("--model", metavar="NAME", help="Select by model short name (e.g. use).")] = None,
+    setup: Annotated[str | None, typer.Option("--setup", metavar="NAME", help="Select by setup (e.g. CO-ZS, TrTe, NoP).")] = None,
+    variant: Annotated[str | None, typer.Option("--variant", metavar="NAME", help="Select by variant (full, options_only, NoP, "
                                                 "NoQ).")] = None,
-    model_path: Annotated[str | None, typer.Option("--model-path", help="Local model folder (may hold {config}, "
+    model_path: Annotated[str | None, typer.Option("--model-path", metavar="DIR", help="Local model folder (may hold {config}, "
                                                    "{src}, {tgt}); default per engine: MiniLM, USE.")] = None,
-    device: Annotated[str, typer.Option("--device", help="auto | cpu | cuda.")] = "auto",
-    epochs: Annotated[int | None, typer.Option("--epochs", min=1, help="Training epochs (default: the spec's).")
+    device: Annotated[str, typer.Option("--device", metavar="DEVICE", help="auto | cpu | cuda.")] = "auto",
+    epochs: Annotated[int | None, typer.Option("--epochs", metavar="N", min=1, help="Training epochs (default: the spec's).")
                       ] = None,
-    max_examples: Annotated[int | None, typer.Option("--max-examples", min=1, help="At most N items per split "
+    max_examples: Annotated[int | None, typer.Option("--max-examples", metavar="N", min=1, help="At most N items per split "
                                                      "(seeded subsample; not comparable).")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Stop training after N steps "
+    max_steps: Annotated[int | None, typer.Option("--max-steps", metavar="N", min=1, help="Stop training after N steps "
                                                   "(nmt, generation; USE updates).")] = None,
-    preset: Annotated[str | None, typer.Option("--preset", help="nmt model size: small (default) | paper.")
+    preset: Annotated[str | None, typer.Option("--preset", metavar="NAME", help="nmt model size: small (default) | paper.")
                       ] = None,
-    train_split: Annotated[str | None, typer.Option("--train-split", help="Train on this split instead of the "
+    train_split: Annotated[str | None, typer.Option("--train-split", metavar="SPLIT", help="Train on this split instead of the "
                                                     "declared one (not comparable).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of sampling, initialisation and batch order.")] = 0,
-    settings: Annotated[list[str] | None, typer.Option("--set", help="Engine option KEY=VALUE (repeatable), e.g. "
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed of sampling, initialisation and batch order.")] = 0,
+    settings: Annotated[list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="Engine option KEY=VALUE (repeatable), e.g. "
                                                        "lr=2e-5, d_model=128.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Folder for predictions, score files and trained "
+    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="Folder for predictions, score files and trained "
                                              "weights (default: beside the saved result, no weights).")] = None,
     no_save: Annotated[bool, typer.Option("--no-save", help="Do not save results beside the release.")] = False,
     list_specs: Annotated[bool, typer.Option("--list", help="List the declared baselines and exit.")] = False,
     registry: Path | None = REGISTRY_OPTION,
     json_out: bool = JSON_OPTION,
 ) -> None:
-    """Run a dataset's declared model baselines on its release (paper figures beside ours)."""
-    from benchsmith.validation.baselines.runtime import pick_device
+    """Run a dataset's declared model baselines on its release.
 
-    from benchsmith.registry import write_text_atomic
-
+    Paper figures are printed beside ours; the results are saved beside the release."""
     if list_specs:
-        from benchsmith.builder import get_builder
-
         b = get_builder(name.partition("/")[0]) if not Path(name).exists() else _resolve(name, registry)[0]
         specs = [s.summary() for s in b.baselines()]
         emit({"name": b.name, "baselines": specs}, json_out, lambda: _print_list(b.name, specs))
