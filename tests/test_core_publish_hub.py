@@ -365,6 +365,39 @@ def test_a_failed_tag_says_to_publish_again_and_that_tags_it(releases, hub, caps
     assert one_json(out)["commit"] == head == repo.tags["1.1.0"] and len(repo.commits) == commits
 
 
+def test_a_racing_publisher_s_commit_is_never_deleted(releases, online, capsys):
+    """Two first publishes of one version to a new repo: this one creates the repo, the other's
+    commit lands first, this one's commit gets 412. Its cleanup must leave the repo (and the
+    other's commit) alone: the race ends with the other publisher's work on the Hub."""
+    with LocalHub(token=TOKEN, intrude={"commit": 1}) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 2
+        line = one_line(err)
+        assert "412" in line and "another publisher made meanwhile, so it was left as it was" in line
+        repo = hub.repo(REPO)
+        assert "intruder.txt" in repo.files("main") and len(repo.history("main")) == 2
+
+
+def test_a_failed_tag_on_a_new_repo_deletes_only_its_own_commit(releases, online, capsys):
+    with LocalHub(token=TOKEN, fail={"tag": 500}) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 2 and f"the repo {REPO} it created was deleted again" in one_line(err)
+        assert hub.repos == {}
+
+
+def test_publishing_with_no_token_says_none_was_found(releases, online, capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("HF_TOKEN")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no stored token either
+    monkeypatch.setattr("huggingface_hub.constants.HF_TOKEN_PATH", str(tmp_path / "hf" / "token"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_STORED_TOKENS_PATH", str(tmp_path / "hf" / "stored_tokens"))
+    with LocalHub(token=TOKEN) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        line = one_line(err)
+        assert code == 2 and "no Hub token was found" in line and "refused the token" not in line
+        assert "HF_TOKEN" in line and "hf auth login" in line
+        assert hub.repos == {}
+
+
 def test_the_token_is_never_printed(releases, online, capsys, monkeypatch):
     wrong = "hf_wrongSecretToken987654321"
     monkeypatch.setenv("HF_TOKEN", wrong)

@@ -262,6 +262,7 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
     the tag (see :func:`publish_hub`); a tag that exists with the same files is "already published"."""
     created = False
     commit_oid: str | None = None
+    made: str | None = None  # the commit this call made (never one found on the Hub)
     removed: list[str] = []
     local = _local_paths(release.path, fds)
     # what the commit will hold, hashed once: sizes, sha256 (LFS) and git blob ids to compare with
@@ -292,7 +293,7 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
                 commit_oid = head  # main already holds exactly these files (a publish whose tag failed)
             else:
                 operations, removed = _mirror_operations(api, repo_id, head, local, rendered, listing)
-                commit_oid = _commit_once(api, repo_id, operations, head, expected,
+                made = commit_oid = _commit_once(api, repo_id, operations, head, expected,
                                           f"{release.name} {release.version}")
                 problems = hub_listing.tree_differences(_remote_files(api, repo_id, commit_oid), expected)
                 if problems:
@@ -303,7 +304,7 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
                     )
             _tag_once(api, repo_id, release.version, commit_oid, f"{release.name} {release.version}")
         except BaseException as exc:
-            undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, secret=secret)
+            undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, made=made, secret=secret)
             if isinstance(exc, PublishError):
                 if not created:
                     raise
@@ -311,7 +312,7 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
             if not isinstance(exc, Exception):  # KeyboardInterrupt and the like: cleaned up, re-raised
                 raise
             logger.debug("publishing to the Hub failed", exc_info=True)
-            problem, hint = _explain(exc, api.endpoint)
+            problem, hint = _explain(exc, api.endpoint, token_sent=secret is not None)
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
     return out | {"commit": commit_oid, "repo_created": created, "removed": removed}
@@ -495,9 +496,24 @@ def _mirror_operations(api: Any, repo_id: str, head: str | None, local: dict[str
     return [CommitOperationDelete(path_in_repo=p) for p in removed] + adds, removed
 
 
-def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, secret: str | None) -> str:
-    """Undo what a failed publish did to the Hub; says what state it left (for the message)."""
+def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, made: str | None,
+          secret: str | None) -> str:
+    """Undo what a failed publish did to the Hub; says what state it left (for the message).
+
+    A repo this call created is deleted only while it holds nothing but its first commit and
+    the commit this call made (``made``): two first publishes can race, and the other one's
+    commit or tag may already be there; deleting the repo would lose it."""
     if created:
+        try:
+            refs = api.list_repo_refs(repo_id, repo_type="dataset")
+            history = [c.commit_id for c in api.list_repo_commits(repo_id, repo_type="dataset")]
+        except Exception as exc:  # noqa: BLE001 - cannot tell what the repo holds: never delete blindly
+            return _redact(f"the repo {repo_id} it created was left as it was (reading it failed: {_brief(exc)}): "
+                           "check it, and delete it by hand if it holds no commit", secret)
+        others = [c for c in history[:-1] if c != made]  # history[-1]: the commit create_repo made
+        if others or refs.tags or any(b.name != "main" for b in refs.branches):
+            return (f"the repo {repo_id} it created holds commits or tags another publisher made meanwhile, "
+                    "so it was left as it was")
         try:
             api.delete_repo(repo_id, repo_type="dataset", missing_ok=True)
         except Exception as exc:  # noqa: BLE001 - the Hub went away meanwhile: said, first error kept
@@ -510,8 +526,9 @@ def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, secr
     return f"{repo_id} was left as it was"
 
 
-def _explain(exc: Exception, endpoint: str) -> tuple[str, str]:
-    """(what went wrong, what to do) for an exception from huggingface_hub."""
+def _explain(exc: Exception, endpoint: str, *, token_sent: bool = True) -> tuple[str, str]:
+    """(what went wrong, what to do) for an exception from huggingface_hub; ``token_sent`` False
+    when no token was found, so a 401 says that rather than blaming a token nobody sent."""
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     if isinstance(exc, OfflineModeIsEnabled):
@@ -519,6 +536,10 @@ def _explain(exc: Exception, endpoint: str) -> tuple[str, str]:
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
         said = _brief(exc, exc.server_message or str(exc))
+        if status == 401 and not token_sent:
+            return (f"no Hub token was found, and the Hub needs one (401: {said})",
+                    ("Give a token with write access: set HF_TOKEN, or run `hf auth login` "
+                     "(`huggingface-cli login` in older versions), then publish again"))
         if status == 401:
             return (f"the Hub refused the token (401: {said})",
                     "Check the token (HF_TOKEN, or `hf auth login`) and that it may write to the organisation")
