@@ -414,6 +414,36 @@ def test_the_token_is_never_printed(releases, online, capsys, monkeypatch):
         assert "Bearer ***" in one_line(err) and TOKEN not in err
 
 
+def test_verbose_logs_hold_no_token_and_no_traceback(releases, online, capsys, tmp_path, monkeypatch):
+    """-v prints huggingface_hub's and httpcore's debug logs: a Hub that echoes the Authorization
+    header, and a password in --endpoint, are masked in every line; the handled failure stays
+    one error line (the last), with no traceback."""
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    password = "urlSecretPassw0rd"
+    with LocalHub(token=TOKEN, fail={"commit": 500}, echo_auth=True) as hub:
+        endpoint = hub.url.replace("http://", f"http://user:{password}@")
+        code, out, err = run_cli(capsys, "-v", "publish", str(releases["1.1.0"].path), "--hub", REPO,
+                                 "--endpoint", endpoint)
+    assert code == 2 and "DEBUG" in err  # -v did add detail
+    assert TOKEN not in err + out and password not in err + out
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_an_endpoint_password_is_never_recorded(releases, online, capsys, tmp_path):
+    password = "urlSecretPassw0rd"
+    reg = tmp_path / "reg"
+    with LocalHub() as hub:
+        endpoint = hub.url.replace("http://", f"http://user:{password}@")
+        code, out, err = publish(capsys, releases["1.1.0"], endpoint, "--registry", str(reg), "--json")
+        assert code == 0, err
+        assert password not in out + err
+    records = list(reg.rglob("*.json"))
+    assert records and not [p for p in records if password in p.read_text(encoding="utf-8")]
+    for extra in ([], ["--json"]):
+        code, out, err = run_cli(capsys, "show", str(reg / "toy" / "1.1.0"), *extra)
+        assert code == 0 and "user:***@" in out + err and password not in out + err
+
+
 # ------------------------------------------------------------------------ xet
 
 

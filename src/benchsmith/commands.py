@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith import redact
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.jsonable import to_jsonable
 
@@ -156,6 +157,7 @@ def configure(quiet: bool, verbose: bool) -> None:
         stream=sys.stderr,
         force=True,
     )
+    redact.install()  # no handler ever prints a token (httpx/httpcore debug logs under -v included)
 
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchsmith import hub_listing, progress, registry, seal
+from benchsmith import hub_listing, progress, redact, registry, seal
 from benchsmith.errors import GateError, PublishError
 from benchsmith.release import Release
 from benchsmith.seal import Seal
@@ -230,7 +230,7 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
                            hint="Use ORG/NAME (letters, digits, '-', '_' and '.')") from None
     api = HfApi(endpoint=endpoint, token=token)
     secret = token or get_token()
-    what = f"{release.name} {release.version} to {repo_id} at {api.endpoint}"
+    what = f"{release.name} {release.version} to {repo_id} at {redact.safe_url(api.endpoint)}"
     if constants.HF_HUB_OFFLINE:
         raise PublishError(f"cannot publish {what}: HF_HUB_OFFLINE is set, so the Hub is not contacted",
                            hint="Unset HF_HUB_OFFLINE (or set it to 0) and publish again")
@@ -252,7 +252,7 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
             seal.close_all(fds)
         registry.mark_published(target, release.name, release.version, release.fingerprints(), seal=sealed.to_dict(),
                                 hub={"repo": repo_id, "tag": release.version, "commit": out["commit"],
-                                     "endpoint": api.endpoint})
+                                     "endpoint": redact.safe_url(api.endpoint)})
     return out | {"seal": sealed.digest, "recorded_in": str(registry.marker_path(target))}
 
 
@@ -311,7 +311,8 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
                 raise PublishError(f"{exc.message}; {undone}", hint=exc.hint) from None
             if not isinstance(exc, Exception):  # KeyboardInterrupt and the like: cleaned up, re-raised
                 raise
-            logger.debug("publishing to the Hub failed", exc_info=True)
+            # -v adds the detail, never a traceback: the failure is handled (one line below)
+            logger.debug("publishing to the Hub failed: %s", _brief(exc))
             problem, hint = _explain(exc, api.endpoint, token_sent=secret is not None)
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
@@ -579,4 +580,4 @@ def _brief(exc: BaseException, detail: str | None = None) -> str:
 
 
 def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+    return redact.redact(text, secret)

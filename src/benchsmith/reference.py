@@ -41,6 +41,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from benchsmith.errors import ReleaseError
+from benchsmith.redact import redact
 
 logger = logging.getLogger(__name__)
 
@@ -126,8 +127,8 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
         from benchsmith.publish import _explain
 
         problem, hint = _explain(exc, endpoint or constants.ENDPOINT)
-        raise ReleaseError(f"cannot list the tags of hf://datasets/{repo_id}: {problem}",
-                           hint=hint.replace("publish again", "try again")) from None
+        raise ReleaseError(redact(f"cannot list the tags of hf://datasets/{repo_id}: {problem}"),
+                           hint=redact(hint.replace("publish again", "try again"))) from None
     limit = parse_version(at_most)
     versions = []
     for tag in refs.tags:
