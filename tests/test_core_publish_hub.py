@@ -444,6 +444,34 @@ def test_an_endpoint_password_is_never_recorded(releases, online, capsys, tmp_pa
         assert code == 0 and "user:***@" in out + err and password not in out + err
 
 
+def test_a_hub_that_drips_its_answers_is_one_line_in_bounded_time(releases, hub, capsys, monkeypatch, tmp_path):
+    import time
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    monkeypatch.setenv("BENCHSMITH_HUB_DEADLINE", "1")
+    hub.drip = 0.05  # every answer takes ~20 s and more, one byte at a time
+    start = time.monotonic()
+    code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
+                           "--endpoint", hub.url)
+    assert time.monotonic() - start < 15
+    line = one_line(err)
+    assert code == 2 and f"reading the Hub repo {REPO} failed: the Hub did not answer in time" in line
+    assert "BENCHSMITH_HUB_DEADLINE=1s" in line and "publish" not in line.lower()
+
+
+def test_a_huge_listing_is_refused_before_any_download(releases, hub, capsys, monkeypatch, tmp_path):
+    from benchsmith.reference import MAX_HUB_ENTRIES
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    hub.listing_padding = MAX_HUB_ENTRIES + 1
+    code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
+                           "--endpoint", hub.url)
+    assert code == 2 and f"lists more than {MAX_HUB_ENTRIES:,} files and folders" in one_line(err)
+    assert not any("/resolve/" in r for r in hub.requests), "a file was downloaded"
+
+
 # ------------------------------------------------------------------------ xet
 
 

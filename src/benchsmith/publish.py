@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchsmith import hub_listing, progress, redact, registry, seal
+from benchsmith import hub_http, hub_listing, progress, redact, registry, seal
 from benchsmith.errors import GateError, PublishError
 from benchsmith.release import Release
 from benchsmith.seal import Seal
@@ -433,6 +433,7 @@ def _hub_settings(endpoint: str) -> Iterator[None]:
     from huggingface_hub import constants
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
+    hub_http.install()  # every request of this publish (or read) has a time limit
     xet_before = constants.HF_HUB_DISABLE_XET
     host = urlsplit(endpoint).hostname or ""
     if "HF_HUB_DISABLE_XET" not in os.environ and not any(host == h or host.endswith("." + h) for h in _XET_HOSTS):
@@ -527,40 +528,48 @@ def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, made
     return f"{repo_id} was left as it was"
 
 
-def _explain(exc: Exception, endpoint: str, *, token_sent: bool = True) -> tuple[str, str]:
-    """(what went wrong, what to do) for an exception from huggingface_hub; ``token_sent`` False
-    when no token was found, so a 401 says that rather than blaming a token nobody sent."""
+def _explain(exc: Exception, endpoint: str, *, token_sent: bool = True, doing: str = "publishing",
+             again: str = "publish again") -> tuple[str, str]:
+    """(what went wrong, what to do) for an exception from huggingface_hub: ``doing`` names the
+    operation (a read says "reading the Hub repo ... failed", never "publishing"), ``again`` what
+    to do once fixed; ``token_sent`` False when no token was found, so a 401 says that rather
+    than blaming a token nobody sent."""
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     if isinstance(exc, OfflineModeIsEnabled):
-        return "HF_HUB_OFFLINE is set", "Unset HF_HUB_OFFLINE (or set it to 0) and publish again"
+        return "HF_HUB_OFFLINE is set", f"Unset HF_HUB_OFFLINE (or set it to 0) and {again}"
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
         said = _brief(exc, exc.server_message or str(exc))
         if status == 401 and not token_sent:
             return (f"no Hub token was found, and the Hub needs one (401: {said})",
                     ("Give a token with write access: set HF_TOKEN, or run `hf auth login` "
-                     "(`huggingface-cli login` in older versions), then publish again"))
+                     f"(`huggingface-cli login` in older versions), then {again}"))
         if status == 401:
             return (f"the Hub refused the token (401: {said})",
                     "Check the token (HF_TOKEN, or `hf auth login`) and that it may write to the organisation")
         if status == 403:
             return f"the token may not write there (403: {said})", "Use a token with write access to the repo"
         if status in (409, 412):
-            return (f"the repo changed while publishing ({status}: {said})",
-                    "Someone else pushed or tagged meanwhile: check the repo, then publish again")
+            return (f"the repo changed while {doing} ({status}: {said})",
+                    f"Someone else pushed or tagged meanwhile: check the repo, then {again}")
         if status is not None and status >= 500:
-            return f"the Hub failed ({status}: {said})", "Publish again later"
-        return f"the Hub answered {status}: {said}", "Check the repo name and --endpoint, then publish again"
+            return f"the Hub failed ({status}: {said})", f"{again.capitalize()} later"
+        return f"the Hub answered {status}: {said}", f"Check the repo name and --endpoint, then {again}"
     if _from_xet(exc):
         return (f"the xet upload failed ({_brief(exc)})",
                 "A Hub other than huggingface.co may not serve xet: set HF_HUB_DISABLE_XET=1 and publish again")
+    if isinstance(exc, TimeoutError) or type(exc).__name__.endswith("Timeout"):
+        timeout, deadline = hub_http.limits()
+        return (f"{doing} failed: the Hub did not answer in time ({_brief(exc)})",
+                (f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then {again} (the limits: "
+                 f"BENCHSMITH_HUB_TIMEOUT={timeout:g}s of silence, BENCHSMITH_HUB_DEADLINE={deadline:g}s per answer)"))
     if isinstance(exc, ConnectionError | TimeoutError) or type(exc).__module__.split(".")[0] in (
         "httpx", "httpx2", "httpcore", "httpcore2"
     ):
         return (f"cannot reach the Hub ({_brief(exc)})",
-                f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then publish again")
-    return f"publishing failed ({_brief(exc)})", "Run with -v for the details, then publish again"
+                f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then {again}")
+    return f"{doing} failed ({_brief(exc)})", f"Run with -v for the details, then {again}"
 
 
 def _from_xet(exc: BaseException) -> bool:

@@ -21,7 +21,10 @@ or tag (``echo_auth`` puts the request's ``Authorization`` header into that erro
 careless proxy might); ``flaky={"commit": (503, 2)}`` answers that status to the first 2
 commits (or tags, ``"tree"`` listings) and then serves them (a transient fault that clears);
 ``lose={"commit": 1}`` makes the first commit (or tag) land and then answers 504, as a
-gateway whose response was lost; ``token`` (only this bearer token may write; others get the Hub's
+gateway whose response was lost; ``intrude={"commit": 1}`` lands another publisher's commit on
+the branch just before the first commit (which then fails with 412, as in a race of two
+publishes); ``drip=SECONDS`` sends every response body one byte per SECONDS;
+``listing_padding=N`` adds N folders to every listing of a revision's root; ``token`` (only this bearer token may write; others get the Hub's
 401 "Invalid credentials in Authorization header").
 
 The server listens on 127.0.0.1 on a free port, serves from one thread (requests in
@@ -324,6 +327,9 @@ class LocalHub:
         if path and path in files:
             raise HubError(404, f"{path} is a file, not a folder", "EntryNotFound")
         entries = self._entries(files, oid, path, recursive)
+        if not path:  # a hostile listing: many more entries than the commit holds
+            entries += [{"type": "directory", "oid": "0" * 40, "path": f"padding/{i:06d}"}
+                        for i in range(self.listing_padding)]
         if path and not entries:
             raise HubError(404, f"Entry not found: {path}", "EntryNotFound")
         return entries
@@ -483,7 +489,13 @@ class _Handler(BaseHTTPRequestHandler):
         if "Content-Length" not in (headers or {}):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if not head and body:
+        if not head and body and self.hub.drip > 0:  # a Hub (or proxy) that drips its answers
+            for i in range(len(body)):
+                if self.hub._stop.wait(self.hub.drip):
+                    break
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+        elif not head and body:
             self.wfile.write(body)
         self.hub.requests.append(f"{self.command} {self.path} {status}")
 
