@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         return exc.exit_code
-    except OSError as exc:  # disk full, file too large, EIO...: one line, exit 3 (see EnvironmentFault.of)
+    except (OSError, MemoryError) as exc:  # disk full, EIO, out of memory...: one line, exit 3 (EnvironmentFault.of)
         from benchsmith.commands import err_console
 
         fault = EnvironmentFault.of(exc)
