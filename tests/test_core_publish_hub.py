@@ -472,6 +472,48 @@ def test_a_huge_listing_is_refused_before_any_download(releases, hub, capsys, mo
     assert not any("/resolve/" in r for r in hub.requests), "a file was downloaded"
 
 
+LIMITED_FDS = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # ulimit -n 1024
+from toy_builder import RegisteredToyBuilder
+from benchsmith.builder import register
+from benchsmith.cli import main
+register(RegisteredToyBuilder)
+sys.exit(main(["-q", "publish", *sys.argv[2:]]))
+"""
+
+
+def test_a_release_of_1100_files_publishes_under_ulimit_n_1024(releases, online, capsys, tmp_path, monkeypatch):
+    """Publishing holds a bounded number of descriptors, not one per file (locally and to the Hub)."""
+    import shutil
+
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "home"))
+    big = tmp_path / "r" / "toy" / "1.1.0"
+    shutil.copytree(releases["1.1.0"].path, big)
+    (big / "extra").mkdir()
+    for i in range(1100):
+        (big / "extra" / f"note-{i:04d}.txt").write_text(f"note {i}\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "-q", "validate", str(big), "--near-dup-threshold", "0.95", "--baselines", "none",
+                           "--json")
+    assert code == 0, err
+    env = {**os.environ, "HF_HUB_OFFLINE": "0"}
+    tests = str(Path(__file__).parent)
+    local = subprocess.run([sys.executable, "-c", LIMITED_FDS, tests, str(big), "--registry", str(tmp_path / "reg")],
+                           capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert local.returncode == 0, local.stderr[-2000:]
+    assert len(list((tmp_path / "reg" / "toy" / "1.1.0" / "extra").iterdir())) == 1100
+    with LocalHub(token=TOKEN, max_requests=5000) as hub:
+        remote = subprocess.run([sys.executable, "-c", LIMITED_FDS, tests, str(big), "--hub", REPO, "--endpoint",
+                                 hub.url, "--registry", str(tmp_path / "reg3")],
+                                capture_output=True, text=True, env=env, timeout=300, check=False)
+        assert remote.returncode == 0, remote.stderr[-2000:]
+        tagged = hub.repo(REPO).files("1.1.0")
+        assert sum(p.startswith("extra/") for p in tagged) == 1100 and tagged["extra/note-1099.txt"] == b"note 1099\n"
+    left = [p.name for p in (tmp_path / "reg3" / "toy").iterdir() if p.name.startswith(".")]
+    assert set(left) <= {".published", ".locks"}, f"staging left behind: {left}"
+
+
 # ------------------------------------------------------------------------ xet
 
 

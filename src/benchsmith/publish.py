@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import shutil
 import time
 import traceback
@@ -125,9 +126,39 @@ def _version_locks(release: Release, target: Path) -> Iterator[None]:
             yield
 
 
-def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int]) -> None:
+def _fd_budget() -> int:
+    """How many checked files a publish holds open at once: half the soft ``RLIMIT_NOFILE``, less
+    a margin for pyarrow, huggingface_hub's sockets and upload threads (a 1,024 limit: 448)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(0, (soft if soft != resource.RLIM_INFINITY else 1 << 16) // 2 - 64)
+
+
+def _held_open(release: Release) -> dict[str, int] | None:
+    """``{}`` for preflight to fill with the checked files' fds when the release has few enough
+    files (:func:`_fd_budget`); ``None`` for a larger one, whose files are then copied one
+    descriptor at a time (:func:`_copy_checked`): never one open file per file."""
+    return {} if sum(1 for _ in seal.walk(release.path)) <= _fd_budget() else None
+
+
+def _copy_checked(src: Path, dst: Path, fds: dict[str, int] | None, sealed: Seal) -> None:
+    """Copy the release's files under ``dst``, each checked against the seal as it is copied:
+    from the fds preflight kept, or, without them, opening one file at a time (``O_NOFOLLOW``)."""
+    if fds is not None:
+        seal.copy_sealed(src, dst, fds, sealed)
+        return
+    for rel, _ in seal.walk(src):
+        fd = seal.open_regular(src, rel)
+        try:
+            seal.copy_sealed(src, dst, {rel: fd}, sealed)
+        finally:
+            os.close(fd)
+
+
+def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int] | None,
+             staged: Path | None = None) -> None:
     """Make ``target`` hold the release: copy the checked files there (staging, verified, then
-    renamed into place), or check that the copy already there has the sealed bytes."""
+    renamed into place; ``staged``: a checked copy made already), or check that the copy already
+    there has the sealed bytes."""
     if target.resolve() == release.path.resolve():
         return
     if target.exists():
@@ -138,9 +169,10 @@ def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int]) 
                 hint="Bump the version, or validate and publish the release that is in the registry",
             )
         return
-    tmp = registry.make_staging(target.parent, release.version, kind="publish")
+    tmp = staged or registry.make_staging(target.parent, release.version, kind="publish")
     try:
-        seal.copy_sealed(release.path, tmp, fds, sealed)
+        if staged is None:
+            _copy_checked(release.path, tmp, fds, sealed)
         registry.commit(tmp, target, overwrite=False)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -152,7 +184,7 @@ def publish_local(release: Release, registry_root: Path, *, allow_partial: bool 
     and mark the version published there with its seal."""
     target = registry.version_dir(registry_root, release.name, release.version)
     registry.recover(target.parent)
-    fds: dict[str, int] = {}
+    fds = _held_open(release)
     with _version_locks(release, target):
         sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
         try:
@@ -236,9 +268,10 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
                            hint="Unset HF_HUB_OFFLINE (or set it to 0) and publish again")
     target = registry.version_dir(hub_record_registry(release, registry_root), release.name, release.version)
     registry.recover(target.parent)
-    fds: dict[str, int] = {}
+    fds = _held_open(release)
     with _version_locks(release, target):
         sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
+        staged: Path | None = None
         try:
             _check_marker(target, sealed, release)
             rendered = _hub_rendered(release, repo_id)
@@ -246,25 +279,33 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
             from benchsmith.viewer import require_viewer_compatible
 
             require_viewer_compatible(release, card_text=rendered.get("README.md"))
-            out = _commit_to_hub(release, api, repo_id, fds, secret, what, rendered, sealed)
-            _install(release, target, sealed, fds)
+            if fds is None:  # too many files to hold open: upload a checked private copy
+                staged = registry.make_staging(target.parent, release.version, kind="publish")
+                _copy_checked(release.path, staged, None, sealed)
+                local = {rel: str(staged / rel) for rel, _ in seal.walk(staged)}
+            else:
+                local = _local_paths(release.path, fds)
+            out = _commit_to_hub(release, api, repo_id, local, secret, what, rendered, sealed)
+            _install(release, target, sealed, fds, staged=staged)
         finally:
             seal.close_all(fds)
+            if staged is not None:
+                shutil.rmtree(staged, ignore_errors=True)  # gone already when it became the registry's copy
         registry.mark_published(target, release.name, release.version, release.fingerprints(), seal=sealed.to_dict(),
                                 hub={"repo": repo_id, "tag": release.version, "commit": out["commit"],
                                      "endpoint": redact.safe_url(api.endpoint)})
     return out | {"seal": sealed.digest, "recorded_in": str(registry.marker_path(target))}
 
 
-def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int], secret: str | None,
+def _commit_to_hub(release: Release, api: Any, repo_id: str, local: dict[str, str], secret: str | None,
                    what: str, rendered: dict[str, str], sealed: Seal) -> dict[str, Any]:
-    """One commit of the checked files (``fds``) and ``seal.json`` on main, checked back, then
+    """One commit of the checked files (``local``: path in the release -> where to upload it from)
+    and ``seal.json`` on main, checked back, then
     the tag (see :func:`publish_hub`); a tag that exists with the same files is "already published"."""
     created = False
     commit_oid: str | None = None
     made: str | None = None  # the commit this call made (never one found on the Hub)
     removed: list[str] = []
-    local = _local_paths(release.path, fds)
     # what the commit will hold, hashed once: sizes, sha256 (LFS) and git blob ids to compare with
     expected = [hub_listing.hash_bytes(rel, rendered[rel].encode("utf-8")) if rel in rendered
                 else hub_listing.hash_path(rel, path) for rel, path in local.items()]
