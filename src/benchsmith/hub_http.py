@@ -77,7 +77,8 @@ class _DeadlineTransport(httpx2.BaseTransport):
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         response = self._inner.handle_request(request)
-        response.stream = _Deadline(response.stream, self._deadline, request)
+        if isinstance(response.stream, httpx2.SyncByteStream):  # always, from the sync transport
+            response.stream = _Deadline(response.stream, self._deadline, request)
         return response
 
     def close(self) -> None:
