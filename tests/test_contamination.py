@@ -398,3 +398,23 @@ def test_near_duplicates_are_an_option_found_and_verified(release, tmp_path, cap
     rep = one_json(out)
     assert code == 1 and [(it["id"], it["locations"][0]["line"]) for it in rep["items"]] == [("t-long", 2)]
     assert 0.8 <= rep["items"][0]["locations"][0]["jaccard"] < 1.0 and rep["near_duplicates"] == 0.8
+
+
+@pytest.mark.parametrize("damage", ["garbled", "truncated"])
+def test_a_release_with_a_corrupt_shard_is_one_parse_error(release, tmp_path, capsys, damage):
+    """--against a copy of the release whose test shard is damaged: exit 2 naming the shard,
+    never a traceback or an environment fault (exit 3)."""
+    import shutil
+
+    other = tmp_path / "planted" / "1.1.0"
+    shutil.copytree(release.path, other)
+    shard = next((other / "data" / "mc").glob("test-*.parquet"))
+    data = shard.read_bytes()
+    if damage == "garbled":
+        middle = len(data) // 2
+        shard.write_bytes(data[:8] + bytes(b ^ 0x5A for b in data[8:middle]) + data[middle:])
+    else:
+        shard.write_bytes(data[: len(data) // 2])
+    code, out, err = run_cli(capsys, "contamination", str(release.path), "--against", str(other))
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and str(shard) in err and "parquet" in err.lower(), err

@@ -285,3 +285,17 @@ def test_files_and_folders_respect_the_umask(tmp_path, toy):
         os.umask(old)
     assert oct(release.path.stat().st_mode & 0o777) == oct(0o755)
     assert oct((release.path / "README.md").stat().st_mode & 0o777) == oct(0o644)
+
+
+def test_out_of_memory_is_exit_3_and_leaves_nothing(tmp_path, toy, capsys, monkeypatch):
+    import pyarrow.parquet as pq
+
+    def exhausted(self, *args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_batch", exhausted)
+    reg = tmp_path / "reg"
+    code, out, err = run_cli(capsys, "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg))
+    assert code == 3 and out == ""
+    assert err.startswith("error: out of memory (MemoryError)") and "free memory" in err and "Traceback" not in err
+    assert not (reg / "toy" / "1.1.0").exists() and hidden(reg) == []

@@ -366,6 +366,39 @@ def test_a_failed_tag_says_to_publish_again_and_that_tags_it(releases, hub, caps
     assert one_json(out)["commit"] == head == repo.tags["1.1.0"] and len(repo.commits) == commits
 
 
+def test_a_racing_publisher_s_commit_is_never_deleted(releases, online, capsys):
+    """Two first publishes of one version to a new repo: this one creates the repo, the other's
+    commit lands first, this one's commit gets 412. Its cleanup must leave the repo (and the
+    other's commit) alone: the race ends with the other publisher's work on the Hub."""
+    with LocalHub(token=TOKEN, intrude={"commit": 1}) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 2
+        line = one_line(err)
+        assert "412" in line and "another publisher made meanwhile, so it was left as it was" in line
+        repo = hub.repo(REPO)
+        assert "intruder.txt" in repo.files("main") and len(repo.history("main")) == 2
+
+
+def test_a_failed_tag_on_a_new_repo_deletes_only_its_own_commit(releases, online, capsys):
+    with LocalHub(token=TOKEN, fail={"tag": 500}) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        assert code == 2 and f"the repo {REPO} it created was deleted again" in one_line(err)
+        assert hub.repos == {}
+
+
+def test_publishing_with_no_token_says_none_was_found(releases, online, capsys, monkeypatch, tmp_path):
+    monkeypatch.delenv("HF_TOKEN")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # no stored token either
+    monkeypatch.setattr("huggingface_hub.constants.HF_TOKEN_PATH", str(tmp_path / "hf" / "token"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_STORED_TOKENS_PATH", str(tmp_path / "hf" / "stored_tokens"))
+    with LocalHub(token=TOKEN) as hub:
+        code, _, err = publish(capsys, releases["1.1.0"], hub.url)
+        line = one_line(err)
+        assert code == 2 and "no Hub token was found" in line and "refused the token" not in line
+        assert "HF_TOKEN" in line and "hf auth login" in line
+        assert hub.repos == {}
+
+
 def test_the_token_is_never_printed(releases, online, capsys, monkeypatch):
     wrong = "hf_wrongSecretToken987654321"
     monkeypatch.setenv("HF_TOKEN", wrong)
@@ -380,6 +413,106 @@ def test_the_token_is_never_printed(releases, online, capsys, monkeypatch):
         code, out, err = publish(capsys, releases["1.1.0"], hub.url, "--json")
         assert code == 2 and out == ""
         assert "Bearer ***" in one_line(err) and TOKEN not in err
+
+
+def test_verbose_logs_hold_no_token_and_no_traceback(releases, online, capsys, tmp_path, monkeypatch):
+    """-v prints huggingface_hub's and httpcore's debug logs: a Hub that echoes the Authorization
+    header, and a password in --endpoint, are masked in every line; the handled failure stays
+    one error line (the last), with no traceback."""
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    password = "urlSecretPassw0rd"
+    with LocalHub(token=TOKEN, fail={"commit": 500}, echo_auth=True) as hub:
+        endpoint = hub.url.replace("http://", f"http://user:{password}@")
+        code, out, err = run_cli(capsys, "-v", "publish", str(releases["1.1.0"].path), "--hub", REPO,
+                                 "--endpoint", endpoint)
+    assert code == 2 and "DEBUG" in err  # -v did add detail
+    assert TOKEN not in err + out and password not in err + out
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_an_endpoint_password_is_never_recorded(releases, online, capsys, tmp_path):
+    password = "urlSecretPassw0rd"
+    reg = tmp_path / "reg"
+    with LocalHub() as hub:
+        endpoint = hub.url.replace("http://", f"http://user:{password}@")
+        code, out, err = publish(capsys, releases["1.1.0"], endpoint, "--registry", str(reg), "--json")
+        assert code == 0, err
+        assert password not in out + err
+    records = list(reg.rglob("*.json"))
+    assert records and not [p for p in records if password in p.read_text(encoding="utf-8")]
+    for extra in ([], ["--json"]):
+        code, out, err = run_cli(capsys, "show", str(reg / "toy" / "1.1.0"), *extra)
+        assert code == 0 and "user:***@" in out + err and password not in out + err
+
+
+def test_a_hub_that_drips_its_answers_is_one_line_in_bounded_time(releases, hub, capsys, monkeypatch, tmp_path):
+    import time
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    monkeypatch.setenv("BENCHSMITH_HUB_DEADLINE", "1")
+    hub.drip = 0.05  # every answer takes ~20 s and more, one byte at a time
+    start = time.monotonic()
+    code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
+                           "--endpoint", hub.url)
+    assert time.monotonic() - start < 15
+    line = one_line(err)
+    assert code == 2 and f"reading the Hub repo {REPO} failed: the Hub did not answer in time" in line
+    assert "BENCHSMITH_HUB_DEADLINE=1s" in line and "publish" not in line.lower()
+
+
+def test_a_huge_listing_is_refused_before_any_download(releases, hub, capsys, monkeypatch, tmp_path):
+    from benchsmith.reference import MAX_HUB_ENTRIES
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    hub.listing_padding = MAX_HUB_ENTRIES + 1
+    code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
+                           "--endpoint", hub.url)
+    assert code == 2 and f"lists more than {MAX_HUB_ENTRIES:,} files and folders" in one_line(err)
+    assert not any("/resolve/" in r for r in hub.requests), "a file was downloaded"
+
+
+LIMITED_FDS = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # ulimit -n 1024
+from toy_builder import RegisteredToyBuilder
+from benchsmith.builder import register
+from benchsmith.cli import main
+register(RegisteredToyBuilder)
+sys.exit(main(["-q", "publish", *sys.argv[2:]]))
+"""
+
+
+def test_a_release_of_1100_files_publishes_under_ulimit_n_1024(releases, online, capsys, tmp_path, monkeypatch):
+    """Publishing holds a bounded number of descriptors, not one per file (locally and to the Hub)."""
+    import shutil
+
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "home"))
+    big = tmp_path / "r" / "toy" / "1.1.0"
+    shutil.copytree(releases["1.1.0"].path, big)
+    (big / "extra").mkdir()
+    for i in range(1100):
+        (big / "extra" / f"note-{i:04d}.txt").write_text(f"note {i}\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "-q", "validate", str(big), "--near-dup-threshold", "0.95", "--baselines", "none",
+                           "--json")
+    assert code == 0, err
+    env = {**os.environ, "HF_HUB_OFFLINE": "0"}
+    tests = str(Path(__file__).parent)
+    local = subprocess.run([sys.executable, "-c", LIMITED_FDS, tests, str(big), "--registry", str(tmp_path / "reg")],
+                           capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert local.returncode == 0, local.stderr[-2000:]
+    assert len(list((tmp_path / "reg" / "toy" / "1.1.0" / "extra").iterdir())) == 1100
+    with LocalHub(token=TOKEN, max_requests=5000) as hub:
+        remote = subprocess.run([sys.executable, "-c", LIMITED_FDS, tests, str(big), "--hub", REPO, "--endpoint",
+                                 hub.url, "--registry", str(tmp_path / "reg3")],
+                                capture_output=True, text=True, env=env, timeout=300, check=False)
+        assert remote.returncode == 0, remote.stderr[-2000:]
+        tagged = hub.repo(REPO).files("1.1.0")
+        assert sum(p.startswith("extra/") for p in tagged) == 1100 and tagged["extra/note-1099.txt"] == b"note 1099\n"
+    left = [p.name for p in (tmp_path / "reg3" / "toy").iterdir() if p.name.startswith(".")]
+    assert set(left) <= {".published", ".locks"}, f"staging left behind: {left}"
 
 
 # ------------------------------------------------------------------------ xet

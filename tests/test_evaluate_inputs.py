@@ -10,6 +10,10 @@ Peak memory on 1M- and 10M-line files is measured by benchmarks/evaluate_memory.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -246,3 +250,54 @@ def test_mucow_translations_table(tmp_path, bad, line, fragment):
         lines[line - 1] = bad
     path = _write(tmp_path, lines, "t.txt")
     _raises(lambda: read_lines_exact(path, 3, "translations"), path, line, fragment)
+
+
+# ----------------------------------------------------------------------------- bounds
+
+MEMORY_CAPPED = """
+import resource, sys
+from pathlib import Path
+from benchsmith.errors import PredictionError
+from benchsmith.validation import predictions
+
+with open("/proc/self/status") as fh:
+    size = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + (40 << 20), resource.RLIM_INFINITY))  # 40 MB more
+try:
+    for _ in predictions.lines(Path(sys.argv[1])):
+        pass
+except PredictionError as exc:
+    print(exc)
+"""
+
+
+def test_a_50_mb_line_is_an_error_at_its_line_in_bounded_memory(tmp_path):
+    path = tmp_path / "predictions.txt"
+    with open(path, "wb") as fh:
+        fh.write(b"a fine first translation\n")
+        fh.write(b"x" * (50 << 20) + b"\n")
+    proc = subprocess.run([sys.executable, "-c", MEMORY_CAPPED, str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0 and "MemoryError" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stdout.startswith(f"{path}:2: line is longer than {predictions.MAX_LINE_BYTES:,} bytes")
+
+
+def test_a_fifo_is_refused_as_a_predictions_file(tmp_path):
+    fifo = tmp_path / "predictions.txt"
+    os.mkfifo(fifo)
+    raised: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            next(predictions.lines(fifo))
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            raised.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # blocked opening the FIFO: release it (a writer opens and closes it), then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(10)
+        pytest.fail("reading a FIFO blocked")
+    assert isinstance(raised[0], PredictionError) and str(raised[0]).startswith(f"{fifo}: is not a regular file")

@@ -26,6 +26,7 @@ Each config carries a typed validation :class:`~benchsmith.policy.Policy`.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -382,7 +383,14 @@ def discover() -> None:
                         raise
         del mod
     for ep in entry_points(group="benchsmith.builders"):
-        ep.load()
+        try:
+            ep.load()
+        except Exception as exc:  # noqa: BLE001 - one broken plug-in must not take every command down
+            # a warning line, then the other builders: `list` and `evaluate` still work
+            logging.getLogger(__name__).warning(
+                "plug-in %r (%s, entry point group benchsmith.builders) cannot be loaded and is skipped: %s: %s. "
+                "Fix or uninstall its package", ep.name, ep.value, type(exc).__name__,
+                " ".join(str(exc).split())[:200])
 
 
 def builders() -> dict[str, type[Builder]]:

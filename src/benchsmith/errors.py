@@ -171,7 +171,7 @@ class EnvironmentFault(BenchsmithError, OSError):
         return cls(f"{what} ({name})", path=_os_path(exc), hint=cls.HINTS[name])
 
     @classmethod
-    def of(cls, exc: OSError, *, where: str | Path | None = None) -> EnvironmentFault:
+    def of(cls, exc: OSError | MemoryError, *, where: str | Path | None = None) -> EnvironmentFault:
         """Every ``OSError`` as a fault (exit 3): a known errno with its hint, any other one (ENOENT of a
         file that vanished mid-run, an errno benchsmith has no advice for) named with the generic hint.
 
@@ -181,6 +181,8 @@ class EnvironmentFault(BenchsmithError, OSError):
         """
         import errno
 
+        if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a cgroup) or a full machine
+            return cls("out of memory (MemoryError)", path=where, hint=cls.HINTS["ENOMEM"])
         known = cls.from_os_error(exc)
         if known is not None:
             if known.path is None and where is not None:

@@ -20,11 +20,14 @@ def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, 
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
+    from benchsmith import hub_http
     from benchsmith.errors import PublishError, ReleaseError
+    from benchsmith.redact import redact
     from benchsmith.source import benchsmith_home
 
     if constants.HF_HUB_OFFLINE:
         return
+    hub_http.install()
     ref = f"hf://datasets/{repo_id}@{version}"
     try:
         path = hf_hub_download(repo_id, "release.json", repo_type="dataset", revision=version, endpoint=endpoint,
@@ -35,8 +38,12 @@ def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, 
                   for c, cfg in (published.get("configs") or {}).items()}
     except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError):
         return
-    except (OSError, ValueError, AttributeError) as exc:
-        raise ReleaseError(f"cannot read release.json of {ref} to compare with this build ({exc})",
+    except Exception as exc:  # noqa: BLE001 - any failure (HTTP, timeout, bad JSON) is one line
+        from benchsmith.publish import _explain
+
+        problem, _ = _explain(exc, endpoint or constants.ENDPOINT, doing=f"reading release.json of {ref}",
+                              again="try again")
+        raise ReleaseError(redact(f"cannot read release.json of {ref} to compare with this build ({problem})"),
                            hint="Check the network and the builder's hub_repo, or set HF_HUB_OFFLINE=1 to "
                            "build without the comparison (publish compares again)") from None
     # every split this build has must be the tag's (a partial build compares the splits it has)

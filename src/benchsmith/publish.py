@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import shutil
 import time
 import traceback
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchsmith import hub_listing, progress, registry, seal
+from benchsmith import hub_http, hub_listing, progress, redact, registry, seal
 from benchsmith.errors import GateError, PublishError
 from benchsmith.release import Release
 from benchsmith.seal import Seal
@@ -137,9 +138,39 @@ def _version_locks(release: Release, target: Path) -> Iterator[None]:
             yield
 
 
-def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int]) -> None:
+def _fd_budget() -> int:
+    """How many checked files a publish holds open at once: half the soft ``RLIMIT_NOFILE``, less
+    a margin for pyarrow, huggingface_hub's sockets and upload threads (a 1,024 limit: 448)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(0, (soft if soft != resource.RLIM_INFINITY else 1 << 16) // 2 - 64)
+
+
+def _held_open(release: Release) -> dict[str, int] | None:
+    """``{}`` for preflight to fill with the checked files' fds when the release has few enough
+    files (:func:`_fd_budget`); ``None`` for a larger one, whose files are then copied one
+    descriptor at a time (:func:`_copy_checked`): never one open file per file."""
+    return {} if sum(1 for _ in seal.walk(release.path)) <= _fd_budget() else None
+
+
+def _copy_checked(src: Path, dst: Path, fds: dict[str, int] | None, sealed: Seal) -> None:
+    """Copy the release's files under ``dst``, each checked against the seal as it is copied:
+    from the fds preflight kept, or, without them, opening one file at a time (``O_NOFOLLOW``)."""
+    if fds is not None:
+        seal.copy_sealed(src, dst, fds, sealed)
+        return
+    for rel, _ in seal.walk(src):
+        fd = seal.open_regular(src, rel)
+        try:
+            seal.copy_sealed(src, dst, {rel: fd}, sealed)
+        finally:
+            os.close(fd)
+
+
+def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int] | None,
+             staged: Path | None = None) -> None:
     """Make ``target`` hold the release: copy the checked files there (staging, verified, then
-    renamed into place), or check that the copy already there has the sealed bytes."""
+    renamed into place; ``staged``: a checked copy made already), or check that the copy already
+    there has the sealed bytes."""
     if target.resolve() == release.path.resolve():
         return
     if target.exists():
@@ -150,9 +181,10 @@ def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int]) 
                 hint="Bump the version, or validate and publish the release that is in the registry",
             )
         return
-    tmp = registry.make_staging(target.parent, release.version, kind="publish")
+    tmp = staged or registry.make_staging(target.parent, release.version, kind="publish")
     try:
-        seal.copy_sealed(release.path, tmp, fds, sealed)
+        if staged is None:
+            _copy_checked(release.path, tmp, fds, sealed)
         registry.commit(tmp, target, overwrite=False)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -164,7 +196,7 @@ def publish_local(release: Release, registry_root: Path, *, allow_partial: bool 
     and mark the version published there with its seal."""
     target = registry.version_dir(registry_root, release.name, release.version)
     registry.recover(target.parent)
-    fds: dict[str, int] = {}
+    fds = _held_open(release)
     with _version_locks(release, target):
         sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
         try:
@@ -242,15 +274,16 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
                            hint="Use ORG/NAME (letters, digits, '-', '_' and '.')") from None
     api = HfApi(endpoint=endpoint, token=token)
     secret = token or get_token()
-    what = f"{release.name} {release.version} to {repo_id} at {api.endpoint}"
+    what = f"{release.name} {release.version} to {repo_id} at {redact.safe_url(api.endpoint)}"
     if constants.HF_HUB_OFFLINE:
         raise PublishError(f"cannot publish {what}: HF_HUB_OFFLINE is set, so the Hub is not contacted",
                            hint="Unset HF_HUB_OFFLINE (or set it to 0) and publish again")
     target = registry.version_dir(hub_record_registry(release, registry_root), release.name, release.version)
     registry.recover(target.parent)
-    fds: dict[str, int] = {}
+    fds = _held_open(release)
     with _version_locks(release, target):
         sealed = preflight(release, allow_partial=allow_partial, keep_open=fds)
+        staged: Path | None = None
         try:
             _check_marker(target, sealed, release)
             rendered = _hub_rendered(release, repo_id)
@@ -258,24 +291,33 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
             from benchsmith.viewer import require_viewer_compatible
 
             require_viewer_compatible(release, card_text=rendered.get("README.md"))
-            out = _commit_to_hub(release, api, repo_id, fds, secret, what, rendered, sealed)
-            _install(release, target, sealed, fds)
+            if fds is None:  # too many files to hold open: upload a checked private copy
+                staged = registry.make_staging(target.parent, release.version, kind="publish")
+                _copy_checked(release.path, staged, None, sealed)
+                local = {rel: str(staged / rel) for rel, _ in seal.walk(staged)}
+            else:
+                local = _local_paths(release.path, fds)
+            out = _commit_to_hub(release, api, repo_id, local, secret, what, rendered, sealed)
+            _install(release, target, sealed, fds, staged=staged)
         finally:
             seal.close_all(fds)
+            if staged is not None:
+                shutil.rmtree(staged, ignore_errors=True)  # gone already when it became the registry's copy
         registry.mark_published(target, release.name, release.version, release.fingerprints(), seal=sealed.to_dict(),
                                 hub={"repo": repo_id, "tag": release.version, "commit": out["commit"],
-                                     "endpoint": api.endpoint})
+                                     "endpoint": redact.safe_url(api.endpoint)})
     return out | {"seal": sealed.digest, "recorded_in": str(registry.marker_path(target))}
 
 
-def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int], secret: str | None,
+def _commit_to_hub(release: Release, api: Any, repo_id: str, local: dict[str, str], secret: str | None,
                    what: str, rendered: dict[str, str], sealed: Seal) -> dict[str, Any]:
-    """One commit of the checked files (``fds``) and ``seal.json`` on main, checked back, then
+    """One commit of the checked files (``local``: path in the release -> where to upload it from)
+    and ``seal.json`` on main, checked back, then
     the tag (see :func:`publish_hub`); a tag that exists with the same files is "already published"."""
     created = False
     commit_oid: str | None = None
+    made: str | None = None  # the commit this call made (never one found on the Hub)
     removed: list[str] = []
-    local = _local_paths(release.path, fds)
     # what the commit will hold, hashed once: sizes, sha256 (LFS) and git blob ids to compare with
     expected = [hub_listing.hash_bytes(rel, rendered[rel].encode("utf-8")) if rel in rendered
                 else hub_listing.hash_path(rel, path) for rel, path in local.items()]
@@ -310,7 +352,7 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
                 commit_oid = head  # main already holds exactly these files (a publish whose tag failed)
             else:
                 operations, removed = _mirror_operations(api, repo_id, head, local, rendered, listing)
-                commit_oid = _commit_once(api, repo_id, operations, head, expected,
+                made = commit_oid = _commit_once(api, repo_id, operations, head, expected,
                                           f"{release.name} {release.version}")
                 problems = hub_listing.tree_differences(_remote_files(api, repo_id, commit_oid), expected)
                 if problems:
@@ -321,15 +363,16 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, fds: dict[str, int]
                     )
             _tag_once(api, repo_id, release.version, commit_oid, f"{release.name} {release.version}")
         except BaseException as exc:
-            undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, secret=secret)
+            undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, made=made, secret=secret)
             if isinstance(exc, PublishError):
                 if not created:
                     raise
                 raise PublishError(f"{exc.message}; {undone}", hint=exc.hint) from None
             if not isinstance(exc, Exception):  # KeyboardInterrupt and the like: cleaned up, re-raised
                 raise
-            logger.debug("publishing to the Hub failed", exc_info=True)
-            problem, hint = _explain(exc, api.endpoint)
+            # -v adds the detail, never a traceback: the failure is handled (one line below)
+            logger.debug("publishing to the Hub failed: %s", _brief(exc))
+            problem, hint = _explain(exc, api.endpoint, token_sent=secret is not None)
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
     return out | {"commit": commit_oid, "repo_created": created, "removed": removed}
@@ -471,6 +514,7 @@ def _hub_settings(endpoint: str) -> Iterator[None]:
     from huggingface_hub import constants
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
+    hub_http.install()  # every request of this publish (or read) has a time limit
     xet_before = constants.HF_HUB_DISABLE_XET
     host = urlsplit(endpoint).hostname or ""
     if "HF_HUB_DISABLE_XET" not in os.environ and not any(host == h or host.endswith("." + h) for h in _XET_HOSTS):
@@ -535,9 +579,24 @@ def _mirror_operations(api: Any, repo_id: str, head: str | None, local: dict[str
     return [CommitOperationDelete(path_in_repo=p) for p in removed] + adds, removed
 
 
-def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, secret: str | None) -> str:
-    """Undo what a failed publish did to the Hub; says what state it left (for the message)."""
+def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, made: str | None,
+          secret: str | None) -> str:
+    """Undo what a failed publish did to the Hub; says what state it left (for the message).
+
+    A repo this call created is deleted only while it holds nothing but its first commit and
+    the commit this call made (``made``): two first publishes can race, and the other one's
+    commit or tag may already be there; deleting the repo would lose it."""
     if created:
+        try:
+            refs = api.list_repo_refs(repo_id, repo_type="dataset")
+            history = [c.commit_id for c in api.list_repo_commits(repo_id, repo_type="dataset")]
+        except Exception as exc:  # noqa: BLE001 - cannot tell what the repo holds: never delete blindly
+            return _redact(f"the repo {repo_id} it created was left as it was (reading it failed: {_brief(exc)}): "
+                           "check it, and delete it by hand if it holds no commit", secret)
+        others = [c for c in history[:-1] if c != made]  # history[-1]: the commit create_repo made
+        if others or refs.tags or any(b.name != "main" for b in refs.branches):
+            return (f"the repo {repo_id} it created holds commits or tags another publisher made meanwhile, "
+                    "so it was left as it was")
         try:
             api.delete_repo(repo_id, repo_type="dataset", missing_ok=True)
         except Exception as exc:  # noqa: BLE001 - the Hub went away meanwhile: said, first error kept
@@ -550,35 +609,48 @@ def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, secr
     return f"{repo_id} was left as it was"
 
 
-def _explain(exc: Exception, endpoint: str) -> tuple[str, str]:
-    """(what went wrong, what to do) for an exception from huggingface_hub."""
+def _explain(exc: Exception, endpoint: str, *, token_sent: bool = True, doing: str = "publishing",
+             again: str = "publish again") -> tuple[str, str]:
+    """(what went wrong, what to do) for an exception from huggingface_hub: ``doing`` names the
+    operation (a read says "reading the Hub repo ... failed", never "publishing"), ``again`` what
+    to do once fixed; ``token_sent`` False when no token was found, so a 401 says that rather
+    than blaming a token nobody sent."""
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     if isinstance(exc, OfflineModeIsEnabled):
-        return "HF_HUB_OFFLINE is set", "Unset HF_HUB_OFFLINE (or set it to 0) and publish again"
+        return "HF_HUB_OFFLINE is set", f"Unset HF_HUB_OFFLINE (or set it to 0) and {again}"
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
         said = _brief(exc, exc.server_message or str(exc))
+        if status == 401 and not token_sent:
+            return (f"no Hub token was found, and the Hub needs one (401: {said})",
+                    ("Give a token with write access: set HF_TOKEN, or run `hf auth login` "
+                     f"(`huggingface-cli login` in older versions), then {again}"))
         if status == 401:
             return (f"the Hub refused the token (401: {said})",
                     "Check the token (HF_TOKEN, or `hf auth login`) and that it may write to the organisation")
         if status == 403:
             return f"the token may not write there (403: {said})", "Use a token with write access to the repo"
         if status in (409, 412):
-            return (f"the repo changed while publishing ({status}: {said})",
-                    "Someone else pushed or tagged meanwhile: check the repo, then publish again")
+            return (f"the repo changed while {doing} ({status}: {said})",
+                    f"Someone else pushed or tagged meanwhile: check the repo, then {again}")
         if status is not None and status >= 500:
-            return f"the Hub failed ({status}: {said})", "Publish again later"
-        return f"the Hub answered {status}: {said}", "Check the repo name and --endpoint, then publish again"
+            return f"the Hub failed ({status}: {said})", f"{again.capitalize()} later"
+        return f"the Hub answered {status}: {said}", f"Check the repo name and --endpoint, then {again}"
     if _from_xet(exc):
         return (f"the xet upload failed ({_brief(exc)})",
                 "A Hub other than huggingface.co may not serve xet: set HF_HUB_DISABLE_XET=1 and publish again")
+    if isinstance(exc, TimeoutError) or type(exc).__name__.endswith("Timeout"):
+        timeout, deadline = hub_http.limits()
+        return (f"{doing} failed: the Hub did not answer in time ({_brief(exc)})",
+                (f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then {again} (the limits: "
+                 f"BENCHSMITH_HUB_TIMEOUT={timeout:g}s of silence, BENCHSMITH_HUB_DEADLINE={deadline:g}s per answer)"))
     if isinstance(exc, ConnectionError | TimeoutError) or type(exc).__module__.split(".")[0] in (
         "httpx", "httpx2", "httpcore", "httpcore2"
     ):
         return (f"cannot reach the Hub ({_brief(exc)})",
-                f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then publish again")
-    return f"publishing failed ({_brief(exc)})", "Run with -v for the details, then publish again"
+                f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then {again}")
+    return f"{doing} failed ({_brief(exc)})", f"Run with -v for the details, then {again}"
 
 
 def _from_xet(exc: BaseException) -> bool:
@@ -598,4 +670,4 @@ def _brief(exc: BaseException, detail: str | None = None) -> str:
 
 
 def _redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+    return redact.redact(text, secret)

@@ -40,9 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from benchsmith import hub_http
 from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ReleaseError
 from benchsmith.lookup import resolve_release
+from benchsmith.redact import redact
 from benchsmith.release import Release
 
 logger = logging.getLogger(__name__)
@@ -117,6 +119,7 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
 
     if constants.HF_HUB_OFFLINE:
         return None
+    hub_http.install()
     try:
         refs = HfApi(endpoint=endpoint).list_repo_refs(repo_id, repo_type="dataset")
     except RepositoryNotFoundError:
@@ -124,9 +127,10 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
     except Exception as exc:  # noqa: BLE001 - one line, as every Hub failure
         from benchsmith.publish import _explain
 
-        problem, hint = _explain(exc, endpoint or constants.ENDPOINT)
-        raise ReleaseError(f"cannot list the tags of hf://datasets/{repo_id}: {problem}",
-                           hint=hint.replace("publish again", "try again")) from None
+        problem, hint = _explain(exc, endpoint or constants.ENDPOINT, doing=f"listing the tags of {repo_id}",
+                                 again="try again")
+        raise ReleaseError(redact(f"cannot list the tags of hf://datasets/{repo_id}: {problem}"),
+                           hint=redact(hint)) from None
     limit = parse_version(at_most)
     versions = []
     for tag in refs.tags:
@@ -156,6 +160,7 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
                 folder.mkdir(parents=True, exist_ok=True)
                 tmp = Path(tempfile.mkdtemp(prefix=f".{commit}.tmp-{os.getpid()}-", dir=folder))
                 try:
+                    _require_bounded_listing(api, ref, commit)
                     snapshot_download(ref.repo_id, repo_type="dataset", revision=commit, local_dir=tmp,
                                       endpoint=api.endpoint, token=token)
                     shutil.rmtree(tmp / ".cache", ignore_errors=True)  # huggingface_hub's download metadata
@@ -171,10 +176,10 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
         from huggingface_hub import get_token
 
-        problem, hint = _explain(exc, api.endpoint)
+        problem, hint = _explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
         secret = token or get_token()
         raise ReleaseError(_redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),
-                           hint=_redact(hint.replace("publish again", "try again"), secret)) from None
+                           hint=_redact(hint, secret)) from None
     release = Release(target)
     try:
         release.require_intact()
@@ -184,6 +189,21 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     _check_seal(release, ref)
     release.origin = str(ref)  # type: ignore[attr-defined]  # said in reports: where the previous came from
     return release
+
+
+#: the most entries a Hub revision's file listing may have before it is downloaded: a release has
+#: a few files per config and split, so anything near this is not a release (and would take hours)
+MAX_HUB_ENTRIES = 20_000
+
+
+def _require_bounded_listing(api, ref: HubRef, commit: str) -> None:
+    """Refuse a revision listing more than :data:`MAX_HUB_ENTRIES` files and folders, before
+    anything is downloaded (the listing is read page by page, and stops there)."""
+    for count, _ in enumerate(api.list_repo_tree(ref.repo_id, repo_type="dataset", revision=commit,
+                                                 recursive=True), start=1):
+        if count > MAX_HUB_ENTRIES:
+            raise ReleaseError(f"{ref} lists more than {MAX_HUB_ENTRIES:,} files and folders; a release has far fewer",
+                               hint="Check the repo and the revision: this is not a benchsmith release")
 
 
 def _check_seal(release, ref: HubRef) -> None:

@@ -178,13 +178,32 @@ def walk(root: str | Path) -> Iterator[tuple[str, int]]:
     yield from _walk(root, root, "")
 
 
+#: the deepest folder nesting a release may have (data/<config>/<shard> and lm_eval/... are 2-3)
+MAX_DEPTH = 32
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name (as ``os`` decodes it, bad bytes as surrogates) was valid UTF-8."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _walk(root: Path, folder: Path, prefix: str, hidden: bool = False) -> Iterator[tuple[str, int]]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except NotADirectoryError:
         raise _not_regular(folder, None, root) from None
+    if prefix.count("/") >= MAX_DEPTH:  # a release is a few levels deep; 1,000 would exhaust the stack
+        raise ReleaseError(f"{shown(prefix[:80])}... is nested more than {MAX_DEPTH} folders deep; a release is not",
+                           path=root, hint="Remove the nested folders, then validate the release again")
     for entry in entries:
         path = folder / entry.name
+        if not _utf8(entry.name):
+            raise ReleaseError(f"{os.fsencode(prefix + entry.name)!r} has a name that is not UTF-8; a release's "
+                               "file names are", path=root, hint="Rename or remove it, then validate the release again")
         st = entry.stat(follow_symlinks=False)
         # hidden entries (in-progress leftovers) are never listed, but a link or special file
         # is refused wherever it is, inside a hidden folder too

@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchsmithError as exc:
         error_line(str(exc))
         return exc.exit_code
-    except OSError as exc:  # disk full, file too large, EIO...: one line, exit 3 (see EnvironmentFault.of)
+    except (OSError, MemoryError) as exc:  # disk full, EIO, out of memory...: one line, exit 3 (EnvironmentFault.of)
         fault = EnvironmentFault.of(exc)
         error_line(str(fault))
         return fault.exit_code

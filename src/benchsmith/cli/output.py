@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from benchsmith import progress
+from benchsmith import progress, redact
 from benchsmith.jsonable import to_jsonable
 
 # soft_wrap: a signature or an id printed on its own line is never broken by the terminal width,
@@ -54,6 +54,7 @@ def configure(quiet: bool, verbose: bool) -> None:
         stream=sys.stderr,
         force=True,
     )
+    redact.install()  # no handler ever prints a token (httpx/httpcore debug logs under -v included)
 
 
 def emit(obj: Any, as_json: bool, human: Callable[[], None] | None = None) -> None:

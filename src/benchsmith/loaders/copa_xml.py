@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import defusedxml.sax
-from benchsmith.loaders.rawfile import check_declared_encoding, unreadable
+from benchsmith.loaders.rawfile import check_declared_encoding, open_raw, unreadable
 from defusedxml import DefusedXmlException, EntitiesForbidden
 
 from benchsmith.errors import BenchsmithError, ParseError
@@ -157,7 +157,7 @@ def read_copa_xml(path: str | Path) -> list[CopaItem]:
     parser.setFeature(xml.sax.handler.feature_external_pes, False)
     parser.setContentHandler(handler)
     try:
-        with open(path, "rb") as fh:
+        with open_raw(path) as fh:
             parser.parse(fh)
     except BenchsmithError:
         raise

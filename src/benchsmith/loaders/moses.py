@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 
-from benchsmith.loaders.rawfile import unreadable
+from benchsmith.loaders.rawfile import regular_file, unreadable
 
 from benchsmith.errors import ParseError
 
@@ -46,7 +46,7 @@ class ParallelPair:
 
 def open_binary(path: Path) -> io.BufferedIOBase:
     """``path`` opened for reading bytes, through gzip when it ends in ``.gz``."""
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    return gzip.open(regular_file(path), "rb") if path.suffix == ".gz" else open(regular_file(path), "rb")
 
 
 def decode_line(raw: bytes, path: Path, lineno: int) -> str:

@@ -6,6 +6,9 @@ exception:
 
 * the path cannot be read (missing, a directory, no permission): :class:`SourceError`
   (:class:`MissingSourceError` when it does not exist), both ``OSError``\\ s;
+* the path is not a regular file (a FIFO would block the reader forever, ``/dev/zero`` would
+  fill memory): :class:`SourceError` naming it, before anything is read (:func:`regular_file`,
+  which every reader's opener, :func:`open_raw`, calls first);
 * invalid UTF-8 or a NUL character (a binary or truncated file): ``error``
   (:class:`ParseError` unless the caller names another family, e.g. ``PredictionError``);
 * JSON that Python cannot hold: an integer literal over 4,300 digits (Python's
@@ -28,12 +31,14 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 import reprlib
+import stat
 import sys
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from benchsmith.errors import BenchsmithError, MissingSourceError, ParseError, SourceError
 
@@ -46,8 +51,36 @@ _REPR.maxlevel = 3
 short = _REPR.repr
 
 
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file(path: str | Path) -> Path:
+    """``path`` when it is a regular file (or a link to one); else a :class:`SourceError` naming it."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    if stat.S_ISDIR(mode):
+        raise unreadable(path, IsADirectoryError(path))
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise SourceError(f"is {kind}; expected a regular file", path=path,
+                          hint="Point at the file itself, as upstream ships it (a copy, not a pipe or device)")
+    return path
+
+
+def open_raw(path: str | Path, mode: str = "rb", **kwargs: Any) -> IO[Any]:
+    """``open(path, mode, **kwargs)`` for reading a raw file, once :func:`regular_file` accepted it."""
+    return open(regular_file(path), mode, **kwargs)
+
+
 def unreadable(path: Path, exc: OSError) -> SourceError:
-    """The typed error for an ``OSError`` met while opening or reading ``path``."""
+    """The typed error for an ``OSError`` met while opening or reading ``path`` (a
+    :class:`SourceError` already, e.g. from :func:`regular_file`, is returned as it is)."""
+    if isinstance(exc, SourceError):
+        return exc
     if isinstance(exc, FileNotFoundError):
         return MissingSourceError("file not found; expected a raw source file here", path=path,
                                   hint="Check the path; the files a build needs are listed by `benchsmith sources` "
@@ -63,7 +96,8 @@ def unreadable(path: Path, exc: OSError) -> SourceError:
 def read_bytes(path: Path) -> bytes:
     """All bytes of ``path``; an unreadable path is a :class:`SourceError` naming it."""
     try:
-        return path.read_bytes()
+        with open_raw(path) as fh:
+            return fh.read()
     except OSError as exc:
         raise unreadable(path, exc) from None
 
@@ -143,7 +177,7 @@ def declared_encoding(head: bytes) -> str | None:
     return m.group(1).decode("ascii") if m else None
 
 
-def check_declared_encoding(path: Path, *, opener: Any = open, chunk: int = 1 << 20) -> None:
+def check_declared_encoding(path: Path, *, opener: Any = open_raw, chunk: int = 1 << 20) -> None:
     """Refuse a file whose XML declaration names a single-byte encoding while its bytes are UTF-8.
 
     Reads nothing past the declaration when it names UTF-8 or none; otherwise streams the file

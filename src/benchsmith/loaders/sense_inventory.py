@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchsmith.loaders.moses import iter_lines
-from benchsmith.loaders.rawfile import short, unreadable
+from benchsmith.loaders.rawfile import open_raw, short, unreadable
 
 from benchsmith.errors import ConfigError, ParseError
 from benchsmith.nlp.tokenize import iso3
@@ -147,7 +147,7 @@ def iter_babelnet_tsv(path: str | Path) -> Iterator[SenseEntry]:
 def _tab_language(path: Path) -> tuple[str, int] | None:
     """The language of an OMW tab file and the line it was read from (its header or first lemma row)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open_raw(path, "r", encoding="utf-8", errors="replace") as fh:
             for lineno, line in enumerate(fh, start=1):
                 parts = line.rstrip("\r\n").split("\t")
                 if line.startswith("#"):

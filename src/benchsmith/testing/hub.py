@@ -21,7 +21,10 @@ or tag (``echo_auth`` puts the request's ``Authorization`` header into that erro
 careless proxy might); ``flaky={"commit": (503, 2)}`` answers that status to the first 2
 commits (or tags, ``"tree"`` listings) and then serves them (a transient fault that clears);
 ``lose={"commit": 1}`` makes the first commit (or tag) land and then answers 504, as a
-gateway whose response was lost; ``token`` (only this bearer token may write; others get the Hub's
+gateway whose response was lost; ``intrude={"commit": 1}`` lands another publisher's commit on
+the branch just before the first commit (which then fails with 412, as in a race of two
+publishes); ``drip=SECONDS`` sends every response body one byte per SECONDS;
+``listing_padding=N`` adds N folders to every listing of a revision's root; ``token`` (only this bearer token may write; others get the Hub's
 401 "Invalid credentials in Authorization header").
 
 The server listens on 127.0.0.1 on a free port, serves from one thread (requests in
@@ -69,6 +72,7 @@ class Repo:
     repo_id: str
     commits: dict[str, dict[str, File]] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)
+    parents: dict[str, str | None] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -79,6 +83,14 @@ class Repo:
         if revision in self.tags:
             return self.tags[revision]
         return revision if revision in self.commits else None
+
+    def history(self, revision: str = "main") -> list[str]:
+        """Commit ids from ``revision`` back to the first commit (newest first)."""
+        out, oid = [], self.resolve(revision)
+        while oid is not None:
+            out.append(oid)
+            oid = self.parents.get(oid)
+        return out
 
     def files(self, revision: str = "main") -> dict[str, bytes]:
         """{path: bytes} at a branch, tag or commit (what the tests assert on)."""
@@ -100,6 +112,7 @@ class LocalHub:
     def __init__(self, *, lfs_suffixes: tuple[str, ...] = (), token: str | None = None,
                  fail: dict[str, int] | None = None, echo_auth: bool = False,
                  flaky: dict[str, tuple[int, int]] | None = None, lose: dict[str, int] | None = None,
+                 intrude: dict[str, int] | None = None, drip: float = 0.0, listing_padding: int = 0,
                  max_requests: int = 2000, max_seconds: float = 120.0):
         self.repos: dict[str, Repo] = {}
         self.blobs: dict[str, bytes] = {}  # LFS objects by sha256
@@ -108,6 +121,9 @@ class LocalHub:
         self.fail = dict(fail or {})
         self.flaky = dict(flaky or {})
         self.lose = dict(lose or {})
+        self.intrude = dict(intrude or {})
+        self.drip = drip
+        self.listing_padding = listing_padding
         self.echo_auth = echo_auth
         self.max_requests = max_requests
         self.max_seconds = max_seconds
@@ -227,6 +243,7 @@ class LocalHub:
             oid = self._new_oid(repo_id)
             repo.commits[oid] = {".gitattributes": File(GITATTRIBUTES)}
             repo.messages[oid] = "initial commit"
+            repo.parents[oid] = None
             repo.branches["main"] = oid
             self.repos[repo_id] = repo
         return {"url": f"{base}/datasets/{repo_id}", "name": repo_id, "id": repo_id}
@@ -257,6 +274,12 @@ class LocalHub:
             "tags": [{"name": t, "ref": f"refs/tags/{t}", "targetCommit": o} for t, o in repo.tags.items()],
             "converts": [],
         }
+
+    def commits(self, repo_id: str, revision: str) -> list[dict]:
+        repo = self._get_repo(repo_id)
+        self._get_revision(repo, revision)
+        return [{"id": oid, "title": repo.messages.get(oid, ""), "message": "", "authors": [{"user": "test"}],
+                 "date": _now()} for oid in repo.history(revision)]
 
     def create_tag(self, repo_id: str, revision: str, body: dict) -> dict:
         with self._lock:
@@ -304,6 +327,9 @@ class LocalHub:
         if path and path in files:
             raise HubError(404, f"{path} is a file, not a folder", "EntryNotFound")
         entries = self._entries(files, oid, path, recursive)
+        if not path:  # a hostile listing: many more entries than the commit holds
+            entries += [{"type": "directory", "oid": "0" * 40, "path": f"padding/{i:06d}"}
+                        for i in range(self.listing_padding)]
         if path and not entries:
             raise HubError(404, f"Entry not found: {path}", "EntryNotFound")
         return entries
@@ -361,6 +387,13 @@ class LocalHub:
             branch = unquote(revision)
             if branch not in repo.branches:
                 raise HubError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
+            if self.intrude.get("commit", 0) > 0:  # another writer's commit lands first
+                self.intrude["commit"] -= 1
+                other = self._new_oid(repo_id)
+                repo.commits[other] = dict(repo.commits[repo.branches[branch]]) | {
+                    "intruder.txt": File(b"committed by another publisher\n")}
+                repo.messages[other], repo.parents[other] = "another publisher", repo.branches[branch]
+                repo.branches[branch] = other
             head = repo.branches[branch]
             files = dict(repo.commits[head])
             summary = ""
@@ -393,6 +426,7 @@ class LocalHub:
             oid = self._new_oid(repo_id)
             repo.commits[oid] = files
             repo.messages[oid] = summary
+            repo.parents[oid] = head
             repo.branches[branch] = oid
         return {"commitUrl": f"{base}/datasets/{repo_id}/commit/{oid}", "commitOid": oid, "success": True,
                 "hookOutput": "", "pullRequestUrl": None}
@@ -455,7 +489,13 @@ class _Handler(BaseHTTPRequestHandler):
         if "Content-Length" not in (headers or {}):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if not head and body:
+        if not head and body and self.hub.drip > 0:  # a Hub (or proxy) that drips its answers
+            for i in range(len(body)):
+                if self.hub._stop.wait(self.hub.drip):
+                    break
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+        elif not head and body:
             self.wfile.write(body)
         self.hub.requests.append(f"{self.command} {self.path} {status}")
 
@@ -514,6 +554,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, hub.info(repo_id, "/".join(rest[1:])))
             if rest == ["refs"] and method == "GET":
                 return self._json(200, hub.refs(repo_id))
+            if rest[:1] == ["commits"] and len(rest) >= 2 and method == "GET":
+                return self._json(200, hub.commits(repo_id, "/".join(rest[1:])))
             if rest[:1] == ["tree"] and len(rest) >= 2 and method == "GET":
                 hub._flake("tree")
                 recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")

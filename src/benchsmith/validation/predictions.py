@@ -17,6 +17,9 @@ helpers, so a file is judged the same way whichever dataset it is for:
   other, so it silently moves accuracy. A log-probability of a zero probability
   has to be written as a large finite number. An integer field (an id, an index)
   must fit a signed 64-bit integer (what the release stores).
+* **Bounded.** A line holds one prediction: a line over :data:`MAX_LINE_BYTES` is an error at its
+  line, found after reading that many bytes (a 50 MB line never reaches memory whole); only a
+  regular file is read (a FIFO would block, ``/dev/zero`` never ends).
 * **Errors.** Each of these is a :class:`~benchsmith.errors.PredictionError`
   naming the file and the 1-based line, with a hint; an unreadable path is one too.
 """
@@ -25,7 +28,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,11 +43,18 @@ from benchsmith.errors import PredictionError
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
 INT64 = (-(2**63), 2**63 - 1)
+#: the longest prediction line read: a translation, a JSON object with a few scores or a CSV row
+#: is well under a kilobyte, so 64 KiB leaves room while bounding memory by lines x 64 KiB
+MAX_LINE_BYTES = 1 << 16
 
 
 def open_predictions(path: Path, hint: str) -> Any:
     """``path`` opened for reading bytes; a missing or unreadable path is a PredictionError."""
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise PredictionError("is not a regular file (a pipe, device or socket); expected a predictions file",
+                                  path=path, hint=hint)
         return open(path, "rb")
     except FileNotFoundError:
         raise PredictionError("predictions file not found", path=path, hint=hint) from None
@@ -61,7 +73,12 @@ def lines(path: str | Path, hint: str = "Write the predictions as UTF-8 text") -
     with open_predictions(path, hint) as fh:
         lineno = 0
         try:
-            for lineno, raw in enumerate(fh, start=1):
+            while raw := fh.readline(MAX_LINE_BYTES + 1):
+                lineno += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise PredictionError(f"line is longer than {MAX_LINE_BYTES:,} bytes; expected one prediction "
+                                          "per line", path=path, line=lineno,
+                                          hint="Check that the file has one prediction per line (line breaks lost?)")
                 yield lineno, decode(raw, path, lineno)
         except OSError as exc:  # EIO and the like while reading: still the user's file
             raise PredictionError(f"cannot read the predictions file ({exc.strerror or exc})", path=path,

@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from benchsmith.errors import ConfigError, ParseError, SourceError
 
 if TYPE_CHECKING:
@@ -130,8 +133,6 @@ def file_parts(source: str, files: Sequence[str], fields: tuple[str, ...], chunk
         label = (where or {}).get(f, f)
         kind = _kind(label)  # by the name it was given: a Hub cache blob has no suffix
         if kind == "parquet":
-            import pyarrow.parquet as pq
-
             try:
                 groups = pq.ParquetFile(f).num_row_groups
             except Exception as exc:  # noqa: BLE001 - any reader error is a bad file
@@ -233,8 +234,6 @@ def _csv(part: Part) -> Iterator[tuple[int, str]]:
 
 
 def _parquet(part: Part) -> Iterator[tuple[int, str]]:
-    import pyarrow.parquet as pq
-
     pf = pq.ParquetFile(part.path)
     fields = part.fields or ("text",)
     names = pf.schema_arrow.names
@@ -258,14 +257,29 @@ def _release(part: Part) -> Iterator[tuple[int, str, str]]:
 
     view = ConfigView(Release(part.path), part.config)
     row = 0
-    for batch in view.batches(part.split, list(part.fields)):
-        cols = {c: batch.column(c).to_pylist() for c in part.fields}
-        for i in range(batch.num_rows):
-            for c in part.fields:
-                value = cols[c][i]
-                for v in (value if isinstance(value, list) else [value]):
-                    yield row + i, c, _text(v)
-        row += batch.num_rows
+    try:
+        for batch in view.batches(part.split, list(part.fields)):
+            cols = {c: batch.column(c).to_pylist() for c in part.fields}
+            for i in range(batch.num_rows):
+                for c in part.fields:
+                    value = cols[c][i]
+                    for v in (value if isinstance(value, list) else [value]):
+                        yield row + i, c, _text(v)
+            row += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise  # the machine (EIO, ...), not the file: an environment fault
+        raise _corrupt(_shards(part)[0] if _shards(part) else Path(part.path), exc) from None
+
+
+def _shards(part: Part) -> list[Path]:
+    return sorted((Path(part.path) / "data" / str(part.config)).glob(f"{part.split}-*.parquet"))
+
+
+def _corrupt(shard: Path, exc: BaseException) -> ParseError:
+    detail = " ".join(str(exc).split())[:200]
+    return ParseError(f"not a readable parquet file ({type(exc).__name__}: {detail})", path=shard,
+                      hint="The release is damaged: rebuild it, or download it again")
 
 
 def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[list[str], Sequence[Any]]]:
@@ -308,8 +322,16 @@ def release_parts(release: Release, label: str, fields_of: Any) -> list[Part]:
         if not fields:
             continue
         for split in view.splits:
-            parts.append(Part(label, "release", str(release.path), f"{label}/{view.config}/{split}",
-                              fields=fields, config=view.config, split=split))
+            part = Part(label, "release", str(release.path), f"{label}/{view.config}/{split}",
+                        fields=fields, config=view.config, split=split)
+            for shard in _shards(part):  # a damaged footer is found here, before the scan starts
+                try:
+                    pq.read_metadata(shard)
+                except (pa.ArrowException, OSError) as exc:
+                    if isinstance(exc, OSError) and exc.errno is not None:
+                        raise
+                    raise _corrupt(shard, exc) from None
+            parts.append(part)
     return parts
 
 
