@@ -74,47 +74,6 @@ def test_a_user_mistake_still_prints_one_line_and_exits_2(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("error: "), proc.stderr
 
 
-# ----------------------------------------------------------------------------- pandas probe
-
-_PROBE = """
-import sys, pyarrow as pa
-from benchsmith.pandas_probe import skip_pandas_probe
-schema = pa.schema([("a", pa.string()), ("b", pa.list_(pa.int64())), ("c", pa.float64())])
-rows = [{"a": "x", "b": [1, 2], "c": float("nan")}, {"a": None, "b": [], "c": 1.5}]
-if sys.argv[1] == "probe":
-    assert skip_pandas_probe() and not skip_pandas_probe()
-batch = pa.RecordBatch.from_pylist(rows, schema=schema)
-out = {"pandas_after_conversion": "pandas" in sys.modules, "batch": batch.to_pydict().__repr__()}
-frame = pa.table(batch).to_pandas()  # needs pandas: imported now, and pyarrow knows it again
-import pandas as pd
-out["frame"] = frame.shape
-out["series_nan_is_null"] = pa.array(pd.Series([1.0, float("nan")])).null_count == 1
-out["categorical"] = str(pa.array(pd.Categorical(["a", "b"])).type)
-print(repr(out))
-"""
-
-
-def test_pandas_probe_changes_nothing_but_the_import():
-    def run(mode: str) -> dict:
-        proc = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True, check=True)
-        return eval(proc.stdout.strip())
-
-    probed, plain = run("probe"), run("plain")
-    assert probed["pandas_after_conversion"] is False  # the conversion did not import pandas
-    assert plain["pandas_after_conversion"] is True  # ... which pyarrow does on its own (the reason for the probe)
-    assert probed["batch"] == plain["batch"]  # the same values (NaN stays a NaN, None a null)
-    assert probed["frame"] == plain["frame"] == (2, 3)
-    assert probed["series_nan_is_null"] and plain["series_nan_is_null"]  # pandas semantics back after to_pandas
-    assert probed["categorical"] == plain["categorical"] == "dictionary<values=large_string, indices=int8, ordered=0>"
-
-
-def test_pandas_probe_leaves_a_process_with_pandas_alone():
-    code = ("import pandas, sys; from benchsmith.pandas_probe import skip_pandas_probe; "
-            "print(skip_pandas_probe())")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip() == "False"
-
-
 # ----------------------------------------------------------------------------- typer's coercion
 
 app = typer.Typer()

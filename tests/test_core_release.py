@@ -210,16 +210,26 @@ class _RepeatsThenFails(_Repeats):
 
 def test_an_earlier_splits_error_comes_first_while_the_next_split_starts(tmp_path):
     """Splits overlap by one (the writer starts split N+1 while split N's last batch is written);
-    split N's own error is still the one raised."""
+    split N's own error, found when it finishes, is still the one raised."""
     b = _RepeatsThenFails()
     b.repeat = {"toy-09": "toy-02"}
-    with pytest.raises(SchemaError, match=r"plain/train example #8 \(id 'toy-02'\): duplicate id"):
+    with pytest.raises(SchemaError, match=r"plain/train example #8 \(id 'toy-02'\): duplicate id") as exc:
         build(tmp_path, b, batch_rows=3)
+    assert isinstance(exc.value.__context__, RuntimeError)  # the next split had started, and failed
     assert leftovers(tmp_path) == []
 
 
 @pytest.mark.parametrize("batch_rows", [3, 64])  # the earlier copy in another batch, or in the same one
-def test_the_first_repeated_id_is_named_whatever_the_batches(tmp_path, batch_rows):
+@pytest.mark.parametrize("collide", [False, True])  # every id hashing alike: the check stays exact
+def test_duplicate_ids_are_exact_whatever_the_batches_and_hash_collisions(tmp_path, monkeypatch, batch_rows,
+                                                                          collide):
+    plain = build(tmp_path / "plain", batch_rows=batch_rows)
+    if collide:
+        monkeypatch.setattr("benchsmith.release.encoding.hash", lambda v: 7, raising=False)
+    unique = build(tmp_path / "unique", batch_rows=batch_rows)  # unique ids: no error, the same bytes
+    assert unique.fingerprints() == plain.fingerprints()
+    for f, g in zip(unique.files("plain", "train"), plain.files("plain", "train")):
+        assert f.read_bytes() == g.read_bytes()
     # the first repeat in example order is named: toy-09 repeats toy-02, then toy-12 repeats toy-01
     b = _Repeats()
     b.repeat = {"toy-12": "toy-01", "toy-09": "toy-02"}
@@ -367,22 +377,6 @@ def test_fingerprint_does_not_depend_on_how_rows_are_cut():
             fp.update(table.slice(at, k).combine_chunks().to_batches()[0])
             at += k
         assert fp.hexdigest() == want, cuts
-
-
-def test_table_conform_equals_cast_without_importing_compute_for_renamed_lists():
-    import pyarrow as pa
-
-    from benchsmith.release.reader import _conform
-
-    stored = pa.schema([("id", pa.string()), ("refs", pa.list_(pa.field("element", pa.string())))])
-    declared = pa.schema([("id", pa.string()), ("refs", pa.list_(pa.string()))], metadata={b"k": b"v"})
-    table = pa.table({"id": ["a", "b"], "refs": [["x", "y"], []]}, schema=stored)
-    got = _conform(table, declared)
-    assert got.schema.equals(declared, check_metadata=True) and got.equals(table.cast(declared))
-    # a real type difference (same width: a view would reinterpret the bits) is cast, not viewed
-    ints = pa.table({"n": pa.array([1, 2], pa.int64())})
-    floats = pa.schema([("n", pa.float64())])
-    assert _conform(ints, floats).column("n").to_pylist() == [1.0, 2.0]
 
 
 @pytest.mark.parametrize("budget", [0, 1 << 20])

@@ -14,11 +14,9 @@ def build(name: str, *, version: str | None = None, sources: Path | None = None,
           config: list[str] | None = None, skip_missing: bool = False, overwrite: bool = False,
           register_fingerprints: bool = False, json_out: bool = False) -> None:
     """Build a release from raw sources into the registry (``benchsmith build``'s options)."""
-    from benchsmith.pandas_probe import skip_pandas_probe
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import resolve_sources
 
-    skip_pandas_probe()  # this process converts plain Python values only: pyarrow need not import pandas
     b = get_builder(name, version)
     for c in config or []:
         b.config(c)  # fail on a typo before hashing sources

@@ -26,31 +26,6 @@ if TYPE_CHECKING:
     import datasets
 
 
-def _names_only(a: pa.DataType, b: pa.DataType) -> bool:
-    """Whether ``a`` and ``b`` differ at most in the names of list children (same layout)."""
-    if a == b:
-        return True
-    if pa.types.is_list(a) and pa.types.is_list(b):
-        return _names_only(a.value_type, b.value_type)
-    if pa.types.is_struct(a) and pa.types.is_struct(b):
-        return a.names == b.names and all(_names_only(x.type, y.type) for x, y in zip(a.fields, b.fields))
-    return False
-
-
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table.cast(schema)`` without ``pyarrow.compute`` (~0.1 s CPU to import: a build's card
-    reads columns back) where the types differ only in list child names (parquet's ``element``
-    for Arrow's ``item``): those columns are reinterpreted in place (``Array.view``)."""
-    if table.schema.equals(schema, check_metadata=True):
-        return table
-    if [f.name for f in table.schema] != schema.names or not all(
-            _names_only(f.type, g.type) for f, g in zip(table.schema, schema)):
-        return table.cast(schema)
-    columns = [c if c.type == f.type else pa.chunked_array([x.view(f.type) for x in c.chunks], type=f.type)
-               for c, f in zip(table.columns, schema)]
-    return pa.Table.from_arrays(columns, schema=schema)
-
-
 class Release:
     """A release directory on disk, read through its manifest.
 
@@ -206,7 +181,7 @@ class Release:
                 with pq.ParquetFile(f) as pf:
                     tables.append(pf.read(columns=columns))
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-            return _conform(table, schema)
+            return table.cast(schema)  # parquet names list items `element`, the features `item`
         except (pa.ArrowException, ValueError, KeyError) as exc:
             raise self._unreadable(config, split, exc) from None
         except OSError as exc:

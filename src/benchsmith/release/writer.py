@@ -303,6 +303,9 @@ class ReleaseWriter:
                 pending.result()
             errata.finish()
             info = sink.finish()
+            error = enc.first_duplicate([root / f for f in info.files])
+            if error is not None:
+                raise error
             self._keep(config, split, kept, enc.schema)
             return info
         except MissingSourceError as exc:
