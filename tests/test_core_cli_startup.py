@@ -1,53 +1,18 @@
-"""What the command line imports before it does any work (issue 26: `benchsmith build --help`
-and `list` start in a fraction of a second; a build does not import pandas or pydantic).
-
-Behaviour tests, not timings: each runs a fresh interpreter and reads ``sys.modules``.
-The figures are in README "Benchmarks" and in the docstrings of benchsmith/pandas_probe.py
-and benchsmith/cli_coercion.py.
-"""
+"""The command line's start-up helpers (plain_table, typer's coercion) and its one-line errors."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated
 
-import pytest
 import typer
 import typer.core
 from typer.testing import CliRunner
 
 from benchsmith import cli_coercion
-
-HEAVY = ("pandas", "pydantic", "rich", "jinja2", "pyarrow", "numpy", "datasets")
-
-
-def _imported_by(args: list[str], tmp_path: Path) -> tuple[int, list[str], str]:
-    probe = ("import sys; from benchsmith.cli import main; code = main(sys.argv[1:]); "
-             f"print('MODULES', [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr); sys.exit(code)")
-    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=str(tmp_path),
-                          env={**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home")}, check=False)
-    line = [x for x in proc.stderr.splitlines() if x.startswith("MODULES ")][-1]
-    return proc.returncode, eval(line.removeprefix("MODULES ")), proc.stdout
-
-
-@pytest.mark.parametrize("args", [["--help"], ["build", "--help"], ["list", "--json"]])
-def test_help_and_json_listing_import_none_of_the_heavy_libraries(args, tmp_path):
-    code, modules, out = _imported_by(args, tmp_path)
-    assert code == 0
-    assert modules == [], modules
-    if args == ["list", "--json"]:
-        assert {"comve", "xcopa", "mucow", "cognition"} <= set(json.loads(out)["builders"])
-
-
-def test_list_for_people_imports_none_of_them_either(tmp_path):
-    code, modules, out = _imported_by(["list"], tmp_path)
-    assert code == 0 and "│ xcopa " in out  # the table, drawn by benchsmith.commands.plain_table
-    assert modules == [], modules
-
 
 def test_plain_table_draws_what_rich_draws(monkeypatch):
     import io

@@ -35,15 +35,19 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import http.client
 import logging
 import os
 import re
 import shutil
 import tempfile
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchsmith.archive import archive_kind, extract_archive
 from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ChecksumError, ConfigError, MissingSourceError, SourceError, did_you_mean
 
@@ -416,12 +420,6 @@ def fetch(source: Source, cache: Path | None = None) -> Path:
         SourceError: the download failed, or the archive is corrupt, truncated or
             holds an unsafe entry.
     """
-    import http.client
-    import urllib.parse
-    import urllib.request
-
-    from benchsmith.archive import archive_kind, extract_archive
-
     cache = cache or benchsmith_home() / "downloads"
     dest = cache / source.name
     if dest.is_dir():
@@ -449,13 +447,3 @@ def fetch(source: Source, cache: Path | None = None) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest / source.archive_root if source.archive_root else dest
-
-
-def __getattr__(name: str) -> object:
-    """The archive helpers, from :mod:`benchsmith.archive` (their tarfile/zipfile/lzma imports
-    cost every build ~20 ms CPU; only a download extracts)."""
-    if name in ("archive_kind", "extract_archive", "ZIP_SUFFIXES", "TAR_SUFFIXES"):
-        from benchsmith import archive
-
-        return getattr(archive, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
