@@ -453,22 +453,14 @@ def test_dist_version_falls_back_where_the_dist_info_is_not_one_clear_folder(tmp
     assert dist_version.version("fakepkg") == "2.0" and asked == ["fakepkg", "fakepkg"]
 
 
-def test_errata_are_read_once_while_the_file_is_unchanged(tmp_path, monkeypatch):
-    from benchsmith import erratum
-
+def test_errata_follow_the_file(tmp_path, monkeypatch):
     table = tmp_path / "errata.tsv"
     shutil.copy(ToyBuilder.errata_path(), table)
     monkeypatch.setattr(ToyBuilder, "errata_path", classmethod(lambda cls: table))
-    reads = []
-    real = erratum.read_errata_tsv
-    monkeypatch.setattr(erratum, "read_errata_tsv", lambda path: reads.append(path) or real(path))
     b = ToyBuilder("1.1.0")
     first = b.errata()
-    assert b.errata() == first and len(reads) == 1
-    b.errata().clear()  # a caller's list is its own
-    assert b.errata() == first
     lines = table.read_text(encoding="utf-8").splitlines(keepends=True)
     table.write_text("".join(line for line in lines if "drop-30" not in line), encoding="utf-8")
-    assert [e.id for e in b.errata()] == [e.id for e in first if e.id != "drop-30"] and len(reads) == 2
+    assert [e.id for e in b.errata()] == [e.id for e in first if e.id != "drop-30"]
     table.unlink()
-    assert b.errata() == [] and b.errata() == [] and len(reads) == 4  # no file: asked every time
+    assert b.errata() == []

@@ -24,11 +24,15 @@ from typing import Any
 import pyarrow as pa
 
 import benchsmith
-from benchsmith import fingerprint_registry, progress
+from benchsmith import fingerprint_registry, progress, registry
+from benchsmith.cards import card  # a module: cards.card reads releases (benchsmith.release.reader)
 from benchsmith.builder import Builder, Config
+from benchsmith.changelog import newest_older, record_changes
+from benchsmith.dist_version import version
 from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import BenchsmithError, EnvironmentFault, MissingSourceError, ReleaseError
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS
+from benchsmith.hub_guard import guard_hub_tag
 from benchsmith.manifest import ConfigInfo, ReleaseInfo, SplitInfo
 from benchsmith.registry import MANIFEST
 from benchsmith.release.encoding import SplitEncoder
@@ -52,9 +56,6 @@ class SkippedSplit:
 
 
 def _tool_versions() -> dict[str, str]:
-    # not `import datasets` (~0.6 s): a build does not load it; nor importlib.metadata (~20 ms)
-    from benchsmith.dist_version import version
-
     return {
         "benchsmith": benchsmith.__version__,
         "datasets": version("datasets"),
@@ -159,8 +160,6 @@ class ReleaseWriter:
 
     def write(self) -> Release:
         """Build into a staging sibling and commit it; the version's lock is held throughout."""
-        from benchsmith import registry
-
         target = self.target
         registry.recover(target.parent)
         with registry.lock(target, timeout=0):
@@ -178,8 +177,6 @@ class ReleaseWriter:
                 # a version's registered content never changes: checked (or registered) before the commit
                 self.fingerprint_outcome = self._registered_fingerprints(splits)
                 if self.builder.hub_repo:  # a version tagged on the builder's Hub repo is that content
-                    from benchsmith.hub_guard import guard_hub_tag
-
                     guard_hub_tag(self.builder.hub_repo, self.builder.version, _built(splits))
                 registry.commit(tmp, target, overwrite=self.overwrite)
             except BaseException as exc:
@@ -239,8 +236,6 @@ class ReleaseWriter:
             )
         info = self._manifest(splits)
         (tmp / MANIFEST).write_text(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        from benchsmith.changelog import newest_older, record_changes
-
         # opened once (Release.written): the manifest just written is read again only where
         # record_changes rewrote it (a previous version to compare with)
         staged = Release(tmp)
@@ -248,9 +243,7 @@ class ReleaseWriter:
                           else lambda: newest_older(find_releases(self.registry, staged.name), staged.version)
                           ) is not None:
             staged = Release(tmp)
-        from benchsmith.cards.card import write_card_files
-
-        write_card_files(staged, self.builder, tables=self._kept, staged=True)
+        card.write_card_files(staged, self.builder, tables=self._kept, staged=True)
         self._kept = {}
         self._written = staged.info  # the committed release's manifest (write())
         return splits

@@ -34,6 +34,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from benchsmith.builder import Builder, Config, Policy, register
+from benchsmith.builders.comve import stats
+from benchsmith.builders.comve.checks import comve_checks
+from benchsmith.builders.comve.findings import Finding, read_findings
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Measure
 from benchsmith.features import ClassLabel, Features, List, Value
@@ -244,24 +247,16 @@ class ComVE(Builder):
 
     def findings(self) -> list[Finding]:
         """Upstream inconsistencies that need no fix (``findings.yaml``: what a split keeps and why)."""
-        from benchsmith.builders.comve.findings import read_findings
-
         return read_findings(self.data_path("findings.yaml"))
 
     def measures(self) -> Mapping[str, Measure]:
-        from benchsmith.builders.comve.stats import MEASURES
-
-        return MEASURES
+        return stats.MEASURES
 
     def checks(self) -> Sequence[Any]:
-        from benchsmith.builders.comve.checks import comve_checks
-
         return comve_checks()
 
     def card_sections(self, release: Release) -> Mapping[str, str]:
-        from benchsmith.builders.comve.stats import card_sections
-
-        return card_sections(release, self)
+        return stats.card_sections(release, self)
 
     # ---------------------------------------------------------------- examples
     def instances(self, split: str, sources: Sources) -> list[Instance]:

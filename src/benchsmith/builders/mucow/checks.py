@@ -61,9 +61,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from benchsmith.errors import ConfigError
+from benchsmith.nlp.tokenize import get_tokenizer
 
 from .corpora import SUBTITLE_LABELS
+from .moses_counts import plain_counts
 from .schema import sense_of, suite_statistics
+from .suites import n_words
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -264,14 +267,10 @@ class SourceLength(SuiteCheck):
     rule = "every source sentence is longer than the minimum number of words"
 
     def inspect(self, release, config, split, variant):
-        from benchsmith.nlp.tokenize import get_tokenizer
-
         min_words = int(options_of(release, config).get("scoring_min_words", SCORING_MIN_WORDS))
         languages = release.config_info(config).languages
         if not languages:
             raise ConfigError("the config declares no source language to tokenise with")
-        from .moses_counts import plain_counts
-
         tokenize = get_tokenizer(languages[0])
         rows = _rows(release, config, split, ["id", "source"])
         m = source_lengths([r["source"] for r in rows], tokenize, min_words, count=plain_counts(tokenize))
@@ -323,8 +322,6 @@ def source_lengths(sources: Sequence[str], tokenize: Any, min_words: int, *, exh
     source's exact ``(words, tokens)`` or None (:func:`.moses_counts.plain_counts`: a plain
     sentence is counted without Moses); None tokenises it. ``exhaustive`` tokenises every source
     (tests/test_mucow_checks.py compares both on the real suites)."""
-    from .suites import n_words
-
     exact: dict[int, tuple[int, int]] = {}
 
     def measure(i: int) -> tuple[int, int]:

@@ -56,8 +56,11 @@ from benchsmith.loaders.xcopa_jsonl import (
 from benchsmith.source import Source, Sources
 
 from .alignment import COPA_DEV, COPA_SPLITS, COPA_TEST, EN_TRAIN_LAST_ID, copa_item_for
+from .audit import card_sections
+from .checks import XcopaAgreement, XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
 from .fields import EN_FEATURES, FEATURES
 from .lm_eval import CONNECTORS
+from .measures import MEASURES
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -185,8 +188,6 @@ class Xcopa(Builder):
     def measures(self) -> Mapping[str, Measure]:
         """The measures of published.yaml's figures (``measures``): Table 2's indices, the
         translators' agreement (Table 3, Section 2, footnote 6), Table 1's items, model baselines."""
-        from .measures import MEASURES
-
         return MEASURES
 
     @classmethod
@@ -195,8 +196,6 @@ class Xcopa(Builder):
         return cls.tables_dir / "errata.tsv" if cls.tables_dir is not None else super().errata_path()
 
     def checks(self) -> Sequence[Any]:
-        from .checks import XcopaAgreement, XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
-
         annotations = os.environ.get("BENCHSMITH_XCOPA_ANNOTATIONS")
         return [
             XcopaConsistency(),
@@ -207,8 +206,6 @@ class Xcopa(Builder):
         ]
 
     def card_sections(self, release: Release) -> dict[str, str]:
-        from .audit import card_sections
-
         return card_sections(release)
 
     # ------------------------------------------------------------------ errata rows
