@@ -44,8 +44,7 @@ class Release:
     @classmethod
     def written(cls, path: str | Path, info: ReleaseInfo) -> Release:
         """The release the writer has just written at ``path``, whose ``release.json`` is ``info``'s
-        ``to_dict()``: opened without reading and checking that file again (XCOPA's 109 KB manifest
-        was read three times a build, ~5 ms CPU each). For the writer only: a folder from
+        ``to_dict()``: opened without reading and checking that file again. For the writer only: a folder from
         elsewhere is opened with ``Release(path)``."""
         release = cls.__new__(cls)
         release.path, release.info = Path(path), info

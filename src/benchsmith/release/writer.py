@@ -251,8 +251,7 @@ class ReleaseWriter:
     def _keep(self, config: Config, split: str, batches: list[pa.RecordBatch] | None,
               schema: pa.Schema) -> None:
         """Hand a written split to the card (``_ReadOnce``) while the kept splits stay under
-        :data:`KEEP_FOR_CARD_BYTES`: reading it back from parquet cost a ComVE build ~0.1 s CPU.
-        The batches are what the shards hold, in the declared schema (``Release.table``'s)."""
+        :data:`KEEP_FOR_CARD_BYTES`, so the card need not read it back from parquet. The batches are what the shards hold, in the declared schema (``Release.table``'s)."""
         if batches is not None:
             self._kept[config.name, split] = pa.Table.from_batches(batches, schema=schema)
 

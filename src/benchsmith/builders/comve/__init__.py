@@ -49,8 +49,7 @@ if TYPE_CHECKING:
 
 SOURCE = "comve"
 ROOT = "ALL data"
-#: the erratum that takes subtask B's items without three distinct options out (errata.py's, defined
-#: here so that a build, which asks only whether it applies, does not import errata.py: ~1.3 ms)
+#: the erratum that takes subtask B's items without three distinct options out (errata.py's)
 DEGENERATE_OPTIONS = "train-degenerate-options"
 
 #: upstream folder and file names of each split's six files (data, answers per subtask)

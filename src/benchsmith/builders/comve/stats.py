@@ -62,8 +62,7 @@ def _column(release: Release, config: str, split: str, name: str) -> list[Any]:
     if key not in _COLUMNS:
         if len(_COLUMNS) >= 64:
             del _COLUMNS[next(iter(_COLUMNS))]
-        # read through the caller's Release: a new Release(path) per column re-read and re-checked
-        # release.json 26 times in a ComVE card (~0.1 s CPU)
+        # read through the caller's Release (a new Release(path) re-reads and re-checks release.json)
         _COLUMNS[key] = tuple(release.table(config, split, columns=[name]).column(name).to_pylist())
     return list(_COLUMNS[key])
 
@@ -110,7 +109,7 @@ def mean_length(release: Release, splits: Iterable[str], kind: str) -> float:
 
 
 #: :func:`token_counts` of tuples columns, keyed like :data:`_COLUMNS` (at most 64): the check, the
-#: fidelity figures and the card ask for the same (split, field) ~4 times (~0.1 CPU s of a validate)
+#: fidelity figures and the card ask for the same (split, field) ~4 times
 _COUNTS: dict[tuple[str, ...], tuple[int, int]] = {}
 
 
@@ -148,7 +147,7 @@ def _word_counts(path: str, fingerprints: tuple[str, ...], splits: tuple[str, ..
     """Several splits: the sum of each split's memoised counts (Table 5 asks for train, dev+test
     and train+dev+test: each text is split once, not twice), in the same key order as one count
     over the splits in turn. One split: counted in C (``Counter`` of a chained iterator), the
-    uninformative words deleted after (ComVE's 15 counts, columns read: 0.42 -> 0.26 CPU s)."""
+    uninformative words deleted after."""
     from benchsmith.release import Release
 
     if len(splits) != 1:
@@ -169,8 +168,7 @@ def _top(c: Counter, k: int) -> list[tuple[str, int]]:
 
 def _top_and_total(release: Release, splits: Iterable[str], kind: str, k: int) -> tuple[list[tuple[str, int]], int]:
     """(the ``k`` most frequent informative words with their counts, the informative tokens), kept
-    per split content like :func:`word_counts`: the fidelity figures and the checks ask ~25 times,
-    and copying and sorting the counts each time cost ~1 CPU s of a first ``validate``."""
+    per split content like :func:`word_counts`: the fidelity figures and the checks ask ~25 times."""
     splits = tuple(splits)
     top, total = _top_counts(*_content(release, "tuples", splits), splits, kind, k)
     return list(top), total
@@ -222,7 +220,7 @@ def _train_repeats_of(path: str, fingerprints: tuple[str, ...], splits: tuple[st
     fields = ("sensical_statement", "nonsensical_statement", "correct_reason")
     train = {f: _column(release, "tuples", "train", f) for f in fields}
     modes = (("exact", lambda t: t), ("normalised", normalise))
-    # train's sets once per mode, not once per split (~0.1 CPU s)
+    # train's sets once per mode, not once per split
     seen_of = {mode: {k: {f(t) for t in train[k]} for k in ("nonsensical_statement", "correct_reason")}
                for mode, f in modes}
     statements = list(zip(train["sensical_statement"], train["nonsensical_statement"]))
@@ -304,7 +302,7 @@ def _copy_source_bleu(release: Release, f: Any) -> float:
 
 def copy_source(release: Release, split: str) -> dict[str, Any]:
     """``baseline.copy_source(release, split)``, computed once per split content: the fidelity
-    figure and the ``comve_baselines`` check both score it (~0.3 CPU s a split)."""
+    figure and the ``comve_baselines`` check both score it."""
     path, (fp,) = _content(release, "subtask_c", (split,))
     return copy.deepcopy(_copy_source_of(path, fp, split))
 
@@ -327,7 +325,7 @@ def _tuple_total(release: Release, f: Any) -> int:
     fields = ("sensical_statement", "nonsensical_statement", "correct_reason", "confusing_reason1",
               "confusing_reason2", "references")
     # a sentence is a text neither null nor blank (``x and x.strip()``): what token_counts counts as a
-    # text, from the counts Table 4 reads anyway (0.08-0.17 -> ~0 CPU s: no row as Python dicts)
+    # text, from the counts Table 4 reads anyway
     return sum(_column_counts(release, s, k)[1] for s in _splits_of(f) for k in fields)
 
 
