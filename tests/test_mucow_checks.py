@@ -257,7 +257,7 @@ def test_source_length_skips_without_a_source_language_or_tokenizer(tmp_path, mo
     def no_sacremoses(lang):
         raise ConfigError("sacremoses is not installed", hint="pip install 'benchsmith[nlp]'")
 
-    monkeypatch.setattr("benchsmith.nlp.tokenize.get_tokenizer", no_sacremoses)
+    monkeypatch.setattr("benchsmith.builders.mucow.checks.get_tokenizer", no_sacremoses)
     (res,) = SourceLength().run(suite(tmp_path, scoring=good_scoring()))
     assert res.status == Status.SKIP and "sacremoses is not installed" in res.summary
 
