@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 from benchsmith.errors import ConfigError, EnvironmentFault, ReleaseError, did_you_mean
 from benchsmith.fingerprint import fingerprint_table
 from benchsmith.manifest import ConfigInfo, ReleaseInfo, SplitInfo, read_manifest
-from benchsmith.registry import MANIFEST
+from benchsmith.registry import MANIFEST, reports_dir, status, version_dirs
+from benchsmith.semver import parse_version
 from benchsmith.source import sha256_file
 
 if TYPE_CHECKING:
@@ -246,14 +247,10 @@ class Release:
     @property
     def reports_dir(self) -> Path:
         """``<release>/reports``: where validation writes its report."""
-        from benchsmith.registry import reports_dir
-
         return reports_dir(self.path)
 
     def summary(self) -> dict[str, Any]:
         """What ``benchsmith show`` prints."""
-        from benchsmith.registry import status
-
         self.check_features()
         info = self.info
         return {
@@ -281,9 +278,6 @@ def find_releases(registry: Path, name: str) -> list[Release]:
     A folder ``<registry>/<name>/<version>`` whose release.json names another dataset or
     version is a ReleaseError: a registry lookup must return what it was asked for.
     """
-    from benchsmith.registry import version_dirs
-    from benchsmith.semver import parse_version
-
     out = []
     for d in version_dirs(registry, name):
         try:

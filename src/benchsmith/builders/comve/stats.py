@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from benchsmith.builders.comve.baseline import copy_source as score
+from benchsmith.release import Release
+
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
-    from benchsmith.release import Release
 
 #: Sentence types of the paper's Tables 4 and 5, with the tuples fields they come from.
 SENTENCE_TYPES: dict[str, tuple[str, ...]] = {
@@ -148,8 +150,6 @@ def _word_counts(path: str, fingerprints: tuple[str, ...], splits: tuple[str, ..
     and train+dev+test: each text is split once, not twice), in the same key order as one count
     over the splits in turn. One split: counted in C (``Counter`` of a chained iterator), the
     uninformative words deleted after."""
-    from benchsmith.release import Release
-
     if len(splits) != 1:
         out: Counter = Counter()
         for split, fp in zip(splits, fingerprints):
@@ -213,8 +213,6 @@ def train_repeats(release: Release, splits: Iterable[str] = ("validation", "test
 
 @lru_cache(maxsize=16)
 def _train_repeats_of(path: str, fingerprints: tuple[str, ...], splits: tuple[str, ...]) -> dict[str, Any]:
-    from benchsmith.release import Release
-
     del fingerprints  # cache key only: the splits' content
     release = Release(path)
     fields = ("sensical_statement", "nonsensical_statement", "correct_reason")
@@ -309,10 +307,6 @@ def copy_source(release: Release, split: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=16)
 def _copy_source_of(path: str, fingerprint: str, split: str) -> dict[str, Any]:
-    from benchsmith.builders.comve.baseline import copy_source as score
-
-    from benchsmith.release import Release
-
     del fingerprint  # cache key only: the split's content
     return score(Release(path), split)
 
