@@ -181,6 +181,8 @@ class Release:
                 with pq.ParquetFile(f) as pf:
                     tables.append(pf.read(columns=columns))
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            if table.schema.equals(schema, check_metadata=True):
+                return table
             return table.cast(schema)  # parquet names list items `element`, the features `item`
         except (pa.ArrowException, ValueError, KeyError) as exc:
             raise self._unreadable(config, split, exc) from None
