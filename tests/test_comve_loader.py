@@ -165,33 +165,11 @@ def test_malformed_input_through_the_cli_is_one_line_exit_2(tmp_path: Path, caps
     assert not (tmp_path / "reg" / "comve" / "1.1.0").exists()
 
 
-# --------------------------------------------------------------------------- bulk path (issue 26)
+# --------------------------------------------------------------------------- defects of one file
 
-_SPLITS = [("Training  Data", "subtask{t}_data_all.csv", "subtask{t}_answers_all.csv"),
-           ("Dev Data", "subtask{t}_dev_data.csv", "subtask{t}_gold_answers.csv")]
-
-
-@pytest.mark.parametrize("split_dir, stem, answers", _SPLITS)
-def test_bulk_path_gives_the_exact_paths_instances(split_dir, stem, answers):
-    files = _files(split_dir, stem, answers)
-    bulk = comve_csv._bulk_instances(files)
-    assert bulk is not None and bulk == comve_csv._load_instances_exact(files) == load_instances(files)
-
-
-@pytest.mark.realdata
-def test_bulk_path_gives_the_exact_paths_instances_on_the_real_data(raw):
-    from benchsmith.builders.comve import SPLITS, split_files
-
-    for split in SPLITS:
-        files = SplitFiles(**{k: raw / "comve" / v for k, v in split_files(split).items()})
-        bulk = comve_csv._bulk_instances(files)
-        assert bulk is not None, split  # the real files take the fast path
-        assert bulk == comve_csv._load_instances_exact(files), split
-
-
-def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
-    """Each defect the exact path reports makes the bulk path step aside (None), so the error
-    still names the file and line; a quoted field over two lines is fine for both."""
+def test_each_defect_of_a_file_is_a_parse_error_naming_file_and_line(tmp_path: Path):
+    """Each defect is a ParseError naming the file and line; a quoted field over two lines and a
+    BOM read as upstream's text."""
     d = RAW / "Dev Data"
     good = _files("Dev Data", "subtask{t}_dev_data.csv", "subtask{t}_gold_answers.csv")
     names = ["a_data", "a_answers", "b_data", "b_answers", "c_data", "c_answers"]
@@ -225,15 +203,11 @@ def test_bulk_path_declines_what_the_exact_path_refuses(tmp_path: Path):
     for name, text in bad:
         assert text != getattr(good, name).read_text(encoding="utf-8")
         files = variant(name, text)
-        assert comve_csv._bulk_instances(files) is None, (name, text[:80])
         with pytest.raises(ParseError) as exc:
             load_instances(files)
-        assert exc.value.path is not None and exc.value.line is not None
+        assert exc.value.path is not None and exc.value.line is not None, (name, text[:80])
     multi = variant("a_data", a_data.replace(",Summer is great", ',"Summer\nis great', 1).replace(
         "snowman.,", 'snowman.",', 1))
-    bulk = comve_csv._bulk_instances(multi)
-    assert bulk is not None and bulk == comve_csv._load_instances_exact(multi)
-    assert bulk[0].sent0.startswith("Summer\nis great")
-    bom = variant("a_data", "\ufeff" + a_data)  # a BOM: both drop it
-    assert comve_csv._bulk_instances(bom) == comve_csv._load_instances_exact(bom)
-    assert comve_csv._bulk_instances(bom) == comve_csv._bulk_instances(good)
+    assert load_instances(multi)[0].sent0.startswith("Summer\nis great")
+    bom = variant("a_data", "\ufeff" + a_data)  # a BOM is dropped
+    assert load_instances(bom) == load_instances(good)

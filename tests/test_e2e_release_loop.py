@@ -99,15 +99,15 @@ def test_publish_audit_from_the_hub_republish_and_refuse_other_content(raw, tmp_
             # 4. a build of 1.0.0 with other content: refused by fingerprints.tsv, nothing committed
             from benchsmith.builders.xcopa import Xcopa
 
-            real = Xcopa.columns  # the writer's path for a translated split (examples() only where a check fails)
+            real = Xcopa.examples
 
             def edited(self, config, split, sources):
-                columns = real(self, config, split, sources)
-                if columns is not None and config.name == "et" and split == "test":
-                    columns = dict(columns, premise=[columns["premise"][0] + " (edited)", *columns["premise"][1:]])
-                return columns
+                for n, example in enumerate(real(self, config, split, sources)):
+                    if n == 0 and config.name == "et" and split == "test":
+                        example = dict(example, premise=example["premise"] + " (edited)")
+                    yield example
 
-            monkeypatch.setattr(Xcopa, "columns", edited)
+            monkeypatch.setattr(Xcopa, "examples", edited)
             reg_c = tmp_path / "runner-c"
             code, out, err = run_cli(capsys, "-q", "build", "xcopa", "--version", "1.0.0", "--sources", str(raw),
                                      "--registry", str(reg_c))

@@ -276,33 +276,6 @@ def test_real_checks_warn_exactly_on_the_known_upstream_defects(declared_results
     assert strict == {(check, config) for check, res in statuses.items() for config, st in res.items() if st == "warn"}
 
 
-@pytest.mark.slow
-def test_real_columnar_paths_equal_the_row_paths(declared_results, real_release):
-    """Every MuCoW check with a columnar path (Arrow compute: builders/mucow/suite_columns.py) gives
-    on the real release the results of its one-dict-per-row path, result for result; the card's
-    statistics are those figures. Slow (~2 s under load: the row paths); the default run holds the
-    paths equal on fixtures (tests/test_mucow_checks.py, tests/test_mucow_suite_columns.py)."""
-    import copy
-
-    from benchsmith.builders.mucow.schema import suite_statistics
-    from benchsmith.builders.mucow.suite_columns import STATISTICS_COLUMNS
-
-    by_rows = []
-    for check in get_builder("mucow").checks():
-        if check.name == "mucow_source_length":  # no columnar path
-            by_rows += [r for r in declared_results if r.check == check.name]
-            continue
-        rows = copy.copy(check)
-        rows.columnar = False
-        by_rows += rows.run(real_release)
-    assert [r.to_dict() for r in by_rows] == [r.to_dict() for r in declared_results]
-    card = MucowBuilder().card_sections(real_release)["Suite statistics"]
-    for config in real_release.configs():
-        variant = config.split("-")[0]
-        st = suite_statistics(real_release.table(config, "test", STATISTICS_COLUMNS[variant]).to_pylist(), variant)
-        assert f"| {config} | {st['items']:,} | {st['ambiguous_words']:,} | {st['senses_per_word']:.2f} |" in card
-
-
 def test_real_rows_are_well_formed(real_release):
     for config in real_release.configs():
         t = real_release.table(config, "test")

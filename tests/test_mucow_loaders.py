@@ -263,11 +263,9 @@ _ITEM = ('{"source": "s", "reference": "r", "ambig word": "w", "original transla
         (_ITEM % ("", 2**63), "item #1 id is 9223372036854775808; expected an integer that fits in 64 bits"),
         (_ITEM.replace('"s"', '"\\udc80"') % ("", 1), "item #1 field 'source' holds a lone surrogate U+DC80"),
         (_ITEM % ('{"contrastive": "c", "replacement": "r", "type": ["x"]}', 1), "errors[0] is"),  # str(list) kept
-        # the file-level escape scan sends these to the string-by-string checks
         (_ITEM.replace('"r"', '"a\\u0000b"') % ("", 1), "item #1 field 'reference' holds a NUL character"),
         (_ITEM % ('{"contrastive": "\\uD800", "replacement": "r"}', 1),
          "errors[0] field 'contrastive' holds a lone"),
-        # and the exact-type fast path sends these to the field-by-field checks
         (_ITEM.replace('"x"', "5") % ("", 1), "item #1 field 'sense' is 5; expected a string"),
         (_ITEM % ("", "true"), "item #1 id is True; expected an integer"),
     ],
@@ -333,38 +331,7 @@ def test_inventory_config_errors_name_the_folder(tmp_path):
 
 
 def test_json_escaped_backslash_before_u0000_is_text(tmp_path):
-    """``\\\\u0000`` is a backslash and "u0000": the escape scan checks it string by string and keeps it."""
+    """``\\\\u0000`` is a backslash and "u0000": text, kept."""
     path = tmp_path / "x.mucow.scoring.json"
     path.write_text("[\n" + _ITEM.replace('"s"', '"a\\\\u0000"') % ("", 1) + "\n]\n", encoding="utf-8")
     assert read_mucow_json(path)[0].source == "a\\u0000"
-
-
-def _fast_and_checked(files: list[Path], monkeypatch) -> tuple[list, list]:
-    """``read_mucow_json`` of ``files`` through the exact-type fast path, then through the
-    field-by-field checks (every file sent there)."""
-    import benchsmith.loaders.mucow_json as loader
-
-    fast = [read_mucow_json(f) for f in files]
-    with monkeypatch.context() as m:
-        m.setattr(loader, "_BAD_ESCAPE", type("Every", (), {"search": lambda self, text: True})())
-        return fast, [read_mucow_json(f) for f in files]
-
-
-def test_json_fast_path_reads_what_the_checked_path_reads_on_the_fixture(monkeypatch):
-    import benchsmith.loaders.mucow_json as loader
-
-    files = sorted((FIX / "mucow").rglob("*.json"))
-    assert len(files) == 2 and not any(loader._BAD_ESCAPE.search(f.read_text(encoding="utf-8")) for f in files)
-    fast, checked = _fast_and_checked(files, monkeypatch)
-    assert fast == checked and all(fast)
-
-
-# slow: the fixture's two suites above in the default run (~2 CPU s for the 14 real ones)
-@pytest.mark.slow
-@pytest.mark.realdata
-def test_json_fast_path_reads_what_the_checked_path_reads(raw, monkeypatch):
-    """Every real suite, through the exact-type fast path and through the field-by-field checks."""
-    files = sorted((raw / "mucow").rglob("*.json"))
-    assert len(files) == 14
-    fast, checked = _fast_and_checked(files, monkeypatch)
-    assert checked == fast

@@ -40,8 +40,8 @@ from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sour
 
 import benchsmith
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
-from benchsmith.errors import ConfigError, MissingSourceError, ParseError, PredictionError
 from benchsmith.cli.evaluate import evaluate_app
+from benchsmith.errors import ConfigError, ParseError, PredictionError
 from benchsmith.expectation import read_published_yaml
 
 
@@ -246,54 +246,6 @@ def test_malformed_input_stops_the_build_and_leaves_nothing(tmp_path, rel, twin,
     assert f"{sources / rel}:{line}: " in str(err.value)
     leftovers = list((registry / "xcopa").iterdir()) if (registry / "xcopa").exists() else []
     assert leftovers == []
-
-
-def _columns_and_examples(builder, root):
-    from benchsmith.source import resolve_sources
-
-    sources = resolve_sources(builder.sources, builder.checksums(), root, allow_missing=True)
-    for config in builder.configs():
-        for split in config.splits:
-            try:
-                rows = list(builder.examples(config, split, sources))
-            except MissingSourceError:
-                continue
-            yield config, split, builder.columns(config, split, sources), rows
-
-
-@pytest.mark.parametrize("where", ["fixture", pytest.param("real", marks=pytest.mark.realdata)])
-def test_columns_are_the_examples_column_by_column(where, request):
-    """The writer's column path (``Xcopa.columns``) gives exactly what ``examples()`` gives, on the
-    fixture's splits and every real one; ``en`` stays on the row path."""
-    if where == "real":
-        root = request.getfixturevalue("raw")
-        builder = Xcopa()
-    else:
-        root, builder = XCOPA_FIX.parent, FixtureXcopa()
-    seen = 0
-    for config, _split, columns, rows in _columns_and_examples(builder, root):
-        if config.name == "en":
-            assert columns is None
-            continue
-        assert columns == {name: [r[name] for r in rows] for name in rows[0]}
-        seen += 1
-    assert seen == (4 * 2 if where == "fixture" else 21 * 2)
-
-
-@pytest.mark.parametrize("twin", ["unaligned-idx", "label-disagrees", "unlisted-question", "bad-label"])
-def test_columns_leave_a_failing_split_to_the_examples(tmp_path, twin):
-    """Where a check fails, ``columns()`` is None and ``examples()`` (the build's fallback) raises,
-    naming file and line (test_malformed_input_stops_the_build_and_leaves_nothing)."""
-    rel = "xcopa/data/et/val.et.jsonl"
-    sources = sources_with(tmp_path, {rel: MALFORMED / f"{twin}.val.et.jsonl"})
-    builder = FixtureXcopa()
-    config = builder.config("et")
-    from benchsmith.source import resolve_sources
-
-    resolved = resolve_sources(builder.sources, builder.checksums(), sources, allow_missing=True)
-    assert builder.columns(config, "validation", resolved) is None
-    with pytest.raises(ParseError, match=f"{sources / rel}:"):
-        list(builder.examples(config, "validation", resolved))
 
 
 # ------------------------------------------------------------------ scoring

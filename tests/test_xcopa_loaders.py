@@ -197,29 +197,3 @@ def test_copa_xml_directory_is_a_source_error(tmp_path):
     with pytest.raises(SourceError, match="is a directory") as err:  # was IsADirectoryError
         read_copa_xml(tmp_path)
     assert err.value.path == tmp_path
-
-
-def test_bulk_path_gives_the_line_by_line_records_and_refuses_what_it_refuses(raw, tmp_path):
-    """The column-wise checks (``_bulk_objects``) agree with ``_parse_line`` on every real file, and
-    a file one line of which is bad goes line by line (its error names that line, above)."""
-    import io
-
-    from benchsmith.loaders import xcopa_jsonl as m
-
-    files = sorted((raw / "xcopa").glob("data*/*/*.jsonl"))
-    assert len(files) == 42
-    for path in files:
-        lines = [(n, t) for n, t in enumerate(io.StringIO(path.read_text(encoding="utf-8"), newline=""), 1)
-                 if t.strip()]
-        seen: dict[int, int] = {}
-        assert read_xcopa_jsonl(path) == [m._parse_line(path, n, t, seen) for n, t in lines], path
-    good = json.loads((raw / "xcopa" / xcopa_relpath("et", "validation")).read_text().splitlines()[0])
-    texts = [json.dumps(good), json.dumps({**good, "idx": good["idx"] + 1})]
-    assert m._bulk_objects(texts) is not None
-    for bad in ({"label": True}, {"idx": good["idx"]}, {"premise": " "}, {"question": "why"},
-                {"choice1": "a\x00"}, {"extra": 1}):
-        assert m._bulk_objects([texts[0], json.dumps({**good, **bad})]) is None, bad
-    assert m._bulk_objects([texts[0], "[1, 2]"]) is None and m._bulk_objects([texts[0], "{"]) is None
-    # what json.loads refuses (a BOM, two values, nothing, a trailing comma) goes line by line too
-    for text in ["\ufeff" + texts[1], texts[1] + " {}", "", "  \n", texts[1] + ","]:
-        assert m._bulk_objects([texts[0], text]) is None, text

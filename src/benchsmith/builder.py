@@ -25,47 +25,36 @@ Each config carries a typed validation :class:`~benchsmith.policy.Policy`.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
 import logging
+import pkgutil
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from datasets import Features
 
+from benchsmith.erratum import Erratum, read_errata
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
 from benchsmith.policy import Policy
 from benchsmith.semver import parse_version
+from benchsmith.source import Source, Sources, declare_sources, forget_sources, read_checksums
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
 
-if TYPE_CHECKING:  # imported where used: `benchsmith --help` / `list` must not pay for them
-    from benchsmith.erratum import Erratum
-    from benchsmith.source import Source, Sources
-
 __all__ = [
-    "Builder", "Config", "Erratum", "Expectation", "Policy", "builders", "get_builder", "parse_version", "register",
+    "Builder", "Config", "Erratum", "Expectation", "Policy", "Source", "Sources", "builders", "get_builder",
+    "parse_version", "register",
 ]
 
 Example = dict[str, Any]
-
-
-def __getattr__(name: str) -> Any:
-    """``Erratum`` (and ``Source``, ``Sources``) are re-exported lazily: only a build needs
-    ``benchsmith.erratum``, and ``benchsmith.source`` imports the download stack."""
-    if name == "Erratum":
-        from benchsmith.erratum import Erratum
-
-        return Erratum
-    if name in ("Source", "Sources"):
-        import benchsmith.source
-
-        return getattr(benchsmith.source, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -162,24 +151,6 @@ class Builder:
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[Example]:
         raise NotImplementedError
 
-    def columns(self, config: Config, split: str, sources: Sources) -> Mapping[str, Sequence[Any]] | None:
-        """The split's examples as columns (one list per feature, in example order), or None.
-
-        Optional, for builders whose loaders read column-wise: the writer then converts each
-        column in one pyarrow call instead of building and checking one dict per example (a
-        ComVE build spent ~0.6 s CPU of its 2.4 s there; README "Benchmarks"). The columns must
-        equal ``examples()`` transposed; the writer checks them as it checks examples (fields,
-        ids, labels, types) and applies the errata to the rows they name. A column may be a
-        ``pyarrow.Array`` of exactly its feature's Arrow type, written as it is (ComVE's texts:
-        ``release.encoding.SplitEncoder._arrow_columns``; an id, label or other-typed array is
-        read as Python values and checked as a list). The whole split is
-        then in memory: for splits that fit (ComVE's largest has 10,000 rows); a large one
-        streams through ``examples()``. Default None: the
-        writer iterates ``examples()``, as it does for a subclass that overrides ``examples()``
-        and not ``columns()``.
-        """
-        return None
-
     def measures(self) -> Mapping[str, Measure]:
         """Dataset-specific measurements that ``published.yaml`` figures may name."""
         return {}
@@ -190,29 +161,8 @@ class Builder:
 
     def errata(self) -> Sequence[Erratum]:
         """Every erratum of ``errata.generated.tsv`` and ``errata.tsv`` beside the builder (applied
-        or not in this version; ``benchsmith.erratum`` says which table is for what).
-
-        Read once per instance while the tables are unchanged (path, size, mtime and inode; a
-        missing table is a state of its own, until it appears): a build asks three times, and
-        XCOPA's 932 rows took ~15 ms CPU a read."""
-        from benchsmith import erratum
-
-        paths = self.errata_paths()
-        keys: list[tuple] = []
-        for path in paths:
-            try:
-                st = Path(path).stat()
-                keys.append((str(path), st.st_size, st.st_mtime_ns, st.st_ino))
-            except FileNotFoundError:
-                keys.append((str(path), None))  # no table: read_errata_tsv gives []
-            except OSError:
-                keys.append((str(path),))  # unreadable: read every time (the read raises)
-        key = tuple(keys)
-        memo = self.__dict__.get("_errata_memo")
-        if memo is None or memo[0] != key or any(len(k) == 1 for k in key):
-            memo = (key, tuple(erratum.read_errata(paths)))
-            self.__dict__["_errata_memo"] = memo
-        return list(memo[1])
+        or not in this version; ``benchsmith.erratum`` says which table is for what)."""
+        return read_errata(self.errata_paths())
 
     @classmethod
     def errata_path(cls) -> Path:
@@ -268,8 +218,6 @@ class Builder:
         """``attribute`` of the module ``module_name`` beside the first class in the MRO whose package
         has one (``baseline.BASELINES``, ``metric.METRICS``), or None. A module that exists but imports
         something missing raises: the declaration is broken, not absent."""
-        import importlib
-
         for klass in type(self).__mro__:
             if klass in (Builder, object) or not isinstance(getattr(klass, "name", None), str):
                 continue
@@ -330,8 +278,6 @@ class Builder:
     @classmethod
     def checksums(cls) -> dict[tuple[str, str], tuple[int | None, str]]:
         """The registered ``checksums.tsv`` beside the builder (``{}`` when there is none yet)."""
-        from benchsmith.source import read_checksums
-
         return read_checksums(cls.data_path("checksums.tsv"), dataset=cls.name)
 
 
@@ -346,16 +292,12 @@ def register(cls: type[Builder]) -> type[Builder]:
     if not getattr(cls, "name", None):
         raise TypeError(f"{cls.__qualname__} needs a class attribute `name`")
     _REGISTRY[cls.name] = cls
-    from benchsmith.source import declare_sources  # builder -> source only, never back
-
     declare_sources(cls.name, getattr(cls, "sources", ()))
     return cls
 
 
 def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
-    from benchsmith.source import forget_sources
-
     forget_sources(name)
 
 
@@ -366,11 +308,7 @@ def discover() -> None:
     if _DISCOVERED:
         return
     _DISCOVERED = True
-    import importlib
-    import pkgutil
-    from importlib.metadata import entry_points
-
-    import benchsmith.builders as pkg
+    import benchsmith.builders as pkg  # a package whose modules import this one
 
     for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
         mod = importlib.import_module(info.name)
@@ -403,9 +341,6 @@ def _import_one(name: str) -> None:
     building or describing one dataset does not import every builder and its CLI."""
     if _DISCOVERED or name in _REGISTRY or not name.isidentifier():
         return
-    import importlib
-    import importlib.util
-
     module = f"benchsmith.builders.{name}"
     try:
         found = importlib.util.find_spec(module) is not None
@@ -417,8 +352,7 @@ def _import_one(name: str) -> None:
 
 def is_registered(name: str) -> bool:
     """``name in builders()``, importing only the package named like the dataset when it registers
-    that name (as :func:`get_builder` does): ``validate NAME`` then imports one builder, not every
-    builder and its CLI (~0.15 CPU s of its start-up)."""
+    that name (as :func:`get_builder` does)."""
     _import_one(name)
     return name in _REGISTRY or name in builders()
 

@@ -35,15 +35,19 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import http.client
 import logging
 import os
 import re
 import shutil
 import tempfile
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchsmith.archive import archive_kind, extract_archive
 from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ChecksumError, ConfigError, MissingSourceError, SourceError, did_you_mean
 
@@ -166,10 +170,7 @@ class Sources(Mapping[str, ResolvedSource]):
 
 
 def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file in bounded memory: ``hashlib.file_digest``, which fills one reused
-    256 KiB buffer with ``readinto``. Reading a fresh 1 MiB ``bytes`` block at a time, as before,
-    touched new pages for every block: ComVE's 27 raw files (9.9 MB) cost 1,457 page faults and
-    0.015-0.016 s CPU that way, 128 and 0.011 s now (one process each, three runs, 2026-11-27)."""
+    """Hex sha256 of a file in bounded memory (``hashlib.file_digest``)."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
@@ -416,12 +417,6 @@ def fetch(source: Source, cache: Path | None = None) -> Path:
         SourceError: the download failed, or the archive is corrupt, truncated or
             holds an unsafe entry.
     """
-    import http.client
-    import urllib.parse
-    import urllib.request
-
-    from benchsmith.archive import archive_kind, extract_archive
-
     cache = cache or benchsmith_home() / "downloads"
     dest = cache / source.name
     if dest.is_dir():
@@ -449,13 +444,3 @@ def fetch(source: Source, cache: Path | None = None) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest / source.archive_root if source.archive_root else dest
-
-
-def __getattr__(name: str) -> object:
-    """The archive helpers, from :mod:`benchsmith.archive` (their tarfile/zipfile/lzma imports
-    cost every build ~20 ms CPU; only a download extracts)."""
-    if name in ("archive_kind", "extract_archive", "ZIP_SUFFIXES", "TAR_SUFFIXES"):
-        from benchsmith import archive
-
-        return getattr(archive, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

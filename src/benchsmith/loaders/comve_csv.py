@@ -25,32 +25,33 @@ from __future__ import annotations
 
 import csv
 import io
-import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# the build's path, and what the two paths share (re-exported: this module is the readers' API)
-from benchsmith.loaders.comve_columns import (  # noqa: F401
-    _PYTHON_COLUMNS,
-    A_HEADER,
-    A_LABELS,
-    B_HEADER,
-    B_LABELS,
-    C_HEADER,
-    COLUMNS,
-    SplitFiles,
-    _bulk_file,
-    _strict_quotes,
-    bulk_columns,
-)
+from benchsmith.errors import ParseError
 from benchsmith.loaders.rawfile import check_no_nul, read_bytes
 
-from benchsmith.errors import ParseError
+A_HEADER = ("id", "sent0", "sent1")
+B_HEADER = ("id", "FalseSent", "OptionA", "OptionB", "OptionC")
+C_HEADER = ("id", "FalseSent")
+A_LABELS = ("0", "1")
+B_LABELS = ("A", "B", "C")
 
-_FIRST = operator.itemgetter(0)
 _REDOWNLOAD = "Re-download the file from the official ComVE repository (or fix the row)"
+
+
+@dataclass(frozen=True)
+class SplitFiles:
+    """The six files of one split (data + answers for subtasks A, B and C)."""
+
+    a_data: Path
+    a_answers: Path
+    b_data: Path
+    b_answers: Path
+    c_data: Path
+    c_answers: Path
 
 
 @dataclass(frozen=True)
@@ -336,54 +337,7 @@ def load_instances(files: SplitFiles) -> list[Instance]:
     """Read and join the six files of a split, in the order of the subtask A data file.
 
     The answers files are the truth for labels; ids are kept as upstream spells them.
-
-    Two paths, one result (issue 26). The bulk path (``comve_columns.bulk_columns``) parses each file in
-    one ``csv`` pass and checks everything a file can get wrong on whole columns at once; only
-    when one of those checks fails does the exact path below (:func:`_load_instances_exact`) read
-    the files again, record by record, to raise the error that names the file and line. The
-    bulk path refuses whatever the exact path would refuse, so both give the same instances
-    (tests/test_comve_loader.py compares them on the real data and the fuzzer on garbage). The
-    bulk path parses with ``pyarrow.csv`` where it reads as strict ``csv`` does (:func:`_bulk_file`).
     """
-    instances = _bulk_instances(files)
-    return _load_instances_exact(files) if instances is None else instances
-
-
-def load_columns(files: SplitFiles) -> dict[str, Any]:
-    """:func:`load_instances` as columns (:data:`COLUMNS`), what the builder writes: no object per
-    instance (14,000 ``Instance`` and their example dicts cost a ComVE build ~0.3 s CPU), typed as
-    ``comve_columns.bulk_columns`` gives them (ids and labels Python lists, texts Arrow strings).
-    """
-    columns = bulk_columns(files)
-    if columns is None:
-        import pyarrow as pa
-
-        instances = _load_instances_exact(files)  # raises the error, naming file and line
-        columns = {n: [getattr(i, n) for i in instances] for n in (*COLUMNS[:5], "b_label", "c_false_sent")}
-        options = [list(o) for o in zip(*(i.options for i in instances))] or [[], [], []]
-        references = [list(r) for r in zip(*(i.references for i in instances))] or [[], [], []]
-        columns.update(zip(COLUMNS[5:8], options))
-        columns.update(zip(COLUMNS[10:], references))
-        columns = {n: columns[n] if n in _PYTHON_COLUMNS else pa.array(columns[n], pa.string()) for n in COLUMNS}
-    return columns
-
-
-def _bulk_instances(files: SplitFiles) -> list[Instance] | None:
-    """:func:`load_instances`' bulk path: None where any check fails."""
-    columns = bulk_columns(files)
-    if columns is None:
-        return None
-    return _instances_of({n: v if n in _PYTHON_COLUMNS else v.to_pylist() for n, v in columns.items()})
-
-
-def _instances_of(c: dict[str, list]) -> list[Instance]:
-    return [Instance(id=k, sent0=s0, sent1=s1, a_label=al, b_false_sent=bf, options=(oa, ob, oc), b_label=bl,
-                     c_false_sent=cf, references=(r1, r2, r3))
-            for k, s0, s1, al, bf, oa, ob, oc, bl, cf, r1, r2, r3 in zip(*(c[n] for n in COLUMNS))]
-
-
-def _load_instances_exact(files: SplitFiles) -> list[Instance]:
-    """:func:`load_instances` record by record: every error names its file and line."""
     a = read_subtask_a(files.a_data)
     a_ans = _by_id(a, read_answers(files.a_answers, A_LABELS), files.a_data, files.a_answers, answers=True)
     b = read_subtask_b(files.b_data)

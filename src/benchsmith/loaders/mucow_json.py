@@ -16,24 +16,16 @@ carries the 1-based line where its object starts, so an error names
 from __future__ import annotations
 
 import json
-import operator
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.loaders.rawfile import bad_string, decode_utf8, json_error, read_bytes, short
-
 from benchsmith.errors import ParseError
+from benchsmith.loaders.rawfile import bad_string, decode_utf8, json_error, read_bytes, short
 
 REQUIRED = ("source", "reference", "ambig word", "original translation", "sense", "origin", "errors")
 ERROR_REQUIRED = ("contrastive", "replacement")
 #: ``id`` (the OPUS sentence id) is written as an Arrow int64
 _ID_RANGE = range(-(2**63), 2**63)
-#: the only way a string decoded from strict UTF-8 JSON holds what :func:`bad_string` refuses: a
-#: ``\u0000`` or a surrogate escape (a raw NUL or control character is invalid JSON, and strict
-#: UTF-8 has no surrogates). A file without one needs no per-string check (a MuCoW build checked
-#: 385,000 strings: ~0.2 s CPU); one with one (or ``\\u0000``, text) is checked string by string.
-_BAD_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 @dataclass(frozen=True)
@@ -83,7 +75,6 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
                          hint="Pass a MuCoW *.mucow.scoring.json or *.mucow.tts.json file")
     pos = _skip_ws(text, pos + 1)
     items: list[MucowItem] = []
-    strings = _BAD_ESCAPE.search(text) is not None  # whether strings need bad_string
     if pos < len(text) and text[pos] == "]":
         return items
     line, counted = _line_of(text, pos), pos  # counted incrementally: rescanning from 0 per item is quadratic
@@ -101,7 +92,7 @@ def read_mucow_json(path: str | Path) -> list[MucowItem]:
                 raise
             raise ParseError(f"item #{len(items)}: {what}", path=path, line=line,
                              hint="The file is corrupt or not a MuCoW suite; re-download it") from None
-        items.append(_item(obj, len(items), line, path, strings))
+        items.append(_item(obj, len(items), line, path))
         pos = _skip_ws(text, pos)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)
@@ -119,36 +110,8 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
-_FIELDS = operator.itemgetter(*REQUIRED)
-
-
-def _item(obj: object, index: int, line: int, path: Path, strings: bool = True) -> MucowItem:
-    """The checked item; ``strings``: whether its strings may hold a NUL or a lone surrogate.
-
-    A well-formed item (every real one) passes one expression of exact-type tests; any other
-    goes through :func:`_checked_item`, which names what is wrong (a build reads 33,000 items:
-    ~0.2 s CPU less). JSON gives exact ``str``/``int``/``dict``/``list``, so ``type(x) is str``
-    accepts what ``isinstance`` does, and ``type(sid) is int`` refuses ``bool`` as it must."""
-    if not strings and type(obj) is dict:
-        try:
-            source, reference, word, original, sense, origin, errors = _FIELDS(obj)
-        except KeyError:
-            return _checked_item(obj, index, line, path, strings)
-        sid = obj.get("id")
-        if (type(source) is str and type(reference) is str and type(word) is str and type(original) is str
-                and type(sense) is str and type(origin) is str and type(errors) is list
-                and all(type(e) is dict and type(e.get("contrastive")) is str
-                        and type(e.get("replacement")) is str and type(e.get("type", "")) is str
-                        for e in errors)
-                and (sid is None or (type(sid) is int and -(2**63) <= sid < 2**63))):
-            return MucowItem(index, line, source, reference, word, original, sense, origin,
-                             tuple([Contrast(e["contrastive"], e["replacement"], e.get("type", "word_sense"))
-                                    for e in errors]), sid)
-    return _checked_item(obj, index, line, path, strings)
-
-
-def _checked_item(obj: object, index: int, line: int, path: Path, strings: bool) -> MucowItem:
-    """:func:`_item` check by check: the first failure is a ParseError naming it."""
+def _item(obj: object, index: int, line: int, path: Path) -> MucowItem:
+    """The checked item: the first failure is a ParseError naming it."""
     def fail(message: str, hint: str | None = None) -> ParseError:
         return ParseError(f"item #{index} {message}", path=path, line=line, hint=hint)
 
@@ -161,7 +124,7 @@ def _checked_item(obj: object, index: int, line: int, path: Path, strings: bool)
     for k in REQUIRED[:-1]:
         if not isinstance(obj[k], str):
             raise fail(f"field {k!r} is {short(obj[k])}; expected a string")
-        if strings and (why := bad_string(obj[k])):
+        if why := bad_string(obj[k]):
             raise fail(f"field {k!r} {why}; expected plain text")
     if not isinstance(obj["errors"], list):
         raise fail("field 'errors' is not a list")
@@ -171,7 +134,7 @@ def _checked_item(obj: object, index: int, line: int, path: Path, strings: bool)
                 or not isinstance(e.get("type", ""), str):
             raise fail(f"errors[{j}] is {short(e)}; expected an object with string "
                        f"'contrastive' and 'replacement' (and 'type', if any)")
-        for k in (*ERROR_REQUIRED, "type") if strings else ():
+        for k in (*ERROR_REQUIRED, "type"):
             if k in e and (why := bad_string(e[k])):
                 raise fail(f"errors[{j}] field {k!r} {why}; expected plain text")
         errors.append(Contrast(e["contrastive"], e["replacement"], e.get("type", "word_sense")))

@@ -14,15 +14,11 @@ normalisation): version 1.0.0 of the release reproduces these values.
 from __future__ import annotations
 
 import io
-import itertools
-import json
-import operator
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.loaders.rawfile import bad_string, loads_json, read_text, short
-
 from benchsmith.errors import BenchsmithError, ParseError, did_you_mean
+from benchsmith.loaders.rawfile import bad_string, loads_json, read_text, short
 
 #: The eleven XCOPA languages (ISO 639-1, as upstream names the folders).
 LANGUAGES = ("et", "ht", "id", "it", "qu", "sw", "ta", "th", "tr", "vi", "zh")
@@ -40,7 +36,6 @@ FIELDS = {
     "idx": int,
     "changed": bool,
 }
-_FIELD_NAMES = set(FIELDS)
 _HINT = "Restore the file from github.com/cambridgeltl/xcopa"
 #: ``idx`` is written as an Arrow int64
 _MAX_IDX = 2**63 - 1
@@ -130,58 +125,8 @@ def read_xcopa_jsonl(path: str | Path) -> list[XcopaRecord]:
     lines = [(n, t) for n, t in enumerate(io.StringIO(read_utf8(path), newline=""), start=1) if t.strip()]
     if not lines:
         raise ParseError("file has no records", path=path, hint=_HINT)
-    objs = _bulk_objects([t for _, t in lines])
-    if objs is not None:
-        return [XcopaRecord(line=n, **o) for (n, _), o in zip(lines, objs)]
-    # a check failed on the whole file: line by line, to name the first bad line
     seen: dict[int, int] = {}
     return [_parse_line(path, lineno, text, seen) for lineno, text in lines]
-
-
-def read_xcopa_columns(path: str | Path) -> dict[str, list] | None:
-    """:func:`read_xcopa_jsonl`'s values as columns (:data:`FIELDS`, file order), for a file whose
-    every line passes the checks; ``None`` otherwise: :func:`read_xcopa_jsonl` then names the line
-    (a builder's ``columns()`` falls back to its ``examples()``). No record object per line."""
-    path = Path(path)
-    language_of(path)
-    texts = [t for t in io.StringIO(read_utf8(path), newline="") if t.strip()]
-    objs = _bulk_objects(texts) if texts else None
-    return None if objs is None else {name: [o[name] for o in objs] for name in FIELDS}
-
-
-def _bulk_objects(texts: list[str]) -> list[dict] | None:
-    """The lines' objects if every line passes :func:`_parse_line`'s checks, else None.
-
-    The same checks column by column (one ``json.loads`` a line, then one pass per field),
-    so that only a file with a bad line pays for the line-by-line path: that path's per-field
-    checks were ~half the CPU of reading XCOPA's 42 files (0.15 of 0.30 s). Plain ``json.loads``:
-    a hand-written loop on ``json.scanner`` without its three Python calls a line saved ~0.03 s CPU
-    of a build (12,600 lines) and cost a 12 s equality test a run; removed (issue 26).
-    """
-    try:
-        objs = list(map(json.loads, texts))
-        # dict.keys: TypeError on a non-object; keys == set compares as sets (set.__eq__ would not)
-        if not all(map(operator.eq, map(dict.keys, objs), itertools.repeat(_FIELD_NAMES))):
-            return None
-    except (ValueError, RecursionError, TypeError):
-        return None
-    columns = {name: [o[name] for o in objs] for name in FIELDS}
-    for name, typ in FIELDS.items():
-        if set(map(type, columns[name])) != {typ}:  # exact types: a bool is no int, an int no bool
-            return None
-    for name in ("premise", "choice1", "choice2", "question"):
-        joined = "".join(columns[name])
-        if "\x00" in joined or not all(map(str.strip, columns[name])) and name != "question":
-            return None
-        try:
-            joined.encode("utf-8")  # a lone surrogate
-        except UnicodeEncodeError:
-            return None
-    idx = columns["idx"]
-    if (not set(columns["question"]) <= set(QUESTIONS) or not set(columns["label"]) <= {0, 1}
-            or min(idx) < 0 or max(idx) > _MAX_IDX or len(set(idx)) != len(idx)):
-        return None
-    return objs
 
 
 def _parse_line(path: Path, lineno: int, text: str, seen: dict[int, int]) -> XcopaRecord:

@@ -11,8 +11,7 @@ Layout of ``<registry>/<name>/<version>/``::
 One module per job (the names below are re-exported here, so ``from benchsmith.release import
 Release, ReleaseWriter`` keeps working):
 
-* :mod:`.id_index`: the spilling index that finds a repeated example id in bounded memory;
-* :mod:`.encoding`: row encoding, example dicts checked and turned into Arrow record batches;
+* :mod:`.encoding`: row encoding, example dicts checked (ids unique) and turned into Arrow record batches;
 * :mod:`.shards`: shard writing, record batches into fingerprinted parquet shards;
 * :mod:`.writer`: :class:`ReleaseWriter`, the build of one version and its atomic commit;
 * :mod:`.reader`: :class:`Release`, a release on disk read through its typed

@@ -19,36 +19,12 @@ import pyarrow.parquet as pq
 from benchsmith.errors import ConfigError, EnvironmentFault, ReleaseError, did_you_mean
 from benchsmith.fingerprint import fingerprint_table
 from benchsmith.manifest import ConfigInfo, ReleaseInfo, SplitInfo, read_manifest
-from benchsmith.registry import MANIFEST
+from benchsmith.registry import MANIFEST, reports_dir, status, version_dirs
+from benchsmith.semver import parse_version
 from benchsmith.source import sha256_file
 
 if TYPE_CHECKING:
     import datasets
-
-
-def _names_only(a: pa.DataType, b: pa.DataType) -> bool:
-    """Whether ``a`` and ``b`` differ at most in the names of list children (same layout)."""
-    if a == b:
-        return True
-    if pa.types.is_list(a) and pa.types.is_list(b):
-        return _names_only(a.value_type, b.value_type)
-    if pa.types.is_struct(a) and pa.types.is_struct(b):
-        return a.names == b.names and all(_names_only(x.type, y.type) for x, y in zip(a.fields, b.fields))
-    return False
-
-
-def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table.cast(schema)`` without ``pyarrow.compute`` (~0.1 s CPU to import: a build's card
-    reads columns back) where the types differ only in list child names (parquet's ``element``
-    for Arrow's ``item``): those columns are reinterpreted in place (``Array.view``)."""
-    if table.schema.equals(schema, check_metadata=True):
-        return table
-    if [f.name for f in table.schema] != schema.names or not all(
-            _names_only(f.type, g.type) for f, g in zip(table.schema, schema)):
-        return table.cast(schema)
-    columns = [c if c.type == f.type else pa.chunked_array([x.view(f.type) for x in c.chunks], type=f.type)
-               for c, f in zip(table.columns, schema)]
-    return pa.Table.from_arrays(columns, schema=schema)
 
 
 class Release:
@@ -69,8 +45,7 @@ class Release:
     @classmethod
     def written(cls, path: str | Path, info: ReleaseInfo) -> Release:
         """The release the writer has just written at ``path``, whose ``release.json`` is ``info``'s
-        ``to_dict()``: opened without reading and checking that file again (XCOPA's 109 KB manifest
-        was read three times a build, ~5 ms CPU each). For the writer only: a folder from
+        ``to_dict()``: opened without reading and checking that file again. For the writer only: a folder from
         elsewhere is opened with ``Release(path)``."""
         release = cls.__new__(cls)
         release.path, release.info = Path(path), info
@@ -206,7 +181,9 @@ class Release:
                 with pq.ParquetFile(f) as pf:
                     tables.append(pf.read(columns=columns))
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-            return _conform(table, schema)
+            if table.schema.equals(schema, check_metadata=True):
+                return table
+            return table.cast(schema)  # parquet names list items `element`, the features `item`
         except (pa.ArrowException, ValueError, KeyError) as exc:
             raise self._unreadable(config, split, exc) from None
         except OSError as exc:
@@ -272,14 +249,10 @@ class Release:
     @property
     def reports_dir(self) -> Path:
         """``<release>/reports``: where validation writes its report."""
-        from benchsmith.registry import reports_dir
-
         return reports_dir(self.path)
 
     def summary(self) -> dict[str, Any]:
         """What ``benchsmith show`` prints."""
-        from benchsmith.registry import status
-
         self.check_features()
         info = self.info
         return {
@@ -307,9 +280,6 @@ def find_releases(registry: Path, name: str) -> list[Release]:
     A folder ``<registry>/<name>/<version>`` whose release.json names another dataset or
     version is a ReleaseError: a registry lookup must return what it was asked for.
     """
-    from benchsmith.registry import version_dirs
-    from benchsmith.semver import parse_version
-
     out = []
     for d in version_dirs(registry, name):
         try:

@@ -15,7 +15,7 @@ import itertools
 import json
 import platform
 import shutil
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +24,18 @@ from typing import Any
 import pyarrow as pa
 
 import benchsmith
-from benchsmith import fingerprint_registry, progress
+from benchsmith import fingerprint_registry, progress, registry
+from benchsmith.cards import card  # a module: cards.card reads releases (benchsmith.release.reader)
 from benchsmith.builder import Builder, Config
+from benchsmith.changelog import newest_older, record_changes
+from benchsmith.dist_version import version
 from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import BenchsmithError, EnvironmentFault, MissingSourceError, ReleaseError
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS
+from benchsmith.hub_guard import guard_hub_tag
 from benchsmith.manifest import ConfigInfo, ReleaseInfo, SplitInfo
 from benchsmith.registry import MANIFEST
-from benchsmith.release.encoding import Repeat, SplitEncoder
+from benchsmith.release.encoding import SplitEncoder
 from benchsmith.release.reader import Release, find_releases
 from benchsmith.release.shards import DEFAULT_BATCH_ROWS, DEFAULT_SHARD_BYTES, ShardSink
 from benchsmith.source import Sources
@@ -52,9 +56,6 @@ class SkippedSplit:
 
 
 def _tool_versions() -> dict[str, str]:
-    # not `import datasets` (~0.6 s): a build does not load it; nor importlib.metadata (~20 ms)
-    from benchsmith.dist_version import version
-
     return {
         "benchsmith": benchsmith.__version__,
         "datasets": version("datasets"),
@@ -81,80 +82,6 @@ def _built(splits: dict[str, dict[str, SplitInfo | SkippedSplit]]) -> dict[str, 
     return {c: v for c, v in built.items() if v}
 
 
-def _writes_columns(builder: Builder) -> bool:
-    """Whether the builder's ``columns()`` is as recent as its ``examples()``: a subclass that
-    overrides ``examples()`` only (a wrapper, a test's exploding builder) is written from it."""
-    mro = type(builder).__mro__
-    columns = next(k for k in mro if "columns" in vars(k))
-    return columns is not Builder and issubclass(columns, next(k for k in mro if "examples" in vars(k)))
-
-
-def _as_list(values: Sequence[Any]) -> Any:
-    """A builder's column as the encoder takes it: a list or an Arrow array as it is, else a list."""
-    return values if isinstance(values, (list, pa.Array)) else list(values)
-
-
-def _errata_on_columns(errata: ErrataApplier, columns: Mapping[str, Sequence[Any]],
-                       id_field: str | None) -> dict[str, Any]:
-    """``columns`` with the errata applied: only the rows whose id an erratum names go through
-    :meth:`ErrataApplier.apply` as dicts (the builder's columns are copied, never changed).
-
-    A column may be an Arrow array (``Builder.columns``): its fixed rows are read as Python values,
-    and the column is rebuilt from slices of the original around them and the fixed values
-    (:func:`_spliced`), so the rows no erratum names never leave Arrow."""
-    if not errata:
-        return {n: _as_list(v) for n, v in columns.items()}
-    if id_field is None:
-        list(errata.apply([{}]))  # raises: the errata name ids, and this config has none
-        raise AssertionError("unreachable: ErrataApplier.apply raises for examples without ids")
-    if id_field not in columns:  # the encoder's field check names what is missing
-        return {n: _as_list(v) for n, v in columns.items()}
-    ids = columns[id_field]
-    ids = ids.to_pylist() if isinstance(ids, pa.Array) else ids
-    # the rows an erratum names, found at C speed (compress over dict.__contains__: a tenth of a
-    # Python loop over ComVE's 16 splits)
-    hits = list(itertools.compress(itertools.count(), map(errata.rows.__contains__, map(str, ids))))
-    if not hits:  # nothing to change: the builder's columns as they are (most splits of a release)
-        return {n: _as_list(v) for n, v in columns.items()}
-    read: dict[int, dict[str, Any]] = {}
-    fixed: dict[int, dict[str, Any] | None] = {}
-    for i in hits:
-        read[i] = {n: v[i].as_py() if isinstance(v, pa.Array) else v[i] for n, v in columns.items()}
-        out = list(errata.apply([read[i]]))
-        fixed[i] = out[0] if out else None  # None: the row is dropped
-    dropped = {i for i, f in fixed.items() if f is None}
-    result: dict[str, Any] = {}
-    for n, v in columns.items():
-        if isinstance(v, pa.Array):
-            # rebuilt only where a value changed or a row is dropped (a copy of the column: ComVE's
-            # errata change one field of a row, and its other columns were copied for nothing)
-            changed = {i: f[n] for i, f in fixed.items() if f is not None and f[n] != read[i][n]}
-            result[n] = _spliced(v, {**changed, **dict.fromkeys(dropped)}, dropped) if changed or dropped else v
-            continue
-        column = list(v)
-        for i, f in fixed.items():
-            if f is not None:
-                column[i] = f[n]
-        for i in sorted(dropped, reverse=True):  # a few rows, last first
-            del column[i]
-        result[n] = column
-    return result
-
-
-def _spliced(array: pa.Array, values: Mapping[int, Any], dropped: set[int]) -> pa.Array:
-    """``array`` with row i set to ``values[i]`` (a Python value of its type) and the rows of
-    ``dropped`` left out: slices of ``array`` around them and one-value arrays, concatenated (a
-    fresh array, laid out as ``pa.array`` of the same values: no validity bitmap without a null)."""
-    pieces, start = [], 0
-    for i in sorted(values):
-        pieces.append(array.slice(start, i - start))
-        if i not in dropped:
-            pieces.append(pa.array([values[i]], type=array.type))
-        start = i + 1
-    pieces.append(array.slice(start))
-    return pa.concat_arrays(pieces)
-
-
 def _run(job: Generator[None, None, Any], *, to_pause: bool = False) -> Any:
     """Run a split's writing (:meth:`ReleaseWriter._write_split`) to its pause (``to_pause``:
     None if it paused) or to its end: its record."""
@@ -177,13 +104,6 @@ def _finish(paused: list[tuple[str, str, Generator[None, None, Any]]],
     while len(paused) > keep:
         config, split, job = paused.pop(0)  # out of the list first: if it raises, it is closed
         splits[config][split] = _run(job)
-
-
-def _column_chunks(columns: dict[str, list], batch_rows: int) -> Iterator[dict[str, list]]:
-    """``columns`` in slices of ``batch_rows`` rows (the row path's batches, the same boundaries)."""
-    n = len(next(iter(columns.values()), []))
-    for start in range(0, n, batch_rows):
-        yield {k: v[start:start + batch_rows] for k, v in columns.items()}
 
 
 class ReleaseWriter:
@@ -240,8 +160,6 @@ class ReleaseWriter:
 
     def write(self) -> Release:
         """Build into a staging sibling and commit it; the version's lock is held throughout."""
-        from benchsmith import registry
-
         target = self.target
         registry.recover(target.parent)
         with registry.lock(target, timeout=0):
@@ -259,8 +177,6 @@ class ReleaseWriter:
                 # a version's registered content never changes: checked (or registered) before the commit
                 self.fingerprint_outcome = self._registered_fingerprints(splits)
                 if self.builder.hub_repo:  # a version tagged on the builder's Hub repo is that content
-                    from benchsmith.hub_guard import guard_hub_tag
-
                     guard_hub_tag(self.builder.hub_repo, self.builder.version, _built(splits))
                 registry.commit(tmp, target, overwrite=self.overwrite)
             except BaseException as exc:
@@ -320,8 +236,6 @@ class ReleaseWriter:
             )
         info = self._manifest(splits)
         (tmp / MANIFEST).write_text(json.dumps(info.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        from benchsmith.changelog import newest_older, record_changes
-
         # opened once (Release.written): the manifest just written is read again only where
         # record_changes rewrote it (a previous version to compare with)
         staged = Release(tmp)
@@ -329,9 +243,7 @@ class ReleaseWriter:
                           else lambda: newest_older(find_releases(self.registry, staged.name), staged.version)
                           ) is not None:
             staged = Release(tmp)
-        from benchsmith.cards.card import write_card_files
-
-        write_card_files(staged, self.builder, tables=self._kept, staged=True)
+        card.write_card_files(staged, self.builder, tables=self._kept, staged=True)
         self._kept = {}
         self._written = staged.info  # the committed release's manifest (write())
         return splits
@@ -339,8 +251,7 @@ class ReleaseWriter:
     def _keep(self, config: Config, split: str, batches: list[pa.RecordBatch] | None,
               schema: pa.Schema) -> None:
         """Hand a written split to the card (``_ReadOnce``) while the kept splits stay under
-        :data:`KEEP_FOR_CARD_BYTES`: reading it back from parquet cost a ComVE build ~0.1 s CPU.
-        The batches are what the shards hold, in the declared schema (``Release.table``'s)."""
+        :data:`KEEP_FOR_CARD_BYTES`, so the card need not read it back from parquet. The batches are what the shards hold, in the declared schema (``Release.table``'s)."""
         if batches is not None:
             self._kept[config.name, split] = pa.Table.from_batches(batches, schema=schema)
 
@@ -349,7 +260,7 @@ class ReleaseWriter:
     ) -> Generator[None, None, SplitInfo | SkippedSplit]:
         """Write one split; pauses once (``yield``) while its last batch is in the writer thread,
         so that the caller can start the next split (:func:`_run`), and returns its record."""
-        enc = SplitEncoder(config, split, config.policy.id_field, self.batch_rows, spill_dir=root)
+        enc = SplitEncoder(config, split, config.policy.id_field)
         errata = ErrataApplier(self.builder.errata_applied, config.name, split, enc.id_field, config.features)
         sink = ShardSink(root / "data" / config.name, split, enc.schema, self.batch_rows, self.shard_bytes)
         # One writer thread: parquet encoding and sha256 release the GIL, so batch N is
@@ -360,27 +271,12 @@ class ReleaseWriter:
         n_rows = 0
         kept: list[pa.RecordBatch] | None = [] if self._kept_bytes < KEEP_FOR_CARD_BYTES else None
         try:
-            columns = None
-            chunks: Iterator[Any]  # lists of example dicts, or dicts of columns
-            rows: Any
-            if _writes_columns(self.builder):
-                columns = self.builder.columns(config, split, self.sources)
-            if columns is not None:
-                chunks = _column_chunks(_errata_on_columns(errata, columns, enc.id_field), self.batch_rows)
-            else:
-                examples = iter(errata.apply(self.builder.examples(config, split, self.sources)))
-                # islice pulls a batch at C speed; memory is bounded by batch_rows.
-                chunks = iter(lambda: list(itertools.islice(examples, self.batch_rows)), [])
+            examples = iter(errata.apply(self.builder.examples(config, split, self.sources)))
+            # islice pulls a batch at C speed; memory is bounded by batch_rows.
+            chunks = iter(lambda: list(itertools.islice(examples, self.batch_rows)), [])
             with progress.bar(f"{self.builder.name}/{config.name}/{split}") as bar:
                 while (rows := next(chunks, [])) or n_rows == 0:
-                    try:
-                        batch = (enc.encode(rows, n_rows) if isinstance(rows, list)
-                                 else enc.encode_columns(rows, n_rows))
-                    except Repeat as repeat:  # confirm the earlier suspects against the written shards
-                        if pending is not None:
-                            pending.result()
-                        sink.close()
-                        raise enc.first_duplicate(sink.shards, repeat.pending) or enc.duplicate(*repeat.pending[-1])
+                    batch = enc.encode(rows, n_rows)
                     if pending is not None:
                         pending.result()
                     pending = pool.submit(sink.write, batch)
@@ -399,7 +295,6 @@ class ReleaseWriter:
                 pending.result()
             errata.finish()
             info = sink.finish()
-            # ids whose hash two batches had: read back, compare exactly
             error = enc.first_duplicate([root / f for f in info.files])
             if error is not None:
                 raise error
@@ -415,7 +310,6 @@ class ReleaseWriter:
         finally:
             _settle(pending)
             sink.close()
-            enc.ids.close()
 
     def _manifest(self, splits: dict[str, dict[str, SplitInfo | SkippedSplit]]) -> ReleaseInfo:
         """The release's metadata, typed: what ``release.json`` records (see :mod:`benchsmith.manifest`)."""

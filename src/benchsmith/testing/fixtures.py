@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.builder import Builder, register, unregister
+from benchsmith.release import ReleaseWriter
+from benchsmith.source import resolve_sources
 
 
 def fixtures_dir(test_file: str | Path, *parts: str) -> Path:
@@ -45,8 +47,6 @@ def build_release(builder: Builder | type[Builder], sources: Path, registry: Pat
     """Build ``builder`` from the fixture folder ``sources`` into ``registry`` and return the
     :class:`~benchsmith.release.Release`. Fixture files are not the registered download:
     their checksums are not compared unless ``checksums``, and absent optional files are skipped."""
-    from benchsmith.release import ReleaseWriter
-    from benchsmith.source import resolve_sources
 
     b = builder() if isinstance(builder, type) else builder
     logging.getLogger("benchsmith.source").setLevel(logging.ERROR)

@@ -386,9 +386,7 @@ def as_int64(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An Arrow integer array without nulls as int64 numpy, read from its data buffer.
 
     ``Array.to_numpy`` goes through pyarrow's pandas conversion, which imports pandas (0.3-0.55
-    CPU s) in a process that needs it for nothing else: ``validate``'s own process then never
-    imports it, and its worker only where scikit-learn does (``validation/runner.py``,
-    ``_skip_pandas``). Anything else (nulls, another type) goes through ``to_numpy`` as before."""
+    CPU s) in a process that needs it for nothing else. Anything else (nulls, another type) goes through ``to_numpy`` as before."""
     if isinstance(values, pa.ChunkedArray):
         parts = [as_int64(c) for c in values.chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

@@ -179,8 +179,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
       CPU s) while this process does the work they share with its own checks (``Check.prepare``:
       tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
       (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
-      waits for the other and nothing is tokenised twice; pandas, which pyarrow imports at its
-      first array in every process (~0.4 s), is imported by neither for that (:func:`_skip_pandas`);
+      waits for the other and nothing is tokenised twice;
     * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
       no in-process memo shared with another check) are a queue that either process takes from
       when idle, the costliest first (``Check.cost``): this process after its own checks, the
@@ -197,7 +196,6 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
     side, shared = plan(checks) if _workers_allowed() else ([], [])
     worker: _Worker | None = None
     if side or shared:
-        _skip_pandas()
         worker = _Worker(release, checks, side, shared)
         for k in side:
             _prepare(release, checks[k])
@@ -332,20 +330,6 @@ def _send_tokens(conn: Any, state: dict[str, Any]) -> None:
         conn.close()
 
 
-def _skip_pandas() -> None:
-    """pyarrow imports pandas, when installed, at the first Python value it converts (0.3-0.55 CPU s
-    in every process that converts one); nothing ``validate`` runs converts a pandas object, so this
-    process answers pyarrow's question without importing it
-    (:func:`benchsmith.pandas_probe.skip_pandas_probe`, as ``build`` does), before the fork, and
-    reads Arrow integers and parquet columns without pyarrow's pandas paths
-    (:func:`benchsmith.validation.dataview.as_int64`). The worker imports pandas only where
-    scikit-learn does (a probe that fits: ``sklearn.utils.fixes``), beside this process's work
-    (sixth pass imported it here for both: ~0.3 s of a cold ComVE's start-up that only one core ran)."""
-    from benchsmith.pandas_probe import skip_pandas_probe
-
-    skip_pandas_probe()
-
-
 class _Worker:
     """One forked process: its own checks in order, then portable ones from the shared queue
     (see :func:`run_checks`)."""
@@ -356,8 +340,6 @@ class _Worker:
         # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
         # before it forks, so nothing buffered is written twice
         ctx = multiprocessing.get_context("fork")
-        # pyarrow's question "is pandas there?" is answered before the fork (_skip_pandas): neither
-        # process imports pandas for a conversion, the worker only with scikit-learn
         self.release, self.checks, self.side, self.shared = release, checks, side, shared
         self.items = groups(checks, shared)
         self._next = ctx.Value("i", 0)  # the next queue item to take, shared by both processes

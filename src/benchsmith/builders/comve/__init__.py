@@ -35,22 +35,22 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from datasets import ClassLabel, Features, List, Value
 
-from benchsmith.loaders.comve_columns import B_LABELS, SplitFiles, bulk_columns
-
 from benchsmith.builder import Builder, Config, Policy, register
+from benchsmith.builders.comve import stats
+from benchsmith.builders.comve.checks import comve_checks
+from benchsmith.builders.comve.findings import Finding, read_findings
 from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.expectation import Measure
+from benchsmith.loaders.comve_csv import B_LABELS, Instance, SplitFiles, load_instances
 from benchsmith.source import Source, Sources
 
 if TYPE_CHECKING:
     from benchsmith.builders.comve.findings import Finding
-
     from benchsmith.release import Release
 
 SOURCE = "comve"
 ROOT = "ALL data"
-#: the erratum that takes subtask B's items without three distinct options out (errata.py's, defined
-#: here so that a build, which asks only whether it applies, does not import errata.py: ~1.3 ms)
+#: the erratum that takes subtask B's items without three distinct options out (errata.py's)
 DEGENERATE_OPTIONS = "train-degenerate-options"
 
 #: upstream folder and file names of each split's six files (data, answers per subtask)
@@ -247,106 +247,45 @@ class ComVE(Builder):
 
     def findings(self) -> list[Finding]:
         """Upstream inconsistencies that need no fix (``findings.yaml``: what a split keeps and why)."""
-        from benchsmith.builders.comve.findings import read_findings
-
         return read_findings(self.data_path("findings.yaml"))
 
     def measures(self) -> Mapping[str, Measure]:
-        from benchsmith.builders.comve.stats import MEASURES
-
-        return MEASURES
+        return stats.MEASURES
 
     def checks(self) -> Sequence[Any]:
-        from benchsmith.builders.comve.checks import comve_checks
-
         return comve_checks()
 
     def card_sections(self, release: Release) -> Mapping[str, str]:
-        from benchsmith.builders.comve.stats import card_sections
-
-        return card_sections(release, self)
+        return stats.card_sections(release, self)
 
     # ---------------------------------------------------------------- examples
-    def split_columns(self, split: str, sources: Sources) -> dict[str, Any]:
-        """The split's instances joined across subtasks, as upstream has them (the core applies
-        the errata while writing), as columns (``loaders.comve_columns.bulk_columns``: ids and labels
-        Python lists, texts Arrow arrays; ``references`` once :meth:`columns` built it). Parsed
-        once per split and source folder (four configs read the same files).
-        """
+    def instances(self, split: str, sources: Sources) -> list[Instance]:
+        """The split's instances joined across subtasks, as upstream has them (the core applies the
+        errata while writing); read once per split and source folder (four configs read the same files)."""
         paths = {k: sources.path(SOURCE, rel) for k, rel in split_files(split).items()}
         key = (split, str(paths["a_data"]))
-        cache = self.__dict__.setdefault("_columns", {})
+        cache = self.__dict__.setdefault("_instances", {})
         if key not in cache:
-            files = SplitFiles(**paths)
-            columns = bulk_columns(files)
-            if columns is None:  # a check failed: the record-by-record reader names the file and line
-                from benchsmith.loaders.comve_csv import load_columns
-
-                columns = load_columns(files)
-            cache[key] = columns
+            cache[key] = load_instances(SplitFiles(**paths))
         return cache[key]
 
-    def columns(self, config: Config, split: str, sources: Sources) -> dict[str, Any]:
-        """Each config's columns from the split's (no dict per example: ``Builder.columns``).
-
-        Texts stay Arrow arrays end to end: ``tuples`` picks its statements and reasons with
-        Arrow's ``choose``, and ``references`` is a list array over the three
-        reference columns interleaved by ``take``; no text becomes a Python string (README
-        "Benchmarks", sixth pass). tests/test_comve_builder.py holds every config equal to the
-        instances of the record-by-record loader.
-        """
-        c = self.split_columns(split, sources)
-        if config.name in ("subtask_c", "tuples"):  # built once a split: the writer changes no column
-            if "references" not in c:
-                c["references"] = _references(c["reference1"], c["reference2"], c["reference3"])
-            references = c["references"]
-        if config.name == "subtask_a":
-            return {"id": c["id"], "sent0": c["sent0"], "sent1": c["sent1"], "label": c["a_label"]}
-        if config.name == "subtask_b":
-            return {"id": c["id"], "false_sent": c["b_false_sent"], "option_a": c["option_a"],
-                    "option_b": c["option_b"], "option_c": c["option_c"], "label": c["b_label"]}
-        if config.name == "subtask_c":
-            return {"id": c["id"], "false_sent": c["c_false_sent"], "references": references}
-        if config.name == "tuples":
-            import numpy as np
-            from benchsmith.loaders.arrow_kernels import int_array, kernel, without_validity
-
-            def choose(index: Any, *values: Any) -> Any:  # row i: values[index[i]][i]
-                return without_validity(kernel("choose", index, *values))
-
-            a_label = int_array(np.fromiter(c["a_label"], dtype=np.int8, count=len(c["a_label"])))
-            # the correct option's index (the loader admits B_LABELS only)
-            pick = int_array(np.fromiter(map(B_LABELS.index, c["b_label"]), dtype=np.int8, count=len(c["b_label"])))
-            a, b, o = c["option_a"], c["option_b"], c["option_c"]
-            return {
-                "id": c["id"],
-                # the nonsensical statement is sent[a_label], the sensical one the other
-                "sensical_statement": choose(a_label, c["sent1"], c["sent0"]),
-                "nonsensical_statement": choose(a_label, c["sent0"], c["sent1"]),
-                "correct_reason": choose(pick, a, b, o),
-                # the two other options, in option order: A correct -> B, C; B -> A, C; C -> A, B
-                "confusing_reason1": choose(pick, b, a, a),
-                "confusing_reason2": choose(pick, o, o, b),
-                "references": references,
-            }
-        raise ConfigError(f"comve has no config {config.name!r}", hint=did_you_mean(config.name, FEATURES))
-
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict[str, Any]]:
-        """:meth:`columns` row by row (one truth for both), as Python values."""
-        columns = self.columns(config, split, sources)
-        names = list(columns)
-        for values in zip(*(v if isinstance(v, list) else v.to_pylist() for v in columns.values())):
-            yield dict(zip(names, values))
-
-
-def _references(*columns: Any) -> Any:
-    """The three reference columns (Arrow strings) as one ``list<string>`` column, a list of three a
-    row: the values interleaved by ``take`` (row i's at 3i, 3i+1, 3i+2), offsets 0, 3, 6..."""
-    import numpy as np
-    import pyarrow as pa
-    from benchsmith.loaders.arrow_kernels import int_array, kernel, without_validity
-
-    n = len(columns[0])
-    order = (np.arange(n, dtype=np.int64)[:, None] + np.array([0, n, 2 * n], dtype=np.int64)).ravel()
-    values = without_validity(kernel("take", pa.concat_arrays(list(columns)), int_array(order)))
-    return pa.ListArray.from_arrays(int_array(np.arange(0, 3 * n + 1, 3, dtype=np.int32)), values)
+        instances = self.instances(split, sources)
+        if config.name == "subtask_a":
+            for i in instances:
+                yield {"id": i.id, "sent0": i.sent0, "sent1": i.sent1, "label": i.a_label}
+        elif config.name == "subtask_b":
+            for i in instances:
+                yield {"id": i.id, "false_sent": i.b_false_sent, "option_a": i.options[0],
+                       "option_b": i.options[1], "option_c": i.options[2], "label": i.b_label}
+        elif config.name == "subtask_c":
+            for i in instances:
+                yield {"id": i.id, "false_sent": i.c_false_sent, "references": list(i.references)}
+        elif config.name == "tuples":
+            for i in instances:
+                confusing1, confusing2 = i.confusing_reasons
+                yield {"id": i.id, "sensical_statement": i.sensical, "nonsensical_statement": i.nonsensical,
+                       "correct_reason": i.correct_reason, "confusing_reason1": confusing1,
+                       "confusing_reason2": confusing2, "references": list(i.references)}
+        else:
+            raise ConfigError(f"comve has no config {config.name!r}", hint=did_you_mean(config.name, FEATURES))

@@ -25,9 +25,14 @@ from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from benchsmith.builders.comve.baseline import copy_source as score
+from benchsmith.release import Release
+
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
-    from benchsmith.release import Release
 
 #: Sentence types of the paper's Tables 4 and 5, with the tuples fields they come from.
 SENTENCE_TYPES: dict[str, tuple[str, ...]] = {
@@ -59,8 +64,7 @@ def _column(release: Release, config: str, split: str, name: str) -> list[Any]:
     if key not in _COLUMNS:
         if len(_COLUMNS) >= 64:
             del _COLUMNS[next(iter(_COLUMNS))]
-        # read through the caller's Release: a new Release(path) per column re-read and re-checked
-        # release.json 26 times in a ComVE card (~0.1 s CPU)
+        # read through the caller's Release (a new Release(path) re-reads and re-checks release.json)
         _COLUMNS[key] = tuple(release.table(config, split, columns=[name]).column(name).to_pylist())
     return list(_COLUMNS[key])
 
@@ -83,112 +87,14 @@ def label_distribution(release: Release, config: str, split: str) -> dict[str, i
     return {n: counts.get(i, 0) for i, n in enumerate(names)}
 
 
-def _kernel(name: str, *args: Any) -> Any:
-    """Arrow's compute kernel ``name`` on ``args``, without importing ``pyarrow.compute``
-    (:func:`benchsmith.loaders.arrow_kernels.kernel`: that import cost as much as the statistics
-    it would serve in a ComVE build)."""
-    from benchsmith.loaders.arrow_kernels import kernel
-
-    return kernel(name, *args)
-
-
-#: the code points above ASCII that ``str.isspace`` calls whitespace (tests/test_comve_stats.py
-#: holds this equal to Python's), by their UTF-8 lead byte: the 2- and 3-byte sequences
-_WIDE_SPACES = ("\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-                "\u2028\u2029\u202f\u205f\u3000")
-
-
-@lru_cache(maxsize=1)
-def _space_bytes() -> tuple[Any, Any, dict[int, tuple[bytes, ...]]]:
-    """(a 256-entry table of the ASCII bytes ``str.isspace`` calls whitespace, one of the lead bytes
-    of the wider whitespace's UTF-8, ``{lead byte: the UTF-8 sequences that start with it}``)."""
-    import numpy as np
-
-    space = np.zeros(256, dtype=bool)
-    space[[c for c in range(128) if chr(c).isspace()]] = True
-    wide: dict[int, tuple[bytes, ...]] = {}
-    for c in _WIDE_SPACES:
-        code = c.encode("utf-8")
-        wide[code[0]] = (*wide.get(code[0], ()), code)
-    leads = np.zeros(256, dtype=bool)
-    leads[list(wide)] = True
-    return space, leads, wide
-
-
-def _utf8_token_counts(array: Any) -> tuple[int, int]:
-    """:func:`token_counts` of one string array without nulls, on its UTF-8 bytes with numpy: a
-    byte is whitespace where ``str.isspace`` says so of the ASCII byte or of the 2- or 3-byte
-    character it is part of (the :data:`_WIDE_SPACES`, found by their lead bytes, which never
-    occur inside another character); a token starts at a byte that is not whitespace after one
-    that is, or at its text's first byte. ``len(text.split())`` per text, summed; the texts with
-    at least one token counted. ComVE's card (Table 4: 18 columns, 96,000 texts, 3.9 MB; 2026-11-27,
-    once in a fresh process as a build does, 3 runs): 0.06-0.09 s CPU on Arrow's kernels
-    (``utf8_trim_whitespace``, then ``utf8_split_whitespace``, which makes a list of strings per
-    text) against 0.01-0.017 s here (1,000 page faults).
-    """
-    import numpy as np
-    import pyarrow as pa
-
-    n = len(array)
-    buffers = array.buffers()
-    width = np.dtype(np.int64 if pa.types.is_large_string(array.type) else np.int32)
-    offsets = np.frombuffer(buffers[1], dtype=width, count=n + 1, offset=array.offset * width.itemsize)
-    begin, end = int(offsets[0]), int(offsets[-1])
-    if n == 0 or end == begin:
-        return 0, 0
-    data = np.frombuffer(buffers[2], dtype=np.uint8, count=end - begin, offset=begin)
-    _, lead_table, wide = _space_bytes()
-    # str.isspace's ASCII: 9-13 and 28-32 (compared, not looked up: a table index cost twice the
-    # CPU). Temporaries are byte-sized and few, written in place: fresh memory costs page faults
-    # (a first version with an int64 position per token touched 17 MB, 4,400 faults, in a build)
-    shifted = np.subtract(data, 9, dtype=np.uint8)  # wraps below 9
-    space = np.less_equal(shifted, 4)
-    np.subtract(data, 28, out=shifted)
-    space |= np.less_equal(shifted, 4, out=shifted.view(np.bool_))  # in place, element by element
-    del shifted
-    leads = np.flatnonzero(data >= 0xC2)  # candidates for the wide whitespace's lead bytes
-    leads = leads[lead_table[data[leads]]]
-    if len(leads):
-        padded = np.concatenate([data, np.zeros(2, dtype=np.uint8)])
-        for lead, codes in wide.items():
-            at = leads[data[leads] == lead]
-            for code in codes:
-                hit = at[np.all([padded[at + k] == code[k] for k in range(1, len(code))], axis=0)]
-                for k in range(len(code)):
-                    space[hit + k] = True
-    starts = offsets[:-1] - begin
-    first = starts[offsets[1:] > offsets[:-1]]  # the first byte of each non-empty text
-    token = np.empty_like(space)  # a byte after whitespace or a text's first byte, then: a token's first
-    token[0] = True
-    token[1:] = space[:-1]
-    token[first] = True
-    np.logical_not(space, out=space)
-    np.logical_and(token, space, out=token)
-    # a text holds a token where one starts in it: its bytes or-ed (a segment per non-empty text)
-    texts = int(np.count_nonzero(np.logical_or.reduceat(token, first))) if len(first) else 0
-    return int(np.count_nonzero(token)), texts
-
-
 def token_counts(column: Any) -> tuple[int, int]:
     """``(whitespace tokens, texts)`` of a string or list-of-strings Arrow column: over its texts
     that are neither null nor empty nor whitespace only (as :func:`_texts` keeps them), the sum
-    of ``len(text.split())`` and their number, counted on the column's UTF-8 bytes
-    (:func:`_utf8_token_counts`) without a Python string per text (tests/test_comve_stats.py holds
-    it equal to ``str.split`` on random texts and tests/test_comve_real.py on the real release, to
-    the bit). ComVE's card: 0.07 s CPU for Table 4's lengths in Python, 0.06-0.09 on Arrow's
-    kernels, 0.01-0.017 on the bytes."""
-    import pyarrow as pa
-
+    of ``len(text.split())`` and their number."""
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-        column = _kernel("list_flatten", column)  # the values of the non-null lists, in order
-    tokens = texts = 0
-    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
-        # no ``pa.scalar`` or other Python value handed to Arrow: the first one converted makes
-        # pyarrow import pandas (benchsmith.pandas_probe), 0.62 s of a warm ComVE validate
-        n_tokens, n_texts = _utf8_token_counts(_kernel("drop_null", chunk) if chunk.null_count else chunk)
-        tokens += n_tokens
-        texts += n_texts
-    return tokens, texts
+        column = pc.list_flatten(column)  # the values of the non-null lists, in order
+    kept = [t for t in column.to_pylist() if t and not t.isspace()]
+    return sum(len(t.split()) for t in kept), len(kept)
 
 
 def mean_length(release: Release, splits: Iterable[str], kind: str) -> float:
@@ -205,7 +111,7 @@ def mean_length(release: Release, splits: Iterable[str], kind: str) -> float:
 
 
 #: :func:`token_counts` of tuples columns, keyed like :data:`_COLUMNS` (at most 64): the check, the
-#: fidelity figures and the card ask for the same (split, field) ~4 times (~0.1 CPU s of a validate)
+#: fidelity figures and the card ask for the same (split, field) ~4 times
 _COUNTS: dict[tuple[str, ...], tuple[int, int]] = {}
 
 
@@ -243,9 +149,7 @@ def _word_counts(path: str, fingerprints: tuple[str, ...], splits: tuple[str, ..
     """Several splits: the sum of each split's memoised counts (Table 5 asks for train, dev+test
     and train+dev+test: each text is split once, not twice), in the same key order as one count
     over the splits in turn. One split: counted in C (``Counter`` of a chained iterator), the
-    uninformative words deleted after (ComVE's 15 counts, columns read: 0.42 -> 0.26 CPU s)."""
-    from benchsmith.release import Release
-
+    uninformative words deleted after."""
     if len(splits) != 1:
         out: Counter = Counter()
         for split, fp in zip(splits, fingerprints):
@@ -264,8 +168,7 @@ def _top(c: Counter, k: int) -> list[tuple[str, int]]:
 
 def _top_and_total(release: Release, splits: Iterable[str], kind: str, k: int) -> tuple[list[tuple[str, int]], int]:
     """(the ``k`` most frequent informative words with their counts, the informative tokens), kept
-    per split content like :func:`word_counts`: the fidelity figures and the checks ask ~25 times,
-    and copying and sorting the counts each time cost ~1 CPU s of a first ``validate``."""
+    per split content like :func:`word_counts`: the fidelity figures and the checks ask ~25 times."""
     splits = tuple(splits)
     top, total = _top_counts(*_content(release, "tuples", splits), splits, kind, k)
     return list(top), total
@@ -310,14 +213,12 @@ def train_repeats(release: Release, splits: Iterable[str] = ("validation", "test
 
 @lru_cache(maxsize=16)
 def _train_repeats_of(path: str, fingerprints: tuple[str, ...], splits: tuple[str, ...]) -> dict[str, Any]:
-    from benchsmith.release import Release
-
     del fingerprints  # cache key only: the splits' content
     release = Release(path)
     fields = ("sensical_statement", "nonsensical_statement", "correct_reason")
     train = {f: _column(release, "tuples", "train", f) for f in fields}
     modes = (("exact", lambda t: t), ("normalised", normalise))
-    # train's sets once per mode, not once per split (~0.1 CPU s)
+    # train's sets once per mode, not once per split
     seen_of = {mode: {k: {f(t) for t in train[k]} for k in ("nonsensical_statement", "correct_reason")}
                for mode, f in modes}
     statements = list(zip(train["sensical_statement"], train["nonsensical_statement"]))
@@ -399,17 +300,13 @@ def _copy_source_bleu(release: Release, f: Any) -> float:
 
 def copy_source(release: Release, split: str) -> dict[str, Any]:
     """``baseline.copy_source(release, split)``, computed once per split content: the fidelity
-    figure and the ``comve_baselines`` check both score it (~0.3 CPU s a split)."""
+    figure and the ``comve_baselines`` check both score it."""
     path, (fp,) = _content(release, "subtask_c", (split,))
     return copy.deepcopy(_copy_source_of(path, fp, split))
 
 
 @lru_cache(maxsize=16)
 def _copy_source_of(path: str, fingerprint: str, split: str) -> dict[str, Any]:
-    from benchsmith.builders.comve.baseline import copy_source as score
-
-    from benchsmith.release import Release
-
     del fingerprint  # cache key only: the split's content
     return score(Release(path), split)
 
@@ -422,7 +319,7 @@ def _tuple_total(release: Release, f: Any) -> int:
     fields = ("sensical_statement", "nonsensical_statement", "correct_reason", "confusing_reason1",
               "confusing_reason2", "references")
     # a sentence is a text neither null nor blank (``x and x.strip()``): what token_counts counts as a
-    # text, from the counts Table 4 reads anyway (0.08-0.17 -> ~0 CPU s: no row as Python dicts)
+    # text, from the counts Table 4 reads anyway
     return sum(_column_counts(release, s, k)[1] for s in _splits_of(f) for k in fields)
 
 

@@ -35,18 +35,36 @@ writes its own release named ``mucow-harvest-<src>-<tgt>``; see README.md.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchsmith.builder import Builder, Config, Example, Policy, register
+from benchsmith.builders.mucow.checks import (
+    ContrastiveAligned,
+    ContrastiveDiffers,
+    ContrastivePresent,
+    DomainRule,
+    ItemsPerSense,
+    SensesPerWord,
+    SourceLength,
+    SuiteStatistics,
+    TargetWords,
+)
 from benchsmith.builders.mucow.schema import (
     SCORING_FEATURES,
+    STATISTICS_COLUMNS,
     TRANSLATION_FEATURES,
+    list_items,
     senses_per_word,
+    suite_statistics,
 )
-
-from benchsmith.builder import Builder, Config, Example, Policy, register
 from benchsmith.errors import ConfigError
+from benchsmith.expectation import read_published_yaml
+from benchsmith.loaders.mucow_json import read_mucow_json
+from benchsmith.loaders.mucow_txt import read_translation_suite
 from benchsmith.source import Source, Sources
+from benchsmith.validation.check import Status
 
 if TYPE_CHECKING:
     from benchsmith.expectation import Figure, Measure
@@ -175,20 +193,6 @@ class MucowBuilder(Builder):
         counting punctuation, which is what upstream seems to have applied). Every other rule
         holds on the real data and fails when broken.
         """
-        from benchsmith.validation.check import Status
-
-        from .checks import (
-            ContrastiveAligned,
-            ContrastiveDiffers,
-            ContrastivePresent,
-            DomainRule,
-            ItemsPerSense,
-            SensesPerWord,
-            SourceLength,
-            SuiteStatistics,
-            TargetWords,
-        )
-
         return [
             SuiteStatistics(),
             ContrastivePresent(severity=Status.WARN),
@@ -209,8 +213,6 @@ class MucowBuilder(Builder):
             yield from self._translation(pair, sources)
 
     def _scoring(self, pair: str, sources: Sources) -> Iterator[Example]:
-        from benchsmith.loaders.mucow_json import read_mucow_json
-
         for item in read_mucow_json(sources.path("mucow", scoring_file(pair))):
             yield {
                 "id": f"{pair}-{item.index:05d}",
@@ -225,9 +227,6 @@ class MucowBuilder(Builder):
             }
 
     def _translation(self, pair: str, sources: Sources) -> Iterator[Example]:
-        from benchsmith.loaders.mucow_json import read_mucow_json
-        from benchsmith.loaders.mucow_txt import read_translation_suite
-
         paths = [sources.path("mucow", tts_txt_file(pair, k)) for k in TXT_KINDS]
         senses: dict[tuple[int, str, str], str] = {}
         if sources["mucow"].has(tts_json_file(pair)):
@@ -249,18 +248,12 @@ class MucowBuilder(Builder):
 
     def card_sections(self, release: Release) -> dict[str, str]:
         """The per-suite statistics and the fidelity note. Rendered at build and again by every
-        ``validate`` (the card is re-rendered from the report), so the figures come from Arrow
-        columns (:mod:`.suite_columns`, equal to the row-dict figures), not one dict per item:
-        real release, in-process CPU s of a cold ``validate`` at load ~4, 0.28-0.43 -> 0.12-0.16
-        (README.md, "Checks"). What is left is mostly the card's view reading each split whole."""
-        from .suite_columns import STATISTICS_COLUMNS
-        from .suite_columns import suite_statistics as statistics
-
+        ``validate`` (the card is re-rendered from the report)."""
         rows = []
         for c in release.configs():
             variant = "scoring" if c.startswith("scoring-") else "translation"
             # the columns the statistics read, from the card's in-memory table (not example dicts)
-            st = statistics(release.table(c, "test", STATISTICS_COLUMNS[variant]), variant)
+            st = suite_statistics(release.table(c, "test", STATISTICS_COLUMNS[variant]).to_pylist(), variant)
             extra = (f"{st['contrastive_pairs']:,} contrastive" if variant == "scoring"
                      else f"{st['in_domain']:,} in / {st['out_of_domain']:,} out")
             rows.append(f"| {c} | {st['items']:,} | {st['ambiguous_words']:,} | {st['senses_per_word']:.2f} | {extra} |")
@@ -273,10 +266,6 @@ class MucowBuilder(Builder):
     def _fidelity_note(self, release: Release) -> str:
         """What of the paper this release can and cannot reproduce: the paper's values from
         ``published.yaml``, this release's from its data (no hand-typed number)."""
-        from benchsmith.expectation import read_published_yaml
-
-        from .suite_columns import list_items
-
         figures = {f.id: f for f in read_published_yaml(self.data_path("published.yaml"))}
         scoring = [c for c in release.configs() if c.startswith("scoring-")]
         translation = [c for c in release.configs() if c.startswith("translation-")]
@@ -346,8 +335,6 @@ def suite_pairs(release: Release, figure: Figure) -> int:
 
 def distinct_pairs(release: Release, figure: Figure) -> int:
     """Distinct language pairs over the variants of ``args.variants`` (a pair in both counts once)."""
-    import dataclasses
-
     pairs: set[str] = set()
     for variant in figure.args["variants"]:
         one = dataclasses.replace(figure, args={**figure.args, "variant": variant})
@@ -357,8 +344,6 @@ def distinct_pairs(release: Release, figure: Figure) -> int:
 
 def contrastive_pairs(release: Release, figure: Figure) -> int:
     """Scoring: contrastive sentence pairs, one per contrastive translation of every item."""
-    from .suite_columns import list_items
-
     total = 0
     for c in _suites(release, figure):
         column = release.table(c, "test", ["contrastive_translations"]).column("contrastive_translations")
@@ -368,8 +353,6 @@ def contrastive_pairs(release: Release, figure: Figure) -> int:
 
 def suite_sentence_pairs(release: Release, figure: Figure) -> int:
     """Scoring: sentence pairs to score, the reference and each contrastive of every item."""
-    from .suite_columns import list_items
-
     total = 0
     for c in _suites(release, figure):
         column = release.table(c, "test", ["contrastive_translations"]).column("contrastive_translations")

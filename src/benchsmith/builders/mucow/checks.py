@@ -61,10 +61,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from benchsmith.errors import ConfigError
+from benchsmith.nlp.tokenize import get_tokenizer
 
 from .corpora import SUBTITLE_LABELS
+from .moses_counts import plain_counts
 from .schema import sense_of, suite_statistics
-from .suite_columns import suite_statistics as columnar_statistics
+from .suites import n_words
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -119,9 +121,6 @@ class SuiteCheck(Check):
     #: the release only and share no in-process memo with another check, and MuCoW's probe leaves
     #: that worker idle (README.md, "Validate in seconds")
     concurrent = True
-    #: find the offending rows with Arrow compute where a check can (False: one dict per row, the
-    #: path the columnar one replaces; tests/test_mucow_suite_columns.py holds them equal)
-    columnar: ClassVar[bool] = True
     variants: ClassVar[tuple[str, ...]] = VARIANTS
     #: what the check requires, in words (the pass summary)
     rule: ClassVar[str] = ""
@@ -176,33 +175,14 @@ def _rows(release: Release, config: str, split: str, columns: Sequence[str]) -> 
     return release.table(config, split, list(columns)).to_pylist()
 
 
-def _columns(check: SuiteCheck, release: Release, config: str, split: str, columns: Sequence[str]) -> Any:
-    """The split's columns as an Arrow table when ``check`` may take its columnar path (it is
-    ``columnar`` and no value is null: Python and Arrow would treat a null differently), else None."""
-    if not check.columnar:
-        return None
-    from .suite_columns import has_nulls
-
-    table = release.table(config, split, list(columns)).combine_chunks()
-    return None if has_nulls(table) else table
-
-
 class ContrastivePresent(SuiteCheck):
     name = "mucow_contrastive_present"
     variants = (SCORING,)
     rule = "every item has at least one contrastive translation"
 
     def inspect(self, release, config, split, variant):
-        columns = ["id", "ambiguous_word", "contrastive_translations"]
-        table = _columns(self, release, config, split, columns)
-        if table is None:
-            rows = _rows(release, config, split, columns)
-            n, empty = len(rows), [r for r in rows if not r["contrastive_translations"]]
-        else:  # the same rows, in order: lists of length 0
-            import pyarrow.compute as pc
-
-            n = table.num_rows
-            empty = table.filter(pc.equal(pc.list_value_length(table.column(columns[2])), 0)).to_pylist()
+        rows = _rows(release, config, split, ["id", "ambiguous_word", "contrastive_translations"])
+        n, empty = len(rows), [r for r in rows if not r["contrastive_translations"]]
         words = Counter(r["ambiguous_word"] for r in empty)
         problems = [f"{n} item(s) of {w!r} have no contrastive translation (scored correct whatever the model does)"
                     for w, n in words.most_common()]
@@ -215,17 +195,9 @@ class ContrastiveAligned(SuiteCheck):
     rule = "one replacement word per contrastive translation"
 
     def inspect(self, release, config, split, variant):
-        columns = ["id", "contrastive_translations", "replacements"]
-        table = _columns(self, release, config, split, columns)
-        if table is None:
-            rows = _rows(release, config, split, columns)
-            n = len(rows)
-            bad = [r for r in rows if len(r["contrastive_translations"]) != len(r["replacements"])]
-        else:  # the same rows, in order: the two lists' lengths differ
-            import pyarrow.compute as pc
-
-            lengths = [pc.list_value_length(table.column(c)) for c in columns[1:]]
-            n, bad = table.num_rows, table.filter(pc.not_equal(*lengths)).to_pylist()
+        rows = _rows(release, config, split, ["id", "contrastive_translations", "replacements"])
+        n = len(rows)
+        bad = [r for r in rows if len(r["contrastive_translations"]) != len(r["replacements"])]
         problems = [f"{r['id']}: {len(r['contrastive_translations'])} contrastive translation(s), "
                     f"{len(r['replacements'])} replacement(s)" for r in bad]
         return problems, {"items": n, "misaligned": len(bad)}, {}
@@ -238,33 +210,12 @@ class ContrastiveDiffers(SuiteCheck):
 
     def inspect(self, release, config, split, variant):
         columns = ["id", "ambiguous_word", "original_translation", "reference", "contrastive_translations"]
-        table = _columns(self, release, config, split, columns)
-        if table is None:
-            rows = _rows(release, config, split, columns)
-            n, same = len(rows), [r for r in rows if r["reference"] in r["contrastive_translations"]]
-        else:
-            n, same = table.num_rows, table.filter(_reference_in_list(table)).to_pylist()
+        rows = _rows(release, config, split, columns)
+        n, same = len(rows), [r for r in rows if r["reference"] in r["contrastive_translations"]]
         by = Counter((r["ambiguous_word"], r["original_translation"]) for r in same)
         problems = [f"{n} item(s) of {w!r} (translated {t!r}) have a contrastive identical to the reference "
                     "(never scored correct: ties count wrong)" for (w, t), n in by.most_common()]
         return problems, {"items": n, "identical_contrastive": len(same)}, {"ids": [r["id"] for r in same]}
-
-
-def _reference_in_list(table: Any) -> Any:
-    """Per row, whether ``reference`` is one of the ``contrastive_translations`` (Python's ``in`` on
-    a list of str: some item equal, byte for byte), as a boolean mask (no nulls: see :func:`_columns`)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    lists = table.column("contrastive_translations").combine_chunks()
-    parents = pc.list_parent_indices(lists)
-    equal = pc.equal(pc.list_flatten(lists), pc.take(table.column("reference"), parents))
-    mask = np.zeros(table.num_rows, dtype=bool)
-    from benchsmith.validation.dataview import as_int64
-
-    mask[as_int64(pc.filter(parents, equal))] = True  # no pandas import (dataview.as_int64)
-    return pa.array(mask)
 
 
 class SensesPerWord(SuiteCheck):
@@ -273,46 +224,18 @@ class SensesPerWord(SuiteCheck):
     rule = "every ambiguous word has at least two senses"
 
     def inspect(self, release, config, split, variant):
-        columns = ["ambiguous_word", "correct_words"]
-        table = _columns(self, release, config, split, columns)
-        if table is None:
-            senses: dict[str, set[str]] = defaultdict(set)
-            items: Counter = Counter()
-            for r in _rows(release, config, split, columns):
-                word, sense = sense_key(r, variant)
-                senses[word].add(sense)
-                items[word] += 1
-            words, n_senses = len(senses), sum(len(s) for s in senses.values())
-            single = sorted(w for w, s in senses.items() if len(s) < 2)
-            one = {w: (next(iter(senses[w])), items[w]) for w in single}
-        else:
-            words, n_senses, one = _single_sense_words(table, variant)
-            single = sorted(one)
+        senses: dict[str, set[str]] = defaultdict(set)
+        items: Counter = Counter()
+        for r in _rows(release, config, split, ["ambiguous_word", "correct_words"]):
+            word, sense = sense_key(r, variant)
+            senses[word].add(sense)
+            items[word] += 1
+        words, n_senses = len(senses), sum(len(s) for s in senses.values())
+        single = sorted(w for w, s in senses.items() if len(s) < 2)
+        one = {w: (next(iter(senses[w])), items[w]) for w in single}
         problems = [f"{w!r} has one sense ({one[w][0]!r}, {one[w][1]} item(s))" for w in single]
         return problems, {"ambiguous_words": words, "senses": n_senses, "single_sense_words": len(single),
                           "senses_per_word": round(n_senses / words, 3) if words else 0.0}, {}
-
-
-def _sense_counts(table: Any, variant: str) -> Any:
-    """``(w, s, n)``: each (ambiguous word, sense) of the suite and its items (Arrow's grouping
-    compares strings byte for byte, as a Python ``set`` or ``Counter`` of str does)."""
-    import pyarrow as pa
-
-    from .suite_columns import sense_column
-
-    pairs = pa.table({"w": table.column("ambiguous_word"), "s": sense_column(table, variant)})
-    return pairs.group_by(["w", "s"]).aggregate([([], "count_all")]).rename_columns(["w", "s", "n"])
-
-
-def _single_sense_words(table: Any, variant: str) -> tuple[int, int, dict[str, tuple[str, int]]]:
-    """``(words, senses, {word: (its one sense, its items)})`` for the words with one sense."""
-    import pyarrow.compute as pc
-
-    counts = _sense_counts(table, variant)
-    per_word = counts.group_by("w").aggregate([([], "count_all"), ("n", "sum")])
-    single = per_word.filter(pc.less(per_word.column("count_all"), 2)).column("w")
-    rows = counts.filter(pc.is_in(counts.column("w"), value_set=single.combine_chunks())).to_pylist()
-    return per_word.num_rows, counts.num_rows, {r["w"]: (r["s"], r["n"]) for r in rows}
 
 
 class ItemsPerSense(SuiteCheck):
@@ -330,20 +253,9 @@ class ItemsPerSense(SuiteCheck):
     def inspect(self, release, config, split, variant):
         columns = ["ambiguous_word", "sense" if variant == SCORING else "correct_words"]
         low, high = self.bounds(release, config, variant)
-        table = _columns(self, release, config, split, columns)
-        if table is None:
-            per = Counter(sense_key(r, variant) for r in _rows(release, config, split, columns))
-            outside = [(k, n) for k, n in sorted(per.items()) if not low <= n <= high]
-            senses, least, most = len(per), min(per.values(), default=0), max(per.values(), default=0)
-        else:
-            import pyarrow.compute as pc
-
-            counts = _sense_counts(table, variant)
-            n = counts.column("n")
-            keep = pc.invert(pc.and_(pc.greater_equal(n, low), pc.less_equal(n, high)))
-            outside = sorted(((r["w"], r["s"]), r["n"]) for r in counts.filter(keep).to_pylist())
-            span = pc.min_max(n).as_py()
-            senses, least, most = counts.num_rows, span["min"] or 0, span["max"] or 0
+        per = Counter(sense_key(r, variant) for r in _rows(release, config, split, columns))
+        outside = [(k, n) for k, n in sorted(per.items()) if not low <= n <= high]
+        senses, least, most = len(per), min(per.values(), default=0), max(per.values(), default=0)
         problems = [f"{w!r} sense {s!r} has {k} item(s); allowed {low}-{high}" for (w, s), k in outside]
         return problems, {"senses": senses, "min_per_sense": least, "max_per_sense": most,
                           "allowed": [low, high], "outside": len(problems)}, {}
@@ -355,14 +267,10 @@ class SourceLength(SuiteCheck):
     rule = "every source sentence is longer than the minimum number of words"
 
     def inspect(self, release, config, split, variant):
-        from benchsmith.nlp.tokenize import get_tokenizer
-
         min_words = int(options_of(release, config).get("scoring_min_words", SCORING_MIN_WORDS))
         languages = release.config_info(config).languages
         if not languages:
             raise ConfigError("the config declares no source language to tokenise with")
-        from .moses_counts import plain_counts
-
         tokenize = get_tokenizer(languages[0])
         rows = _rows(release, config, split, ["id", "source"])
         m = source_lengths([r["source"] for r in rows], tokenize, min_words, count=plain_counts(tokenize))
@@ -394,8 +302,7 @@ class SourceLengths:
 _UNBOUNDED = re.compile(r"[\x00-\x1f]|MULTI")
 #: from a chunk's first letter or digit to its end: one match per whitespace chunk holding one.
 #: ``[^\W_]`` is ``str.isalnum`` and ``\s`` is ``str.isspace`` (what ``str.split`` splits on), for
-#: every code point (tests/test_mucow_checks.py); the 18,051 real sources' bounds in 0.11 CPU s
-#: against 0.25-0.29 with ``any(ch.isalnum() for ch in chunk)`` over ``text.split()``
+#: every code point (tests/test_mucow_checks.py)
 _WORD_CHUNK = re.compile(r"[^\W_]\S*")
 
 
@@ -409,13 +316,11 @@ def source_lengths(sources: Sequence[str], tokenize: Any, min_words: int, *, exh
     one or more tokens: the chunks bound the tokens from below, and the chunks with a letter or
     digit bound the words. A source is tokenised when its bounds do not clear ``min_words`` (it
     may be short) or while its bound is under the shortest count found so far (it may be the
-    shortest); every other source's counts cannot change a figure. MuCoW's 18,000 scoring
-    sources: 2.6 -> 0.3 CPU s (most have 20 words or more). ``count(text)``, when given, gives a
+    shortest); every other source's counts cannot change a figure (most of MuCoW's 18,000 scoring
+    sources have 20 words or more). ``count(text)``, when given, gives a
     source's exact ``(words, tokens)`` or None (:func:`.moses_counts.plain_counts`: a plain
     sentence is counted without Moses); None tokenises it. ``exhaustive`` tokenises every source
     (tests/test_mucow_checks.py compares both on the real suites)."""
-    from .suites import n_words
-
     exact: dict[int, tuple[int, int]] = {}
 
     def measure(i: int) -> tuple[int, int]:
@@ -494,9 +399,6 @@ class SuiteStatistics(Check):
     name = "mucow_suite_statistics"
     family = "distribution"
     concurrent = True  # as SuiteCheck's
-    #: the figures from Arrow columns (:func:`.suite_columns.suite_statistics`, equal to the
-    #: row-dict :func:`.schema.suite_statistics`); False: the row-dict path
-    columnar: ClassVar[bool] = True
 
     def run(self, release: Release) -> list[CheckResult]:
         out = []
@@ -507,10 +409,7 @@ class SuiteStatistics(Check):
             for split in release.splits(config):
                 extra = ["contrastive_translations", "sense"] if variant == SCORING else ["correct_words", "domain"]
                 table = release.table(config, split, ["ambiguous_word", "corpus", *extra])
-                if self.columnar:
-                    st = columnar_statistics(table, variant)
-                else:
-                    st = suite_statistics(table.to_pylist(), variant)
+                st = suite_statistics(table.to_pylist(), variant)
                 tail = (f"{st['contrastive_pairs']:,} contrastive" if variant == SCORING
                         else f"{st['in_domain']:,} in / {st['out_of_domain']:,} out of domain")
                 out.append(self.stat(

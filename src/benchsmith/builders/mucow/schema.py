@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from datasets import ClassLabel, Features, List, Value
 
 _S = Value("string")
@@ -30,6 +32,18 @@ TRANSLATION_FEATURES = Features({
     "domain": ClassLabel(names=["in", "out"]),
     "corpus": _S,
 })
+
+
+#: the columns :func:`suite_statistics` reads, per variant
+STATISTICS_COLUMNS = {
+    "scoring": ["ambiguous_word", "corpus", "sense", "contrastive_translations"],
+    "translation": ["ambiguous_word", "corpus", "correct_words", "domain"],
+}
+
+
+def list_items(column: pa.ChunkedArray | pa.Array) -> int:
+    """The items of a list column, over every row."""
+    return pc.sum(pc.list_value_length(column)).as_py() or 0
 
 
 def sense_of(row: dict, variant: str) -> str:

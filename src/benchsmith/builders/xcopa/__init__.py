@@ -41,25 +41,26 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchsmith.builder import Builder, Config, Policy, register
+from benchsmith.erratum import ErratumRow
+from benchsmith.errors import ParseError
+from benchsmith.expectation import Measure
 from benchsmith.loaders.copa_xml import CopaItem, read_copa_xml
 from benchsmith.loaders.xcopa_jsonl import (
     GMT_LANGUAGES,
     LANGUAGES,
     XcopaRecord,
-    read_xcopa_columns,
     read_xcopa_jsonl,
     xcopa_relpath,
 )
-
-from benchsmith.builder import Builder, Config, Policy, register
-from benchsmith.erratum import ErratumRow
-from benchsmith.errors import ParseError
-from benchsmith.expectation import Measure
 from benchsmith.source import Source, Sources
 
 from .alignment import COPA_DEV, COPA_SPLITS, COPA_TEST, EN_TRAIN_LAST_ID, copa_item_for
+from .audit import card_sections
+from .checks import XcopaAgreement, XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
 from .fields import EN_FEATURES, FEATURES
 from .lm_eval import CONNECTORS
+from .measures import MEASURES
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -194,8 +195,6 @@ class Xcopa(Builder):
     def measures(self) -> Mapping[str, Measure]:
         """The measures of published.yaml's figures (``measures``): Table 2's indices, the
         translators' agreement (Table 3, Section 2, footnote 6), Table 1's items, model baselines."""
-        from .measures import MEASURES
-
         return MEASURES
 
     @classmethod
@@ -211,8 +210,6 @@ class Xcopa(Builder):
         return super().generated_errata_path()
 
     def checks(self) -> Sequence[Any]:
-        from .checks import XcopaAgreement, XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
-
         annotations = os.environ.get("BENCHSMITH_XCOPA_ANNOTATIONS")
         return [
             XcopaConsistency(),
@@ -223,8 +220,6 @@ class Xcopa(Builder):
         ]
 
     def card_sections(self, release: Release) -> dict[str, str]:
-        from .audit import card_sections
-
         return card_sections(release)
 
     # ------------------------------------------------------------------ errata rows
@@ -245,34 +240,6 @@ class Xcopa(Builder):
         return out
 
     # ------------------------------------------------------------------ examples
-    def columns(self, config: Config, split: str, sources: Sources) -> dict[str, list] | None:
-        """A translated split as columns (``Builder.columns``): :meth:`examples`' values, checked the
-        same way on whole columns (the file's lines by the loader, then labels and questions
-        against COPA and errata.tsv). Wherever a check fails, and for ``en``, ``None``: the writer
-        then reads :meth:`examples`, which raises the error naming file and line. ~0.1 s CPU less
-        a build than a record and an example dict per line (tests/test_xcopa_builder.py compares both)."""
-        if config.metadata["kind"] == "english":
-            return None
-        lang = config.metadata["source_language"]
-        translated = config.metadata["kind"] == "translation"
-        path = sources.path("xcopa", xcopa_relpath(lang, split, translated=translated))
-        columns = read_xcopa_columns(path)
-        if columns is None:
-            return None
-        copa, first = self._copa(sources, COPA_SPLITS[split][0]), COPA_SPLITS[split][1]
-        items = [copa.get(first + i) for i in columns["idx"]]  # alignment.copa_id
-        if None in items or any(label != it.label for label, it in zip(columns["label"], items)):
-            return None
-        # _check_question on every row: an erratum row exactly where the question differs from COPA's,
-        # turning upstream's question into COPA's (a row keyed by a non-canonical idx matches none)
-        rows = self._question_rows_by_split.get((config.name, split), {})
-        for idx, question, it in zip(columns["idx"], columns["question"], items):
-            row = rows.get(idx)
-            if (row is not None) if question == it.asks_for else (row is None or row.old != question
-                                                                   or row.new != it.asks_for):
-                return None
-        return columns
-
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict]:
         kind = config.metadata["kind"]
         if kind == "english":
