@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import shutil
 
 import pytest
 from conftest import one_json
@@ -26,18 +25,18 @@ from benchsmith.testing.hub import File
 @pytest.fixture(scope="module")
 def runners(tmp_path_factory) -> dict[str, Release]:
     """toy 1.1.0 built after 1.0.0 (so it carries ``changes/since-1.0.0``), validated with
-    ``--baselines none`` (runner a), and the same build validated with ``--baselines cheap`` in
-    another registry (runner b): the same data, another report and card."""
+    ``--baselines none`` (runner a), and the same builds in another registry validated with
+    ``--baselines cheap`` (runner b): the same data, another report and card."""
     a, b = tmp_path_factory.mktemp("runner-a"), tmp_path_factory.mktemp("runner-b")
     register(RegisteredToyBuilder)
     progress.set_enabled(False)
     try:
         with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(io.StringIO()):
             mp.setenv("BENCHSMITH_HOME", str(tmp_path_factory.mktemp("bshome")))
-            for version in ("1.0.0", "1.1.0"):
-                assert main(["-q", "build", "toy", "--version", version, "--sources", str(FIXTURES),
-                             "--registry", str(a)]) == 0
-            shutil.copytree(a / "toy" / "1.1.0", b / "toy" / "1.1.0")
+            for registry in (a, b):  # each runner builds in its own registry
+                for version in ("1.0.0", "1.1.0"):
+                    assert main(["-q", "build", "toy", "--version", version, "--sources", str(FIXTURES),
+                                 "--registry", str(registry)]) == 0
             for folder, baselines in ((a / "toy" / "1.1.0", "none"), (b / "toy" / "1.1.0", "cheap")):
                 assert main(["-q", "validate", str(folder), "--near-dup-threshold", "0.95",
                              "--baselines", baselines, "--json"]) == 0

@@ -69,7 +69,9 @@ def make_report(results: list[dict], passed: bool | None = None) -> dict:
             "passed": counts["fail"] == 0 if passed is None else passed, "results": results}
 
 
-MANIFEST = ReleaseInfo.from_dict({"name": "xcopa", "version": "1.1.0", "configs": {"et": {"features": {
+MANIFEST = ReleaseInfo.from_dict({"name": "xcopa", "version": "1.1.0",
+                                  "tool_versions": {"benchsmith": "0", "datasets": "0", "pyarrow": "0"},
+                                  "configs": {"et": {"features": {
     "idx": {"_type": "Value", "dtype": "int32"}}, "splits": {"test": {"num_examples": 500, "fingerprint": "ab" * 32,
                                                                       "files": ["data/et/test-00000-of-00001.parquet"]}}}}})
 

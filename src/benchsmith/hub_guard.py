@@ -22,6 +22,7 @@ def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, 
 
     from benchsmith import hub_http
     from benchsmith.errors import PublishError, ReleaseError
+    from benchsmith.hub_errors import explain
     from benchsmith.redact import redact
     from benchsmith.source import benchsmith_home
 
@@ -39,9 +40,7 @@ def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, 
     except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError):
         return
     except Exception as exc:  # noqa: BLE001 - any failure (HTTP, timeout, bad JSON) is one line
-        from benchsmith.publish import _explain
-
-        problem, _ = _explain(exc, endpoint or constants.ENDPOINT, doing=f"reading release.json of {ref}",
+        problem, _ = explain(exc, endpoint or constants.ENDPOINT, doing=f"reading release.json of {ref}",
                               again="try again")
         raise ReleaseError(redact(f"cannot read release.json of {ref} to compare with this build ({problem})"),
                            hint="Check the network and the builder's hub_repo, or set HF_HUB_OFFLINE=1 to "

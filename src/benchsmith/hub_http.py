@@ -13,7 +13,7 @@ proxy that stops answering, or drips its answer a byte at a time, would hang ``d
   headers, so a long upload does not count against the short answer that follows it.
 
 A limit that is hit is an ``httpx`` timeout, which the callers report as one line naming what
-was being done (:func:`benchsmith.publish._explain`).
+was being done (:func:`benchsmith.hub_errors.explain`).
 """
 
 from __future__ import annotations

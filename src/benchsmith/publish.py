@@ -29,15 +29,14 @@ import os
 import resource
 import shutil
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from benchsmith import hub_http, hub_listing, progress, redact, registry, seal
+from benchsmith import hub_listing, redact, registry, seal
 from benchsmith.errors import GateError, PublishError
+from benchsmith.hub_errors import brief, explain, from_xet, hub_session
 from benchsmith.release import Release
 from benchsmith.seal import Seal
 
@@ -227,7 +226,6 @@ def hub_record_registry(release: Release, registry_root: Path | None) -> Path:
 
 # --------------------------------------------------------------------------- the Hub
 
-_XET_HOSTS = ("huggingface.co",)  # Hubs known to serve xet; another endpoint gets plain HTTP/LFS uploads
 
 
 def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, token: str | None = None,
@@ -270,7 +268,7 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:
-        raise PublishError(f"--hub {repo_id!r} is not a Hub repo id ({_brief(exc)})",
+        raise PublishError(f"--hub {repo_id!r} is not a Hub repo id ({brief(exc)})",
                            hint="Use ORG/NAME (letters, digits, '-', '_' and '.')") from None
     api = HfApi(endpoint=endpoint, token=token)
     secret = token or get_token()
@@ -325,7 +323,7 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, local: dict[str, st
     expected.append(hub_listing.hash_bytes(hub_listing.SEAL_FILE, listing))
     out = {"published": f"{repo_id}@{release.version}", "tag": release.version, "name": release.name,
            "version": release.version, "already_published": False}
-    with _hub_settings(api.endpoint):
+    with hub_session(api.endpoint):
         try:
             if not _retrying(lambda: api.repo_exists(repo_id, repo_type="dataset"), "check the repo"):
                 created = _retrying(lambda: _create_repo(api, repo_id), "create the repo")
@@ -371,8 +369,8 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, local: dict[str, st
             if not isinstance(exc, Exception):  # KeyboardInterrupt and the like: cleaned up, re-raised
                 raise
             # -v adds the detail, never a traceback: the failure is handled (one line below)
-            logger.debug("publishing to the Hub failed: %s", _brief(exc))
-            problem, hint = _explain(exc, api.endpoint, token_sent=secret is not None)
+            logger.debug("publishing to the Hub failed: %s", brief(exc))
+            problem, hint = explain(exc, api.endpoint, token_sent=secret is not None)
             raise PublishError(_redact(f"cannot publish {what}: {problem}; {undone}", secret),
                                hint=_redact(hint, secret)) from None
     return out | {"commit": commit_oid, "repo_created": created, "removed": removed}
@@ -429,7 +427,7 @@ def transient(exc: BaseException) -> bool:
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
         return status == 429 or (status is not None and status >= 500)
-    if _from_xet(exc):  # hf_xet raises ConnectionError for a 4xx too (a Hub without xet): not transient
+    if from_xet(exc):  # hf_xet raises ConnectionError for a 4xx too (a Hub without xet): not transient
         return False
     if isinstance(exc, ConnectionError | TimeoutError):
         return True
@@ -457,13 +455,13 @@ def _retrying(call: Callable[[], Any], doing: str, landed: Callable[[], Any] | N
             if attempt == len(delays) or not transient(exc):
                 raise
             # info, not warning: a failure stays one line; `-v` shows the retries
-            logger.info("the Hub failed to %s (%s); retrying in %gs", doing, _brief(exc), delays[attempt])
+            logger.info("the Hub failed to %s (%s); retrying in %gs", doing, brief(exc), delays[attempt])
             time.sleep(delays[attempt])
             if landed is not None:
                 try:
                     done = landed()
                 except Exception as again:  # noqa: BLE001 - the check failed too: the retry decides
-                    logger.debug("checking whether %s landed failed: %s", doing, _brief(again))
+                    logger.debug("checking whether %s landed failed: %s", doing, brief(again))
                     done = None
                 if done is not None:
                     return done
@@ -505,29 +503,6 @@ def _remote_files(api: Any, repo_id: str, revision: str) -> list[Any]:
     entries = _retrying(lambda: list(api.list_repo_tree(repo_id, repo_type="dataset", revision=revision,
                                                         recursive=True)), "list the files")
     return [e for e in entries if isinstance(e, RepoFile)]
-
-
-@contextmanager
-def _hub_settings(endpoint: str) -> Iterator[None]:
-    """For one publish: xet off for a Hub without xet (unless ``HF_HUB_DISABLE_XET`` is set),
-    huggingface_hub's progress bars off when benchsmith's are (``--quiet``, not a terminal)."""
-    from huggingface_hub import constants
-    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
-
-    hub_http.install()  # every request of this publish (or read) has a time limit
-    xet_before = constants.HF_HUB_DISABLE_XET
-    host = urlsplit(endpoint).hostname or ""
-    if "HF_HUB_DISABLE_XET" not in os.environ and not any(host == h or host.endswith("." + h) for h in _XET_HOSTS):
-        constants.HF_HUB_DISABLE_XET = True
-    bars_off = not progress.enabled() and not are_progress_bars_disabled()
-    if bars_off:
-        disable_progress_bars()
-    try:
-        yield
-    finally:
-        constants.HF_HUB_DISABLE_XET = xet_before
-        if bars_off:
-            enable_progress_bars()
 
 
 def _create_repo(api: Any, repo_id: str) -> bool:
@@ -591,7 +566,7 @@ def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, made
             refs = api.list_repo_refs(repo_id, repo_type="dataset")
             history = [c.commit_id for c in api.list_repo_commits(repo_id, repo_type="dataset")]
         except Exception as exc:  # noqa: BLE001 - cannot tell what the repo holds: never delete blindly
-            return _redact(f"the repo {repo_id} it created was left as it was (reading it failed: {_brief(exc)}): "
+            return _redact(f"the repo {repo_id} it created was left as it was (reading it failed: {brief(exc)}): "
                            "check it, and delete it by hand if it holds no commit", secret)
         others = [c for c in history[:-1] if c != made]  # history[-1]: the commit create_repo made
         if others or refs.tags or any(b.name != "main" for b in refs.branches):
@@ -600,73 +575,13 @@ def _undo(api: Any, repo_id: str, *, created: bool, commit_oid: str | None, made
         try:
             api.delete_repo(repo_id, repo_type="dataset", missing_ok=True)
         except Exception as exc:  # noqa: BLE001 - the Hub went away meanwhile: said, first error kept
-            return _redact(f"the repo {repo_id} it created could not be deleted ({_brief(exc)}): "
+            return _redact(f"the repo {repo_id} it created could not be deleted ({brief(exc)}): "
                            "delete it by hand", secret)
         return f"the repo {repo_id} it created was deleted again"
     if commit_oid is not None:
         return (f"commit {commit_oid[:12]} is on main of {repo_id} but has no tag: "
                 "publish the same release again to tag it")
     return f"{repo_id} was left as it was"
-
-
-def _explain(exc: Exception, endpoint: str, *, token_sent: bool = True, doing: str = "publishing",
-             again: str = "publish again") -> tuple[str, str]:
-    """(what went wrong, what to do) for an exception from huggingface_hub: ``doing`` names the
-    operation (a read says "reading the Hub repo ... failed", never "publishing"), ``again`` what
-    to do once fixed; ``token_sent`` False when no token was found, so a 401 says that rather
-    than blaming a token nobody sent."""
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-
-    if isinstance(exc, OfflineModeIsEnabled):
-        return "HF_HUB_OFFLINE is set", f"Unset HF_HUB_OFFLINE (or set it to 0) and {again}"
-    if isinstance(exc, HfHubHTTPError):
-        status = exc.response.status_code if exc.response is not None else None
-        said = _brief(exc, exc.server_message or str(exc))
-        if status == 401 and not token_sent:
-            return (f"no Hub token was found, and the Hub needs one (401: {said})",
-                    ("Give a token with write access: set HF_TOKEN, or run `hf auth login` "
-                     f"(`huggingface-cli login` in older versions), then {again}"))
-        if status == 401:
-            return (f"the Hub refused the token (401: {said})",
-                    "Check the token (HF_TOKEN, or `hf auth login`) and that it may write to the organisation")
-        if status == 403:
-            return f"the token may not write there (403: {said})", "Use a token with write access to the repo"
-        if status in (409, 412):
-            return (f"the repo changed while {doing} ({status}: {said})",
-                    f"Someone else pushed or tagged meanwhile: check the repo, then {again}")
-        if status is not None and status >= 500:
-            return f"the Hub failed ({status}: {said})", f"{again.capitalize()} later"
-        return f"the Hub answered {status}: {said}", f"Check the repo name and --endpoint, then {again}"
-    if _from_xet(exc):
-        return (f"the xet upload failed ({_brief(exc)})",
-                "A Hub other than huggingface.co may not serve xet: set HF_HUB_DISABLE_XET=1 and publish again")
-    if isinstance(exc, TimeoutError) or type(exc).__name__.endswith("Timeout"):
-        timeout, deadline = hub_http.limits()
-        return (f"{doing} failed: the Hub did not answer in time ({_brief(exc)})",
-                (f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then {again} (the limits: "
-                 f"BENCHSMITH_HUB_TIMEOUT={timeout:g}s of silence, BENCHSMITH_HUB_DEADLINE={deadline:g}s per answer)"))
-    if isinstance(exc, ConnectionError | TimeoutError) or type(exc).__module__.split(".")[0] in (
-        "httpx", "httpx2", "httpcore", "httpcore2"
-    ):
-        return (f"cannot reach the Hub ({_brief(exc)})",
-                f"Check --endpoint / HF_ENDPOINT ({endpoint}) and the network, then {again}")
-    return f"{doing} failed ({_brief(exc)})", f"Run with -v for the details, then {again}"
-
-
-def _from_xet(exc: BaseException) -> bool:
-    return any("xet" in frame.name for frame in traceback.extract_tb(exc.__traceback__))
-
-
-def _brief(exc: BaseException, detail: str | None = None) -> str:
-    """One line: the exception's type and the first line of its message, or ``detail`` alone
-    (what a Hub said about an HTTP error)."""
-    text = (detail or str(exc) or "").strip().splitlines()
-    line = " ".join(text[0].split()) if text else ""
-    if len(line) > 240:
-        line = line[:237] + "..."
-    if detail:
-        return line
-    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
 
 
 def _redact(text: str, secret: str | None) -> str:

@@ -41,6 +41,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from benchsmith import hub_http
+from benchsmith.hub_errors import explain, hub_session
 from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ReleaseError
 from benchsmith.lookup import resolve_release
@@ -125,9 +126,7 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
     except RepositoryNotFoundError:
         return None
     except Exception as exc:  # noqa: BLE001 - one line, as every Hub failure
-        from benchsmith.publish import _explain
-
-        problem, hint = _explain(exc, endpoint or constants.ENDPOINT, doing=f"listing the tags of {repo_id}",
+        problem, hint = explain(exc, endpoint or constants.ENDPOINT, doing=f"listing the tags of {repo_id}",
                                  again="try again")
         raise ReleaseError(redact(f"cannot list the tags of hf://datasets/{repo_id}: {problem}"),
                            hint=redact(hint)) from None
@@ -147,13 +146,12 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     """Download (once) and open the release at a Hub revision (see the module docstring)."""
     from huggingface_hub import HfApi, snapshot_download
 
-    from benchsmith.publish import _explain, _hub_settings, _redact
     from benchsmith.release import Release
 
     api = HfApi(endpoint=endpoint, token=token)
     folder = hub_cache() / ref.repo_id.replace("/", "--")
     try:
-        with _hub_settings(api.endpoint):
+        with hub_session(api.endpoint):
             commit = _commit_of(ref, api, folder)
             target = folder / commit
             if not (target / "release.json").is_file():
@@ -176,10 +174,10 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
         from huggingface_hub import get_token
 
-        problem, hint = _explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
+        problem, hint = explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
         secret = token or get_token()
-        raise ReleaseError(_redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),
-                           hint=_redact(hint, secret)) from None
+        raise ReleaseError(redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),
+                           hint=redact(hint, secret)) from None
     release = Release(target)
     try:
         release.require_intact()

@@ -54,9 +54,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from benchsmith import seal
 from benchsmith.errors import PublishError, ReleaseError
 
 MANIFEST = "release.json"
@@ -399,32 +397,6 @@ def seal_record(target: Path) -> dict | None:
 
 
 # --------------------------------------------------------------------------- status
-
-
-def status(target: Path) -> dict[str, Any]:
-    """``{"status": built|validated|published, "fingerprints_match": bool | None, ...}`` of a version folder."""
-    manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
-    fps = {c: {s: i["fingerprint"] for s, i in info.get("splits", {}).items()}
-           for c, info in manifest.get("configs", {}).items()}
-    marker = published_marker(target) if (target.parent / MARKER_DIR).is_dir() else None
-    if marker is not None:
-        return {"status": "published",
-                "on_fingerprints": "the manifest's" if marker["fingerprints"] == fps else "other data",
-                "published_to": {"local": bool(marker.get("local", True)), "hub": marker.get("hub", [])}}
-    report = seal.read_report(target)  # a link or special file there is refused, never followed
-    if in_registry(target):  # the registry's seal record says how validate ended, not the folder
-        record = seal_record(target)
-        if record is None:
-            return {"status": "built"} | ({"report": "not recorded by the registry"} if report is not None else {})
-        if record["passed"] and record.get("fingerprints") == fps:
-            return {"status": "validated", "on_fingerprints": "the manifest's"}
-        return {"status": "built", "report": "failed" if not record["passed"] else "on other data"}
-    if report is not None:
-        same = report.get("fingerprints") == fps
-        if report.get("passed") and same:
-            return {"status": "validated", "on_fingerprints": "the manifest's"}
-        return {"status": "built", "report": "failed" if not report.get("passed") else "on other data"}
-    return {"status": "built"}
 
 
 def version_dirs(root: str | Path, name: str) -> list[Path]:

@@ -55,7 +55,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith import progress, registry
 from benchsmith.errors import BenchsmithError, GateError, ReleaseError
+from benchsmith.fingerprint_registry import require_registered
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -269,7 +271,6 @@ def hash_file(root: str | Path, rel: str) -> tuple[int, str]:
 
 def compute(root: str | Path) -> Seal:
     """Seal the folder as it is now: every sealed file hashed once."""
-    from benchsmith import progress
 
     files = []
     listed = [(rel, size) for rel, size in walk(root) if rel not in BY_RULE]
@@ -387,7 +388,6 @@ def recorded(release_path: str | Path) -> tuple[Seal | None, str]:
     the published marker's, else the registry's seal record for a release in a registry, else
     ``reports/validation.json``'s for a folder outside any registry; ``(None, why)`` when there is
     none to trust."""
-    from benchsmith import registry
 
     path = Path(release_path)
     marker = registry.published_marker(path)
@@ -413,7 +413,6 @@ def recorded(release_path: str | Path) -> tuple[Seal | None, str]:
 def passed(release_path: str | Path) -> bool | None:
     """Whether the validation the seal comes from passed (the record :func:`recorded` trusts
     says so; a published release passed its gate); None when nothing records a validation."""
-    from benchsmith import registry
 
     path = Path(release_path)
     if registry.published_marker(path) is not None:
@@ -464,7 +463,6 @@ def certify(release: Release, *, error: type[BenchsmithError] = ReleaseError, re
     latter only where the seal is the copy inside the folder (nothing outside it vouches for the
     folder then). Returns ``(seal, source)``; ``(None, why)`` when no seal is recorded (nothing
     checked: the caller decides whether that is allowed). ``keep_open``: as for :func:`require`."""
-    from benchsmith.fingerprint_registry import require_registered
 
     sealed, source = recorded(release.path)
     if sealed is None:
@@ -508,3 +506,29 @@ def close_all(fds: dict[str, int] | None) -> None:
         os.close(fd)
     if fds:
         fds.clear()
+
+
+def status(target: Path) -> dict[str, Any]:
+    """``{"status": built|validated|published, "fingerprints_match": bool | None, ...}`` of a version folder."""
+    manifest = json.loads((target / registry.MANIFEST).read_text(encoding="utf-8"))
+    fps = {c: {s: i["fingerprint"] for s, i in info.get("splits", {}).items()}
+           for c, info in manifest.get("configs", {}).items()}
+    marker = registry.published_marker(target) if (target.parent / registry.MARKER_DIR).is_dir() else None
+    if marker is not None:
+        return {"status": "published",
+                "on_fingerprints": "the manifest's" if marker["fingerprints"] == fps else "other data",
+                "published_to": {"local": bool(marker.get("local", True)), "hub": marker.get("hub", [])}}
+    report = read_report(target)  # a link or special file there is refused, never followed
+    if registry.in_registry(target):  # the registry's seal record says how validate ended, not the folder
+        record = registry.seal_record(target)
+        if record is None:
+            return {"status": "built"} | ({"report": "not recorded by the registry"} if report is not None else {})
+        if record["passed"] and record.get("fingerprints") == fps:
+            return {"status": "validated", "on_fingerprints": "the manifest's"}
+        return {"status": "built", "report": "failed" if not record["passed"] else "on other data"}
+    if report is not None:
+        same = report.get("fingerprints") == fps
+        if report.get("passed") and same:
+            return {"status": "validated", "on_fingerprints": "the manifest's"}
+        return {"status": "built", "report": "failed" if not report.get("passed") else "on other data"}
+    return {"status": "built"}

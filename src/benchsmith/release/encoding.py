@@ -17,7 +17,6 @@ from datasets import ClassLabel
 
 from benchsmith.builder import Config
 from benchsmith.errors import SchemaError
-from benchsmith.features import ClassLabel
 
 
 class SplitEncoder:

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 from benchsmith.errors import ConfigError, EnvironmentFault, ReleaseError, did_you_mean
 from benchsmith.fingerprint import fingerprint_table
 from benchsmith.manifest import ConfigInfo, ReleaseInfo, SplitInfo, read_manifest
-from benchsmith.registry import MANIFEST, reports_dir, status, version_dirs
+from benchsmith.registry import MANIFEST, reports_dir, version_dirs
+from benchsmith.seal import status
 from benchsmith.semver import parse_version
 from benchsmith.source import sha256_file
 
