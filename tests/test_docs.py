@@ -213,3 +213,5 @@ def test_the_site_builds_with_every_link_resolved(tmp_path):
                           check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "quickstart" / "index.html").is_file()
+    api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'id="benchsmith.builder.Builder.measures"' in api, "the API reference lost its generated entries"
