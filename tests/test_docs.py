@@ -18,8 +18,10 @@ it sees every package installed there, and what a page installs (the plugin guid
 ``pip install -e``) goes into it and is deleted with the folder, never into the test's
 environment.
 A block fails the test with its page, line, exit status and output. The README and ci.md run in
-the default run (~25-50 s each on 2 cores: real XCOPA builds and validations); the quickstart,
-which repeats their commands on more of the data, in the slow run.
+the default run (~25-50 s each on 2 cores: real XCOPA builds and validations), and so do the
+two guides, maintainer.md and plugins.md (a builder package on its fixture, ~20 CPU s each:
+the end-to-end test of the maintainer's loop and of a plugin); the quickstart, which repeats
+the README's commands on more of the data, in the slow run.
 """
 
 from __future__ import annotations
