@@ -217,3 +217,19 @@ def test_the_site_builds_with_every_link_resolved(tmp_path):
     assert (tmp_path / "site" / "quickstart" / "index.html").is_file()
     api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     assert 'id="benchsmith.builder.Builder.measures"' in api, "the API reference lost its generated entries"
+
+
+EXCERPT = re.compile(r"^```\n# (benchsmith-my-bench/\S+) .*?\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
+
+
+def test_the_plugin_guides_excerpts_are_what_benchsmith_new_writes():
+    """plugins.md shows parts of generated files in plain (not run) blocks: each line is in the file."""
+    from benchsmith.scaffold import render
+
+    files = render("my_bench")
+    excerpts = EXCERPT.findall((ROOT / "docs" / "plugins.md").read_text(encoding="utf-8"))
+    assert len(excerpts) >= 2
+    for path, body in excerpts:
+        generated = files[path.removeprefix("benchsmith-my-bench/")]
+        stale = [line for line in body.splitlines() if line.strip() and line not in generated]
+        assert not stale, f"docs/plugins.md: the excerpt of {path} has lines `benchsmith new` does not write: {stale}"
