@@ -180,6 +180,8 @@ def test_every_command_of_the_page_runs(page, raw, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     bin_dir = page_venv(tmp_path / "venv")
+    site_packages = Path(sysconfig.get_paths()["purelib"])
+    installed = sorted(site_packages.glob("*.dist-info")) + sorted(site_packages.glob("*.pth"))
     with LocalHub(token=TOKEN, max_seconds=1200, max_requests=20000) as hub:
         env = page_env(tmp_path, hub.url, bin_dir)
         for block in blocks(page):
@@ -189,6 +191,8 @@ def test_every_command_of_the_page_runs(page, raw, tmp_path):
             assert done.returncode == 0, (
                 f"{block.where}: exit {done.returncode}\n--- block\n{block.script()}"
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+    assert sorted(site_packages.glob("*.dist-info")) + sorted(site_packages.glob("*.pth")) == installed, \
+        f"{page.name} installed into the test's environment ({site_packages}), not into its own venv"
 
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
