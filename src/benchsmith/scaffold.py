@@ -186,8 +186,8 @@ pip install -e ".[test]"                               # registers the "benchsmi
 benchsmith list                                        # shows $name
 benchsmith sources $name                               # where each raw file goes under DIR
 benchsmith sources $name --register DIR --write        # record the real download's sha256 (checksums.tsv)
-benchsmith build $name --version 1.0.0 --sources DIR --register-fingerprints   # build; record its fingerprints
-benchsmith validate $name                              # every check; the report is in the release's reports/
+benchsmith build $name --sources DIR
+benchsmith validate $name
 python -m pytest -q                                    # the builder checks on tests/fixtures/
 ```
 
