@@ -13,9 +13,15 @@ A page's blocks run in order in one folder, ``<tmp>/work``, where ``../shared/ra
 raw data (``$BENCHSMITH_RAW``), ``$BENCHSMITH_HOME`` is empty, and ``HF_ENDPOINT`` is a local
 test Hub (:class:`benchsmith.testing.hub.LocalHub`, fresh for each page) whose token is
 ``HF_TOKEN``: the commands are the ones a user types, and ``my-org/xcopa`` is a repo on that Hub.
+The blocks run in a throwaway virtual environment layered over the test's (:func:`page_venv`):
+it sees every package installed there, and what a page installs (the plugin guide's
+``pip install -e``) goes into it and is deleted with the folder, never into the test's
+environment.
 A block fails the test with its page, line, exit status and output. The README and ci.md run in
-the default run (~25-50 s each on 2 cores: real XCOPA builds and validations); the quickstart,
-which repeats their commands on more of the data, in the slow run.
+the default run (~25-50 s each on 2 cores: real XCOPA builds and validations), and so do the
+two guides, maintainer.md and plugins.md (a builder package on its fixture, ~20 CPU s each:
+the end-to-end test of the maintainer's loop and of a plugin); the quickstart, which repeats
+the README's commands on more of the data, in the slow run.
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
+import venv
 from dataclasses import dataclass
+from importlib.metadata import distribution
 from pathlib import Path
 
 import pytest
@@ -83,19 +92,44 @@ def blocks(page: Path) -> list[Block]:
     return found
 
 
-def run_block(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def run_block(block: Block, work: Path, env: dict[str, str], python: str = sys.executable) -> subprocess.CompletedProcess:
     if block.lang == "python":
-        command = [sys.executable, "-c", block.script()]
+        command = [python, "-c", block.script()]
     else:
         command = ["bash", "--noprofile", "--norc", "-euo", "pipefail", "-c", block.script()]
     return subprocess.run(command, check=False, cwd=work, env=env, capture_output=True, text=True, timeout=BLOCK_SECONDS)
 
 
-def page_env(tmp: Path, hub_url: str) -> dict[str, str]:
+def page_venv(where: Path) -> Path:
+    """A virtual environment at ``where`` layered over the test's interpreter; returns its ``bin``.
+
+    A ``.pth`` line adds the test's site-packages as a site directory (its own ``.pth`` files,
+    an editable benchsmith among them, apply), so the page sees every installed package while
+    ``pip install`` (the venv's ``python -m pip``, or ``pip``, a wrapper of it) writes into the
+    venv. benchsmith's console scripts are written for the venv's interpreter, so ``benchsmith``
+    finds a builder the page installed through its entry point."""
+    venv.create(where, with_pip=False, symlinks=True)
+    site = next(where.glob("lib/python*/site-packages"))
+    (site / "_layered_over_test_env.pth").write_text(
+        f"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\n", encoding="utf-8")
+    bin_dir = where / "bin"
+    python = bin_dir / "python"
+    scripts = {"pip": f'#!/bin/sh\nexec "{python}" -m pip "$@"\n'} | {
+        ep.name: f"#!{python}\nimport sys\nfrom {ep.module} import {ep.attr}\nsys.exit({ep.attr}())\n"
+        for ep in distribution("benchsmith").entry_points if ep.group == "console_scripts"}
+    for name, text in scripts.items():
+        (bin_dir / name).write_text(text, encoding="utf-8")
+        (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+def page_env(tmp: Path, hub_url: str, bin_dir: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "BENCHSMITH_", "GITHUB_", "PYTEST_"))}
+           if not k.startswith(("HF_", "BENCHSMITH_", "GITHUB_", "PYTEST_", "PIP_"))}
+    paths = [str(bin_dir)] if bin_dir else []
     env.update({
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": os.pathsep.join([*paths, str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         "BENCHSMITH_HOME": str(tmp / "home"), "HOME": str(tmp / "user"),
         "HF_ENDPOINT": hub_url, "HF_TOKEN": TOKEN, "HF_HOME": str(tmp / "hf"),
         "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -145,15 +179,20 @@ def test_every_command_of_the_page_runs(page, raw, tmp_path):
     (tmp_path / "shared" / "raw").symlink_to(raw.resolve(), target_is_directory=True)
     work = tmp_path / "work"
     work.mkdir()
+    bin_dir = page_venv(tmp_path / "venv")
+    site_packages = Path(sysconfig.get_paths()["purelib"])
+    installed = sorted(site_packages.glob("*.dist-info")) + sorted(site_packages.glob("*.pth"))
     with LocalHub(token=TOKEN, max_seconds=1200, max_requests=20000) as hub:
-        env = page_env(tmp_path, hub.url)
+        env = page_env(tmp_path, hub.url, bin_dir)
         for block in blocks(page):
             if block.skip:
                 continue
-            done = run_block(block, work, env)
+            done = run_block(block, work, env, python=str(bin_dir / "python"))
             assert done.returncode == 0, (
                 f"{block.where}: exit {done.returncode}\n--- block\n{block.script()}"
                 f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+    assert sorted(site_packages.glob("*.dist-info")) + sorted(site_packages.glob("*.pth")) == installed, \
+        f"{page.name} installed into the test's environment ({site_packages}), not into its own venv"
 
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
@@ -180,3 +219,21 @@ def test_the_site_builds_with_every_link_resolved(tmp_path):
                           check=False, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "quickstart" / "index.html").is_file()
+    api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
+    assert 'id="benchsmith.builder.Builder.measures"' in api, "the API reference lost its generated entries"
+
+
+EXCERPT = re.compile(r"^```\n# (benchsmith-my-bench/\S+) .*?\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
+
+
+def test_the_plugin_guides_excerpts_are_what_benchsmith_new_writes():
+    """plugins.md shows parts of generated files in plain (not run) blocks: each line is in the file."""
+    from benchsmith.scaffold import render
+
+    files = render("my_bench")
+    excerpts = EXCERPT.findall((ROOT / "docs" / "plugins.md").read_text(encoding="utf-8"))
+    assert len(excerpts) >= 2
+    for path, body in excerpts:
+        generated = files[path.removeprefix("benchsmith-my-bench/")]
+        stale = [line for line in body.splitlines() if line.strip() and line not in generated]
+        assert not stale, f"docs/plugins.md: the excerpt of {path} has lines `benchsmith new` does not write: {stale}"

@@ -94,7 +94,44 @@ class Config:
 
 
 class Builder:
-    """Base class of every dataset builder (see module docstring)."""
+    """Base class of every dataset builder: a subclass declares, the core does the I/O.
+
+    A builder sets class attributes (``name``, ``release_notes``, ``citation``, ``license``,
+    ``homepage``, ``sources`` ...), implements :meth:`configs` and :meth:`examples`, and is made
+    known with :func:`register`. A builder package outside benchsmith also names its module in
+    the ``benchsmith.builders`` entry-point group (``docs/plugins.md``)::
+
+        import datasets
+
+        from benchsmith.builder import Builder, Config, Policy, register
+        from benchsmith.source import Source
+
+
+        @register
+        class MyBench(Builder):
+            name = "my_bench"
+            release_notes = {"1.0.0": "upstream as released", "1.1.0": "fixes item 17's label"}
+            license = "CC0-1.0"
+            sources = (Source("my_bench", url="https://example.org/items.tsv", files=("items.tsv",)),)
+
+            def configs(self):
+                features = datasets.Features({"id": datasets.Value("string"), "text": datasets.Value("string"),
+                                              "label": datasets.ClassLabel(names=["no", "yes"])})
+                return [Config("default", "every item", features, policy=Policy(task="classification"))]
+
+            def examples(self, config, split, sources):
+                for row in read_items(sources.path("my_bench", "items.tsv")):
+                    if row["split"] == split:
+                        yield {"id": row["id"], "text": row["text"], "label": row["label"]}
+
+    Data files beside the builder's module (:meth:`data_path`), each read by one mechanism:
+    ``checksums.tsv`` (:meth:`checksums`), ``published.yaml`` (:meth:`expectations`, with the
+    builder's :meth:`measures`), ``errata.tsv`` and ``errata.generated.tsv`` (:meth:`errata`),
+    ``known_artifacts.yaml`` and ``fingerprints.tsv``. Optional modules beside it:
+    ``metric.py`` (``METRICS``, :meth:`metrics`) and ``baseline.py`` (``BASELINES``).
+
+    An instance is one version: ``Builder(version)`` (default: the last of ``release_notes``).
+    """
 
     name: ClassVar[str]
     pretty_name: ClassVar[str] = ""
@@ -146,13 +183,43 @@ class Builder:
         return sorted(cls.release_notes, key=parse_version)
 
     def configs(self) -> Sequence[Config]:
+        """The configs of this version, each a :class:`Config` with its ``datasets.Features``.
+
+        Required. May depend on ``self.version`` (a config added in 1.1.0).
+        """
         raise NotImplementedError
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[Example]:
+        """Yield the examples of ``config``/``split``: one dict per example, with every feature.
+
+        Required. The order is stable and every example has a stable ``id`` (the config's
+        ``policy.id_field``) across versions: errata, the changelog and ``diff`` name items by it.
+        ``sources`` holds the verified raw files: ``sources.path("my_bench", "items.tsv")``. A
+        ``ClassLabel`` value may be given by name or index. Do not apply errata here: the writer
+        applies ``errata.tsv`` to what this yields.
+        """
         raise NotImplementedError
 
     def measures(self) -> Mapping[str, Measure]:
-        """Dataset-specific measurements that ``published.yaml`` figures may name."""
+        """Dataset-specific measurements that ``published.yaml`` figures may name.
+
+        ``{name: fn}``, where a figure's ``measure: name`` calls ``fn(release, figure)`` with the
+        :class:`~benchsmith.release.Release` being validated and the
+        :class:`~benchsmith.expectation.Figure` (its ``config``, ``split``, ``args``), and the
+        fidelity check compares the value returned with the figure's ``value`` (numbers within
+        its ``tolerance``, anything else equal). The core measures (``count``, ``label_counts``,
+        ``value_count``) need no entry here. Example::
+
+            def measures(self):
+                def mean_words(release, figure):
+                    texts = release.table(figure.config, figure.split, ["text"]).column("text").to_pylist()
+                    return round(sum(len(t.split()) for t in texts) / len(texts), 2)
+
+                return {"mean_words": mean_words}
+
+        A measure that raises fails its figure with the error's message; a ``ConfigError`` (a
+        config or split this build skipped) skips it.
+        """
         return {}
 
     def expectations(self) -> Sequence[Expectation]:

@@ -70,6 +70,14 @@ class Source:
         description: one line for ``benchsmith sources``.
         archive_root: folder inside the downloaded archive that corresponds to the
             source folder (e.g. ``COPA-resources``); empty when the archive's root is it.
+
+    A build finds the files under ``--sources DIR/<name>/``, or downloads ``url`` into
+    ``$BENCHSMITH_HOME/downloads/<name>/`` (an archive is extracted, ``archive_root`` inside it
+    taken as the folder), and checks each file against the builder's ``checksums.tsv``::
+
+        Source("copa", url="https://example.org/COPA-resources.tgz", license="BSD-2-Clause",
+               files=("datasets/copa-dev.xml", "datasets/copa-test.xml"),
+               description="English COPA, as its authors distribute it", archive_root="COPA-resources")
     """
 
     name: str
@@ -140,7 +148,8 @@ class ResolvedSource:
 
 
 class Sources(Mapping[str, ResolvedSource]):
-    """All resolved sources of one build, looked up by source name."""
+    """All resolved sources of one build, looked up by source name: what
+    ``Builder.examples(config, split, sources)`` reads from (``sources.path(name, rel)``)."""
 
     def __init__(self, resolved: Mapping[str, ResolvedSource]):
         self._resolved = dict(resolved)
@@ -160,6 +169,7 @@ class Sources(Mapping[str, ResolvedSource]):
         return len(self._resolved)
 
     def path(self, source: str, rel: str) -> Path:
+        """The verified file ``rel`` (a path of the source's ``files``) of the source named ``source``."""
         return self[source].path(rel)
 
     def manifest(self) -> dict:

@@ -37,6 +37,18 @@ class Release:
     read (:meth:`files`): a regular file, not a symlink, inside the release. ``info`` is the
     typed :class:`~benchsmith.manifest.ReleaseInfo` every reader goes through (metadata the
     schema does not type is in ``info.extra``); there is no untyped manifest dict.
+
+    The reading API a measure, a check or a metric uses::
+
+        release = Release("registry/my_bench/1.1.0")
+        release.info.configs["default"].splits["test"].num_examples   # the typed manifest
+        release.num_examples("default", "test")                       # the same
+        table = release.table("default", "test", ["id", "label"])     # a pyarrow.Table
+        release.features("default")["label"].names                   # datasets.Features
+        for example in release.examples("default", "test"): ...       # dicts, streamed
+
+    A measure, a check or a metric receives the release; ``Release(path)`` opens a release
+    folder (``<registry>/<name>/<version>``).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -54,16 +66,20 @@ class Release:
 
     @property
     def name(self) -> str:
+        """The dataset's release name (``info.name``)."""
         return self.info.name
 
     @property
     def version(self) -> str:
+        """The release's version (``info.version``)."""
         return self.info.version
 
     def configs(self) -> list[str]:
+        """The names of the configs built, in the manifest's order."""
         return list(self.info.configs)
 
     def config_info(self, config: str) -> ConfigInfo:
+        """The typed config (``info.configs[config]``); an unknown name is a ConfigError with suggestions."""
         try:
             return self.info.configs[config]
         except KeyError:
@@ -73,6 +89,7 @@ class Release:
             ) from None
 
     def splits(self, config: str) -> list[str]:
+        """The names of the config's splits that were built."""
         return list(self.config_info(config).splits)
 
     def split_info(self, config: str, split: str) -> SplitInfo:
@@ -86,6 +103,7 @@ class Release:
         return splits[split]
 
     def num_examples(self, config: str, split: str) -> int:
+        """The split's example count as the manifest records it (no data file is read)."""
         return self.split_info(config, split).num_examples
 
     def features(self, config: str) -> datasets.Features:
@@ -191,6 +209,7 @@ class Release:
             raise EnvironmentFault.from_os_error(exc) or self._unreadable(config, split, exc) from None
 
     def iter_batches(self, config: str, split: str, batch_size: int = 65_536) -> Iterator[pa.RecordBatch]:
+        """The split as Arrow record batches, shard after shard: memory bounded by ``batch_size``."""
         for f in self.files(config, split):
             try:
                 yield from pq.ParquetFile(f).iter_batches(batch_size=batch_size)
@@ -200,6 +219,7 @@ class Release:
                 raise EnvironmentFault.from_os_error(exc) or self._unreadable(config, split, exc) from None
 
     def examples(self, config: str, split: str) -> Iterator[dict[str, Any]]:
+        """The split's examples as dicts, in order (a ``ClassLabel`` as its index), streamed."""
         for batch in self.iter_batches(config, split):
             yield from batch.to_pylist()
 

@@ -39,6 +39,33 @@ from benchsmith.source import resolve_sources
 
 
 class BuilderTestBase:
+    """The shared checks of a builder on its fixture: subclass it in a pytest module, declare.
+
+    Class attributes (the test's declarations):
+
+    * ``builder``: the builder class (required; a fixture subclass is fine);
+    * ``sources``: the fixture folder, laid out like ``--sources DIR`` (required;
+      :func:`~benchsmith.testing.fixtures.fixtures_dir` gives ``tests/fixtures/``);
+    * ``counts``: ``{config: {split: examples}}`` for every built config and split (required:
+      without it, or with a built config left out, the split-count test fails and prints what
+      was built);
+    * ``version``: the version to build (default: the builder's last);
+    * ``configs``: the configs to build (default: all); ``features``: ``{config: [names]}``
+      to check; ``ids_repeat_across_splits``: ids are per split by design (unique within
+      each split); ``skip_missing``: build what the fixture has (default True).
+
+    Inherited tests: ``test_registered``, ``test_split_counts``, ``test_load_dataset_round_trip``
+    (offline, with the declared features), ``test_ids_and_splits``,
+    ``test_rebuild_is_byte_identical`` and ``test_failed_build_leaves_nothing``. The fixture
+    release is built once per class (the ``release`` fixture); :meth:`build` builds another,
+    e.g. to validate it::
+
+        class TestMyBench(BuilderTestBase):
+            builder = MyBench
+            sources = fixtures_dir(__file__)
+            counts = {"default": {"train": 12, "validation": 4, "test": 4}}
+    """
+
     builder: ClassVar[type[Builder]]
     sources: ClassVar[Path]
     version: ClassVar[str | None] = None
@@ -52,6 +79,8 @@ class BuilderTestBase:
     # ------------------------------------------------------------- helpers
     @classmethod
     def build(cls, registry: Path, builder: Builder | None = None) -> Release:
+        """Build the declared version of the fixture into ``registry`` and return the release
+        (fixture files are unregistered: their checksum warnings are silenced)."""
         logging.getLogger("benchsmith.source").setLevel(logging.ERROR)  # fixture files are unregistered
         b = builder or cls.builder(cls.version)
         srcs = resolve_sources(b.sources, {}, cls.sources, allow_missing=cls.skip_missing)

@@ -107,7 +107,30 @@ class HubError(Exception):
 
 
 class LocalHub:
-    """An in-memory Hub on ``http://127.0.0.1:<port>``; use as a context manager."""
+    """An in-memory Hub on ``http://127.0.0.1:<port>``; use as a context manager.
+
+    In a test, publish to it and load from it as from the Hub::
+
+        with LocalHub(token="hf_test") as hub:
+            publish_hub(release, "my-org/my_bench", endpoint=hub.url, token="hf_test")
+            hub.repo("my-org/my_bench").tags        # {"1.0.0": commit id}
+
+    ``datasets.load_dataset`` and ``huggingface_hub`` read ``HF_ENDPOINT`` (set it to
+    ``hub.url``, with ``HF_TOKEN``, in the environment before they are imported, or of a
+    subprocess). From the command line, start one in a process that keeps it open, then publish
+    with ``--endpoint`` (or ``HF_ENDPOINT``) and its token, and load from it::
+
+        python -c "import time; from benchsmith.testing.hub import LocalHub
+        with LocalHub(token='hf_test', max_seconds=3600) as hub:
+            print(hub.url, flush=True); time.sleep(3600)" > hub.url &
+        sleep 2   # until hub.url holds the address
+        HF_TOKEN=hf_test benchsmith publish my_bench/1.0.0 --hub my-org/my_bench --endpoint "$(cat hub.url)"
+        HF_ENDPOINT="$(cat hub.url)" python -c "import datasets; print(datasets.load_dataset('my-org/my_bench', revision='1.0.0'))"
+
+    ``tests/test_docs.py`` runs the documentation's commands against one through
+    ``HF_ENDPOINT``. It keeps everything in memory and stops after ``max_requests`` requests or
+    ``max_seconds``.
+    """
 
     def __init__(self, *, lfs_suffixes: tuple[str, ...] = (), token: str | None = None,
                  fail: dict[str, int] | None = None, echo_auth: bool = False,
