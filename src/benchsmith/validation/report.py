@@ -4,10 +4,13 @@
 JSON keys: ``name``, ``version``, ``benchsmith`` (tool version), ``baselines``
 (the level run), ``fingerprints`` (``{config: {split: sha256}}`` of the release
 validated, so the gate can tell a stale report), ``previous`` (the release drift
-compared against, or null), ``summary`` (``{pass, warn, fail, skip}`` counts),
+compared against, or null), ``summary`` (``{pass, warn, fail, skip, stat, acknowledged}``
+counts: ``warn`` counts the new warnings, ``acknowledged`` those the dataset's declarations
+explain, see ``benchsmith.validation.acknowledge``),
 ``passed`` (no failure), and ``results`` (one object per check result: ``check``,
-``family``, ``config``, ``status``, ``summary``, ``metrics``, ``details``,
-``figures``), and ``seal`` (written last, by ``validate`` of a release that is not published:
+``family``, ``config``, ``split``, ``status``, ``summary``, ``metrics``, ``details``,
+``figures``, and for a warning or failure ``why``, ``todo``, ``topic``, ``figure`` and
+``acknowledged``: ``validation/check.py``), and ``seal`` (written last, by ``validate`` of a release that is not published:
 the digest and listing of every file of the release as validated, see ``benchsmith.seal``).
 No timestamps: validating the same release twice writes the same JSON.
 
@@ -59,8 +62,9 @@ def build_report(
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The report object (see module docstring); NaN/inf metrics become null."""
-    counts = Counter(r.status.value for r in results)
-    totals = {s.value: counts.get(s.value, 0) for s in (Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.STAT)}
+    # an acknowledged warning is listed but not counted as a warning (validation/acknowledge.py)
+    counts = Counter("acknowledged" if r.acknowledged else r.status.value for r in results)
+    totals = {s: counts.get(s, 0) for s in ("pass", "warn", "fail", "skip", "stat", "acknowledged")}
     return _finite(to_jsonable(
         {
             "name": release.name,
