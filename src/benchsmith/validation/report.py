@@ -122,7 +122,8 @@ DETAILS_MAX_CHARS = 3000
 DETAILS_MIN_CHARS = 400
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,"Noto Sans",sans-serif;margin:1rem auto;max-width:70rem;
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans Tamil","Noto Sans Thai",
+"Noto Sans CJK SC","WenQuanYi Zen Hei","Noto Sans Devanagari",sans-serif;margin:1rem auto;max-width:70rem;
 color:#1f2328;padding:0 1rem;line-height:1.4}
 h1{margin:.2rem 0;font-size:1.6rem} .meta{color:#57606a;margin:.2rem 0}
 .verdict{display:inline-block;font-size:1.3rem;font-weight:700;padding:.2rem .8rem;border-radius:.4rem;color:#fff;
@@ -139,6 +140,9 @@ details.config{border:1px solid #d0d7de;border-radius:.4rem;margin:.4rem 0;paddi
 details.config>summary{cursor:pointer;font-weight:600} .result{border-top:1px solid #d0d7de;padding:.4rem 0}
 .result h3{font-size:1rem;margin:.3rem 0} svg.chart{max-width:100%;height:auto;margin:.3rem .5rem .3rem 0}
 .kv{font-size:.85rem} .kv span{color:#57606a}
+ul.items li .why,ul.items li .todo,ul.items li .reason{margin:.1rem 0 .1rem 3.2rem;color:#57606a}
+ul.items li .todo b,ul.items li .reason b{color:#1f2328} ul.items li .where{margin-left:3.2rem;font-size:.85rem}
+.badge.ack{background:#8c959f}
 """ + "".join(f".badge.{k}{{background:{v}}}" for k, v in COLORS.items())
 
 
@@ -182,7 +186,7 @@ def _result(i: int, r: dict[str, Any], details_limit: int) -> str:
              + (f" &middot; <code>{e(r['config'])}</code>" if r.get("config") else "")
              + f"</h3><p>{_text(r['summary'])}</p>"]
     parts.append(_metrics_table(r.get("metrics") or {}))
-    figures = [charts.svg(spec) for spec in r.get("figures") or [] if spec]
+    figures = [charts.svg(spec) for spec in r.get("figures") or [] if spec and charts.informative(spec)]
     if figures:
         parts.append("<div>" + "".join(figures) + "</div>")
     if r.get("details") and details_limit:
@@ -214,6 +218,54 @@ def _details_limits(report: dict[str, Any], base_bytes: int) -> dict[int, int]:
     return limits
 
 
+def _where_links(g: summary.Group) -> str:
+    """The configs of a group of findings, each linking to its result."""
+    if len(g.items) == 1:
+        return ""
+    return ("<div class='where'>" + ", ".join(f"<a href='#{it.anchor}'>{html.escape(it.config or it.id)}</a>"
+                                               for it in g.items) + "</div>")
+
+
+def _findings(report: dict[str, Any]) -> list[str]:
+    """What is new first (failures, then warnings no declaration explains), each group with why
+    it matters and what to do; then the acknowledged findings with their reasons: listed, never
+    hidden (``validation/summary.py``, ``validation/acknowledge.py``)."""
+    e = html.escape
+    new = summary.groups(summary.new_items(report))
+    n_new = sum(len(g.items) for g in new)
+    parts = [f"<h2 id='items'>New findings ({n_new})</h2>"]
+    if new:
+        lis = []
+        for g in new:
+            lis.append(f"<li>{_badge(g.status)} <a href='#{g.first.anchor}'>{e(g.check)}</a> "
+                       f"{_text(g.statement().removeprefix(g.check))}{_where_links(g)}"
+                       + (f"<div class='why'>why it matters: {_text(g.first.why)}</div>" if g.first.why else "")
+                       + (f"<div class='todo'><b>what to do:</b> {_text(g.first.todo)}</div>" if g.first.todo
+                          else "") + "</li>")
+        parts.append("<ul class='items'>" + "".join(lis) + "</ul>")
+    else:
+        parts.append("<p>Nothing new: no failure, and every warning is acknowledged below.</p>")
+    acked = summary.groups(summary.acknowledged_items(report))
+    if acked:
+        n_ack = sum(len(g.items) for g in acked)
+        parts.append(f"<h2 id='acknowledged'>Acknowledged findings ({n_ack}, not counted as warnings)</h2>")
+        lis = []
+        for g in acked:
+            reasons: dict[tuple[str, str], list[summary.Item]] = {}
+            for it in g.items:
+                ack = it.acknowledged or {}
+                reasons.setdefault((str(ack.get("reason", "")), str(ack.get("source", ""))), []).append(it)
+            why = "".join(
+                "<div class='reason'>"
+                + (f"{e(', '.join(it.config or it.id for it in its))}: " if len(reasons) > 1 else "")
+                + f"<b>acknowledged</b> ({e(src)}): {_text(reason)}</div>"
+                for (reason, src), its in reasons.items())
+            lis.append(f"<li><span class='badge ack'>ack</span> <a href='#{g.first.anchor}'>{e(g.check)}</a> "
+                       f"{_text(g.statement().removeprefix(g.check))}{_where_links(g)}{why}</li>")
+        parts.append("<ul class='items'>" + "".join(lis) + "</ul>")
+    return parts
+
+
 def _section_id(config: str | None) -> str:
     return "release" if config is None else "config-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in config)
 
@@ -230,8 +282,9 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
     """One self-contained HTML page for a report: no script, no external resource.
 
     Verdict first: the first screen is the dataset, its version, the gate verdict, the counts
-    by status, then every failure and warning as one line linking to its section (the same
-    lines as the terminal and ``--summary markdown``: ``validation/summary.py``). Then one
+    by status, then the new findings (grouped per check, each with why it matters and what to
+    do) and the acknowledged ones with their reasons, each linking to its section (the same
+    groups as the terminal and ``--summary markdown``: ``validation/summary.py``). Then one
     collapsed section (``<details>``) per config, with the release-wide results first, each
     result with its metrics, its charts (inline SVG, ``validation/charts.py``) and its details;
     the split table last. Browsers open a closed ``<details>`` when a link targets an element
@@ -253,15 +306,7 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
            if report.get("previous") else " &middot; no previous release to compare with")
         + "</p></header>",
     ]
-    items = summary.items(report)
-    parts.append(f"<h2 id='items'>Failures and warnings ({len(items)})</h2>")
-    if items:
-        parts.append("<ul class='items'>" + "".join(
-            f"<li>{_badge(it.status)} <a href='#{it.anchor}'>{e(it.check)}</a>"
-            + (f" <code>{e(it.config)}</code>" if it.config else "") + f": {_text(it.summary)}</li>"
-            for it in items) + "</ul>")
-    else:
-        parts.append("<p>None.</p>")
+    parts.extend(_findings(report))
     for note in report.get("notes", []):
         parts.append(f"<p class='meta'>{e(note)}</p>")
     groups: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
