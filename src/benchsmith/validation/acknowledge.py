@@ -105,7 +105,7 @@ def _patterns(value: Any, key: str, path: Path, line: int) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{path}:{line}: {key} must be a pattern or a list of patterns, not {value!r}",
+        raise ConfigError(f"{key} must be a pattern or a list of patterns, not {value!r}", path=path, line=line,
                           hint='e.g. configs: ["*"] or configs: [et, "translation-*"]')
     return tuple(value)
 
@@ -139,17 +139,17 @@ def read_acknowledged(path: str | Path, known: Iterable[str] | None = None) -> l
         unknown = set(row) - _KEYS
         if unknown:
             bad = min(unknown)
-            raise ConfigError(f"{path}:{line}: unknown key {bad!r}", hint=did_you_mean(bad, _KEYS))
+            raise ConfigError(f"unknown key {bad!r}", path=path, line=line, hint=did_you_mean(bad, _KEYS))
         check = row.get("check")
         if not isinstance(check, str) or check not in names:
-            raise ConfigError(f"{path}:{line}: {check!r} is not a check", hint=did_you_mean(str(check), names))
+            raise ConfigError(f"{check!r} is not a check", path=path, line=line, hint=did_you_mean(str(check), names))
         reason = row.get("reason")
         if not isinstance(reason, str) or not reason.strip():
-            raise ConfigError(f"{path}:{line}: acknowledging {check} needs a reason",
+            raise ConfigError(f"acknowledging {check} needs a reason", path=path, line=line,
                               hint="Say why a reader may accept the finding: quote the paper or upstream")
         figure = row.get("figure")
         if figure is not None and (isinstance(figure, bool) or not isinstance(figure, (int, float, str))):
-            raise ConfigError(f"{path}:{line}: figure {figure!r} is not a number or a string")
+            raise ConfigError(f"figure {figure!r} is not a number or a string", path=path, line=line)
         out.append(Acknowledgement(check=check, reason=" ".join(reason.split()),
                                    configs=_patterns(row.get("configs"), "configs", path, line),
                                    splits=_patterns(row.get("splits"), "splits", path, line),

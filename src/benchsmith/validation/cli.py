@@ -129,7 +129,9 @@ def _print_results(v: Validation, title: str) -> None:
             console.print(Text(text, style=style), soft_wrap=True)
         return
     passed = report["passed"]
-    console.print(Text(summary.headline(report, title), style="green" if passed else "bold red"), soft_wrap=True)
+    for text, style in summary.wrap(summary.headline(report, title), "green" if passed else "bold red",
+                                    console.width, 2):  # the table below wraps to the width too
+        console.print(Text(text, style=style), soft_wrap=True)
     rows = [(Text(r["status"], style=STATUS_STYLE[r["status"]]), r["check"], r["config"] or "",
              r["summary"] + (f" [acknowledged: {r['acknowledged']['reason']}]" if r.get("acknowledged") else ""))
             for r in sorted(v.report["results"], key=lambda r: STATUS_RANK.get(r["status"], 9))]

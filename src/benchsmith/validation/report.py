@@ -238,7 +238,7 @@ def _findings(report: dict[str, Any]) -> list[str]:
         lis = []
         for g in new:
             lis.append(f"<li>{_badge(g.status)} <a href='#{g.first.anchor}'>{e(g.check)}</a> "
-                       f"{_text(g.statement().removeprefix(g.check))}{_where_links(g)}"
+                       f"{_text(g.statement().removeprefix(g.check).lstrip())}{_where_links(g)}"
                        + (f"<div class='why'>why it matters: {_text(g.first.why)}</div>" if g.first.why else "")
                        + (f"<div class='todo'><b>what to do:</b> {_text(g.first.todo)}</div>" if g.first.todo
                           else "") + "</li>")
@@ -261,7 +261,7 @@ def _findings(report: dict[str, Any]) -> list[str]:
                 + f"<b>acknowledged</b> ({e(src)}): {_text(reason)}</div>"
                 for (reason, src), its in reasons.items())
             lis.append(f"<li><span class='badge ack'>ack</span> <a href='#{g.first.anchor}'>{e(g.check)}</a> "
-                       f"{_text(g.statement().removeprefix(g.check))}{_where_links(g)}{why}</li>")
+                       f"{_text(g.statement().removeprefix(g.check).lstrip())}{_where_links(g)}{why}</li>")
         parts.append("<ul class='items'>" + "".join(lis) + "</ul>")
     return parts
 

@@ -162,7 +162,7 @@ Line = tuple[str, str]
 _STYLE = {"fail": "bold red", "warn": "yellow"}
 
 
-def _wrap(text: str, style: str, width: int | None, indent: int) -> list[Line]:
+def wrap(text: str, style: str, width: int | None, indent: int) -> list[Line]:
     """``text`` whole: wrapped to ``width`` with a hanging indent, or one line when None."""
     lead = len(text) - len(text.lstrip(" "))
     text = " " * lead + " ".join(text.split())
@@ -182,34 +182,34 @@ def terminal(report: dict[str, Any], *, title: str | None = None, width: int | N
     lines giving way to a count of those not shown.
     """
     passed = bool(report.get("passed"))
-    head = _wrap(headline(report, title), "green" if passed else "bold red", width, 2)
+    head = wrap(headline(report, title), "green" if passed else "bold red", width, 2)
     body: list[Line] = []
     new = groups(new_items(report))
     for g in new[:MAX_NEW]:
-        body += _wrap(f"{g.status:<4} {g.statement()}", _STYLE.get(g.status, ""), width, 5)
+        body += wrap(f"{g.status:<4} {g.statement()}", _STYLE.get(g.status, ""), width, 5)
         if g.first.todo:
-            body += _wrap(f"     to do: {g.first.todo}", "", width, 11)
+            body += wrap(f"     to do: {g.first.todo}", "", width, 11)
     if len(new) > MAX_NEW:
-        body += _wrap(f"... {len(new) - MAX_NEW} more new findings (--verbose, or the report)", "dim", width, 4)
+        body += wrap(f"... {len(new) - MAX_NEW} more new findings (--verbose, or the report)", "dim", width, 4)
     if not new:
         body += [("nothing new", "green")]
     tail: list[Line] = []
     notes = [str(n) for n in report.get("notes") or []]
     for note in notes[:3]:
-        tail += _wrap(note, "dim", width, 2)
+        tail += wrap(note, "dim", width, 2)
     if len(notes) > 3:
         tail += [(f"... {len(notes) - 3} more notes (--verbose)", "dim")]
     shown = len(items(report))
     rest = len(report.get("results") or []) - shown
     if rest:
-        tail += _wrap(f"{rest} passing/descriptive results not shown (--verbose, or the report)", "dim", width, 2)
+        tail += wrap(f"{rest} passing/descriptive results not shown (--verbose, or the report)", "dim", width, 2)
     if report_path:
         tail += [(f"report: {report_path}", "")]
     acked = groups(acknowledged_items(report))
     ack_lines: list[list[Line]] = []
     for g in acked:
         src = ", ".join(g.sources)
-        ack_lines.append(_wrap(f"ack  {g.statement()} ({src})", "dim", width, 5))
+        ack_lines.append(wrap(f"ack  {g.statement()} ({src})", "dim", width, 5))
     room = max_lines - len(head) - len(body) - len(tail) - 1  # the "acknowledged" heading
     out = head + body
     if ack_lines:
@@ -220,7 +220,7 @@ def terminal(report: dict[str, Any], *, title: str | None = None, width: int | N
             need = len(lines) + (1 if left > 1 else 0)  # keep a line for "... N more" unless last
             if taken + need > room:
                 more = sum(len(g.items) for g in acked[k:])
-                out += _wrap(f"... {more} more acknowledged in {left} checks (--verbose, or the report)", "dim",
+                out += wrap(f"... {more} more acknowledged in {left} checks (--verbose, or the report)", "dim",
                              width, 4)
                 break
             out += lines
@@ -272,4 +272,4 @@ def markdown(report: dict[str, Any], *, title: str | None = None, html_path: str
 
 
 __all__ = ["COUNT_ORDER", "Group", "Item", "Line", "acknowledged_items", "counts", "counts_text", "groups",
-           "headline", "items", "markdown", "new_items", "terminal", "verdict"]
+           "headline", "items", "markdown", "new_items", "terminal", "verdict", "wrap"]
