@@ -44,9 +44,9 @@ DESCRIPTIVE = {"baselines", "baselines_recorded", "comve_label_distribution", "c
 
 
 def check_classes() -> dict[str, type[Check]]:
-    import benchsmith.builders.cognition.checks  # noqa: F401
-    import benchsmith.builders.comve.checks  # noqa: F401
-    import benchsmith.builders.mucow.checks  # noqa: F401
+    import benchsmith.builders.cognition.checks
+    import benchsmith.builders.comve.checks
+    import benchsmith.builders.mucow.checks
     import benchsmith.builders.xcopa.checks  # noqa: F401
 
     acknowledge.check_names()  # imports the generic, baseline, fidelity, drift and contamination checks
@@ -100,7 +100,7 @@ def warn(config: str, figure: float = 100, check: str = "unique_ids") -> CheckRe
 def report_of(results: list[CheckResult]) -> dict:
     from types import SimpleNamespace
 
-    rel = SimpleNamespace(name="xcopa", version="1.2.0", fingerprints=lambda: {})
+    rel = SimpleNamespace(name="xcopa", version="1.2.0", fingerprints=dict)
     return build_report(rel, results, baselines="none")
 
 
@@ -125,8 +125,8 @@ def test_a_changed_figure_makes_the_finding_new_again_and_an_unused_acknowledgem
                           source="acknowledged.yaml:3")
     done, notes = acknowledge.apply([warn("et", 120)], [ack])
     assert done[0].acknowledged is None
-    assert notes == ["acknowledged.yaml:3: acknowledged unique_ids et (figure 100), but the figure changed: "
-                     "unique_ids/et (120) now; a new finding until it is acknowledged again"]
+    assert notes == [("acknowledged.yaml:3: acknowledged unique_ids et (figure 100), but the figure changed: "
+                     "unique_ids/et (120) now; a new finding until it is acknowledged again")]
     done, notes = acknowledge.apply([warn("et", 100)], [ack])
     assert done[0].acknowledged == {"reason": "by design", "source": "acknowledged.yaml:3", "figure": 100}
     _, notes = acknowledge.apply([warn("ht", 100)], [ack])
