@@ -218,12 +218,25 @@ def _details_limits(report: dict[str, Any], base_bytes: int) -> dict[int, int]:
     return limits
 
 
+def _label(it: summary.Item, distinct: bool) -> str:
+    """How a finding of a group is named: its config when each has its own, else the head of its
+    summary (a fidelity figure's key: ``tuples/train/num_examples``) when short, else its id."""
+    head = it.summary.split(": ", 1)[0]
+    return it.config or it.id if distinct else head if len(head) <= 60 else it.id
+
+
+def _labels(its: Sequence[summary.Item]) -> list[str]:
+    configs = [it.config for it in its]
+    distinct = len(set(configs)) == len(configs)
+    return [_label(it, distinct) for it in its]
+
+
 def _where_links(g: summary.Group) -> str:
-    """The configs of a group of findings, each linking to its result."""
+    """The findings of a group, each linking to its result."""
     if len(g.items) == 1:
         return ""
-    return ("<div class='where'>" + ", ".join(f"<a href='#{it.anchor}'>{html.escape(it.config or it.id)}</a>"
-                                               for it in g.items) + "</div>")
+    return ("<div class='where'>" + ", ".join(f"<a href='#{it.anchor}'>{html.escape(label)}</a>"
+                                               for it, label in zip(g.items, _labels(g.items))) + "</div>")
 
 
 def _findings(report: dict[str, Any]) -> list[str]:
@@ -255,9 +268,10 @@ def _findings(report: dict[str, Any]) -> list[str]:
             for it in g.items:
                 ack = it.acknowledged or {}
                 reasons.setdefault((str(ack.get("reason", "")), str(ack.get("source", ""))), []).append(it)
+            labels = dict(zip([it.anchor for it in g.items], _labels(g.items)))
             why = "".join(
                 "<div class='reason'>"
-                + (f"{e(', '.join(it.config or it.id for it in its))}: " if len(reasons) > 1 else "")
+                + (f"{e(', '.join(labels[it.anchor] for it in its))}: " if len(reasons) > 1 else "")
                 + f"<b>acknowledged</b> ({e(src)}): {_text(reason)}</div>"
                 for (reason, src), its in reasons.items())
             lis.append(f"<li><span class='badge ack'>ack</span> <a href='#{g.first.anchor}'>{e(g.check)}</a> "
