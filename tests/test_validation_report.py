@@ -102,6 +102,10 @@ def test_the_first_screen_is_the_verdict_counts_the_new_findings_then_the_acknow
     assert "unique_ids</a> in 2 configs: ids repeat across splits" in first
     assert "<a href='#r6'>th</a>, <a href='#r7'>ta</a>" in first
     assert "<b>acknowledged</b> (acknowledged.yaml:3): upstream numbers each split" in first
+    # each result's own section says what to do, or why it is acknowledged
+    assert "<p class='meta'>what to do: declare it</p>" in page[page.index("id='r1'"):]
+    assert ("<span class='badge ack'>ack</span> acknowledged.yaml:3: upstream numbers each split"
+            in page[page.index("id='r6'"):])
     # one collapsed section per config, release-wide results first; the split table last
     sections = re.findall(r"<details class='config' id='([\w-]+)'>", page)
     assert sections == ["release", "config-et", "config-zh", "config-th", "config-ta"]

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 
 STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.STAT.value: 3,
                 Status.SKIP.value: 4}
-COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781", "stat": "#0969da"}
+COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781", "stat": "#0969da",
+          "acknowledged": "#8c959f"}
 
 
 def build_report(
@@ -182,9 +183,15 @@ def _details(details: Any, limit: int) -> str:
 
 def _result(i: int, r: dict[str, Any], details_limit: int) -> str:
     e = html.escape
+    ack = r.get("acknowledged")
     parts = [f"<div class='result' id='r{i}'><h3>{_badge(r['status'])} {e(r['check'])}"
              + (f" &middot; <code>{e(r['config'])}</code>" if r.get("config") else "")
              + f"</h3><p>{_text(r['summary'])}</p>"]
+    if ack:
+        parts.append(f"<p class='meta'><span class='badge ack'>ack</span> {e(str(ack.get('source', '')))}: "
+                     f"{_text(ack.get('reason', ''))}</p>")
+    elif r.get("todo"):
+        parts.append(f"<p class='meta'>what to do: {_text(r['todo'])}</p>")
     parts.append(_metrics_table(r.get("metrics") or {}))
     figures = [charts.svg(spec) for spec in r.get("figures") or [] if spec and charts.informative(spec)]
     if figures:
@@ -334,7 +341,7 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
                      f"under {PAGE_BUDGET_BYTES // 1000} KB: validation.json beside it has every one.</p>")
     for config in order:
         rows = sorted(groups[config], key=lambda ir: (STATUS_ORDER.get(ir[1]["status"], 9), ir[0]))
-        n = Counter(r["status"] for _, r in rows)
+        n = Counter("acknowledged" if r.get("acknowledged") else r["status"] for _, r in rows)
         label = "release (every config)" if config is None else f"config {config}"
         parts.append(
             f"<details class='config' id='{_section_id(config)}'><summary>{e(label)} &middot; "
