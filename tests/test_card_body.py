@@ -92,3 +92,15 @@ def test_a_missing_value_is_an_error_not_an_empty_cell():
     m = {"pretty_name": "x", "description": "d", "version": "1"}
     with pytest.raises(jinja2.UndefinedError):
         card.render_body({"m": m, "hub": None, "local_path": "x", "first_config": "x"})
+
+
+def test_acknowledged_findings_are_listed_with_their_reasons_and_not_counted_as_warnings(context):
+    ack = {"reason": "upstream numbers each split from 0", "source": "acknowledged.yaml:3"}
+    results = [{"check": "unique_ids", "family": "integrity", "status": "warn", "summary": "100 ids", "config": c,
+                "acknowledged": ack} for c in ("et", "ht")]
+    results.append({"check": "cues", "family": "artifacts", "status": "warn", "summary": "a new cue", "config": "et"})
+    body = card.render_body({**context, "v": card._validation({"passed": True, "results": results})})
+    assert "3 results: 1 warn, 2 acknowledged." in body
+    assert "| cues | et | warn | a new cue |" in body and "| unique_ids | et | warn (acknowledged) | 100 ids |" in body
+    assert "Acknowledged findings (2; read and explained in the dataset's declarations" in body
+    assert "| unique_ids | et, ht | upstream numbers each split from 0 | acknowledged.yaml |" in body

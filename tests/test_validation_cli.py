@@ -67,7 +67,7 @@ def test_validate_json_writes_reports_and_card(capsys, mc_release):
         "near_duplicates", "cues", "partial_input", "baselines",
     }
     report = json.loads((mc_release.path / "reports" / "validation.json").read_text())
-    assert set(report["summary"]) == {"pass", "warn", "fail", "skip", "stat"}
+    assert set(report["summary"]) == {"pass", "warn", "fail", "skip", "stat", "acknowledged"}
     assert all({"check", "config", "status", "summary"} <= set(r) for r in report["results"])
     assert report["fingerprints"]["default"]["train"] == mc_release.split_info("default", "train")["fingerprint"]
     page = (mc_release.path / "reports" / "validation.html").read_text()

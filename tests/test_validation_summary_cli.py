@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+import rich.console
 from conftest import one_json, run_cli
 from toy_builder import FIXTURES
 from validation_helpers import MC_META, make_release, mc_features, mc_rows
@@ -52,9 +53,13 @@ def run(capsys, *argv):
     return run_cli(capsys, "--quiet", *argv)
 
 
-@pytest.mark.parametrize("columns", [80, 120])
-def test_validate_prints_the_verdict_first_in_at_most_30_lines_that_fit(capsys, release, noisy, width, columns):
-    width(columns)
+@pytest.fixture
+def terminal(monkeypatch):
+    """The console as a terminal (under capsys it is a pipe)."""
+    monkeypatch.setattr(rich.console.Console, "is_terminal", property(lambda self: True))
+
+
+def test_validate_prints_new_findings_first_grouped_and_whole_in_a_pipe(capsys, release, noisy):
     noisy.fail = True
     try:
         code, out, err = run(capsys, "validate", str(release.path), "--baselines", "none")
@@ -62,14 +67,23 @@ def test_validate_prints_the_verdict_first_in_at_most_30_lines_that_fit(capsys, 
         noisy.fail = False
     lines = out.splitlines()
     assert code == 1 and "check(s) failed" in err
-    assert len(lines) <= 30
-    assert lines[0].startswith("validate mcfx 1.0.0: gate FAILED (1 fail, 40 warn, ")
-    assert lines[1].startswith("fail many_warnings: the one failure: why it failed")  # failures before warnings
-    assert lines[2].startswith("warn many_warnings default: finding 0: a long explanation")
-    assert all(len(ln) <= columns for ln in lines if not ln.startswith("report: "))
-    assert lines[1].endswith("…") and lines[1] != lines[2]  # cut to the width, the report has the full text
-    assert any(ln.startswith("... 19 more failures and warnings (--verbose") for ln in lines)
+    assert lines[0].startswith("validate mcfx 1.0.0: gate FAILED (1 fail, 40 warn, 0 acknowledged, ")
+    assert lines[1] == "fail many_warnings: the one failure: " + " ".join(["why it failed"] * 12)  # whole
+    # the 40 warnings of one check: one line with their count
+    assert lines[2].startswith("warn many_warnings in 40 findings: finding 0: a long explanation")
+    assert "…" not in out and len(lines) <= 12
     assert lines[-1].startswith("report: ") and lines[-1].endswith("validation.html")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_on_a_terminal_lines_wrap_to_its_width_and_nothing_is_cut(capsys, release, noisy, width, terminal,
+                                                                    columns):
+    width(columns)
+    code, out, _ = run(capsys, "validate", str(release.path), "--baselines", "none")
+    lines = out.splitlines()
+    assert code == 0 and "…" not in out and len(lines) <= 24
+    assert all(len(ln) <= columns for ln in lines if not ln.startswith("report: "))
+    assert " ".join(out.split()).count("a long explanation of what was found") == 6  # the first finding, whole
 
 
 def test_verbose_lists_every_result_with_names_whole(capsys, release, noisy, width):
@@ -127,5 +141,5 @@ def test_audit_summary_markdown(capsys, tmp_path, monkeypatch):
     finally:
         unregister("toy")
     assert code == 0, err
-    assert out.startswith("### ✅ audit toy 1.1.0: gate passed\n") and "| fail | warn | pass | stat | skip |" in out
+    assert out.startswith("### ✅ audit toy 1.1.0: gate passed\n") and "| fail | warn | acknowledged | pass | stat | skip |" in out
     assert f"Full report: `{tmp_path / 'reg' / 'toy' / '1.1.0' / 'reports' / 'validation.html'}`" in out

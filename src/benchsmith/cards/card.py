@@ -80,7 +80,7 @@ CROISSANT = "croissant.json"
 FULL_TABLE_MAX = 30
 #: split order in tables: the usual ones first, then the others as the configs declare them
 SPLIT_ORDER = ("train", "validation", "test")
-STATUSES = ("fail", "warn", "pass", "stat", "skip")
+STATUSES = ("fail", "warn", "acknowledged", "pass", "stat", "skip")
 
 
 def _size_category(n: int) -> str:
@@ -202,22 +202,31 @@ def _validation(report: dict[str, Any] | None) -> dict[str, Any] | None:
     if report is None:
         return None
     results = report.get("results") or []
-    counts = Counter(r.get("status") for r in results)
+    # an acknowledged warning is its own count, as in the report (validation/acknowledge.py)
+    counts = Counter("acknowledged" if r.get("acknowledged") else r.get("status") for r in results)
     statuses = [s for s in STATUSES if counts.get(s)] + sorted(s for s in counts if s not in STATUSES)
     by_check: dict[str, dict[str, Any]] = {}
     for r in results:
         row = by_check.setdefault(r["check"], {"check": r["check"], "family": r.get("family") or "",
                                                "counts": Counter()})
-        row["counts"][r.get("status")] += 1
+        row["counts"]["acknowledged" if r.get("acknowledged") else r.get("status")] += 1
     listed = []
     for status, heading in (("fail", "Failures"), ("warn", "Warnings")):
         rows: dict[tuple[str, str], dict[str, Any]] = {}
         for r in results:
-            if r.get("status") == status:
+            if r.get("status") == status and not r.get("acknowledged"):
                 row = rows.setdefault((r["check"], r.get("summary") or ""), {
                     "check": r["check"], "summary": r.get("summary") or "", "status": status, "configs": []})
                 row["configs"].append(r.get("config") or "—")
         listed.append((heading, list(rows.values())))
+    acknowledged: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in results:
+        ack = r.get("acknowledged")
+        if ack:
+            src = str(ack.get("source", "")).split(":")[0]
+            row = acknowledged.setdefault((r["check"], str(ack.get("reason", "")), src), {
+                "check": r["check"], "reason": str(ack.get("reason", "")), "source": src, "configs": []})
+            row["configs"].append(r.get("config") or "—")
     return {
         "passed": bool(report.get("passed", counts.get("fail", 0) == 0)),
         "total": len(results),
@@ -226,6 +235,7 @@ def _validation(report: dict[str, Any] | None) -> dict[str, Any] | None:
         "counts_text": ", ".join(f"{counts[s]:,} {s}" for s in statuses) or "none",
         "by_check": list(by_check.values()),
         "listed": listed,
+        "acknowledged": list(acknowledged.values()),
         "results": results,
         "full": len(results) <= FULL_TABLE_MAX,
         "notes": list(report.get("notes") or []),

@@ -124,58 +124,31 @@ def _outcome(v: Validation) -> dict[str, Any]:
     }
 
 
-#: failure/warning lines the default summary shows (then "+N more"), so that with the verdict, a
-#: note or two, the hidden count and the report path it stays within ~30 lines
-SUMMARY_ITEMS = 22
-SUMMARY_NOTES = 3
-
-
-def _one_line(text: str, width: int, style: str = "") -> Text:
-    """``text`` on one terminal line: whitespace collapsed, cut to ``width`` cells with an ellipsis
-    (the report has the full text)."""
-    line = Text(" ".join(text.split()), style=style)
-    line.truncate(max(width, 20), overflow="ellipsis")
-    return line
-
-
 def _print_results(v: Validation, title: str) -> None:
-    """Verdict first, as the report's first screen (``validation/summary.py``): the verdict and
-    the counts, then each failure and warning on one line cut to the terminal width, at most
-    :data:`SUMMARY_ITEMS` of them; the notes, how many results are not shown, the report's path.
-    With ``--verbose`` every result in a table that wraps its cells (names are never cut)."""
+    """Verdict first, as the report's first screen: ``summary.terminal`` (new findings with what
+    to do, then the acknowledged ones; wrapped to a terminal, whole lines in a pipe). With
+    ``--verbose`` every result in a table that wraps its cells (names are never cut)."""
     report = v.report
-    everything = verbose()
-    width = console.width
+    path = str((v.report_dir or v.release.reports_dir) / "validation.html")
+    if not verbose():
+        width = console.width if console.is_terminal else None  # a pipe gets whole lines
+        for text, style in summary.terminal(report, title=title, width=width, report_path=path):
+            console.print(Text(text, style=style), soft_wrap=True)
+        return
     passed = report["passed"]
-    console.print(_one_line(summary.headline(report, title), width, "green" if passed else "bold red"))
-    items = summary.items(report)
-    if everything:
-        rows = [(Text(r["status"], style=STATUS_STYLE[r["status"]]), r["check"], r["config"] or "", r["summary"])
-                for r in sorted(_rows(v), key=lambda r: STATUS_RANK.get(r["status"], 9))]
-        t = table(title, ["status", "check", "config", "summary"], rows)
-        for col in t.columns[:3]:
-            col.no_wrap, col.overflow = True, "fold"  # names whole; the summary column wraps
-        console.print(t)
-        for note in report.get("notes") or []:
-            console.print(f"[dim]{literal(note)}[/]", highlight=False)
-    else:
-        for it in items[:SUMMARY_ITEMS]:
-            line = Text.assemble((f"{it.status:<4} ", STATUS_STYLE[it.status]), f"{it.where}: {it.summary}")
-            line.truncate(max(width, 20), overflow="ellipsis")
-            console.print(line, soft_wrap=False, no_wrap=True, overflow="ellipsis")
-        if len(items) > SUMMARY_ITEMS:
-            console.print(f"[dim]... {len(items) - SUMMARY_ITEMS} more failures and warnings (--verbose, or the "
-                          "report)[/]", highlight=False)
-        notes = report.get("notes") or []
-        for note in notes[:SUMMARY_NOTES]:
-            console.print(_one_line(note, width, "dim"), soft_wrap=False, no_wrap=True)
-        if len(notes) > SUMMARY_NOTES:
-            console.print(f"[dim]... {len(notes) - SUMMARY_NOTES} more notes (--verbose)[/]", highlight=False)
-        if len(v.results) > len(items):
-            console.print(f"[dim]{len(v.results) - len(items)} passing/descriptive results not shown (--verbose, "
-                          "or the report)[/]", highlight=False)
-    console.print(f"report: {(v.report_dir or v.release.reports_dir) / 'validation.html'}", highlight=False,
-                  markup=False)
+    for text, style in summary.wrap(summary.headline(report, title), "green" if passed else "bold red",
+                                    console.width, 2):  # the table below wraps to the width too
+        console.print(Text(text, style=style), soft_wrap=True)
+    rows = [(Text(r["status"], style=STATUS_STYLE[r["status"]]), r["check"], r["config"] or "",
+             r["summary"] + (f" [acknowledged: {r['acknowledged']['reason']}]" if r.get("acknowledged") else ""))
+            for r in sorted(v.report["results"], key=lambda r: STATUS_RANK.get(r["status"], 9))]
+    t = table(title, ["status", "check", "config", "summary"], rows)
+    for col in t.columns[:3]:
+        col.no_wrap, col.overflow = True, "fold"  # names whole; the summary column wraps
+    console.print(t)
+    for note in report.get("notes") or []:
+        console.print(f"[dim]{literal(note)}[/]", highlight=False)
+    console.print(f"report: {path}", highlight=False, markup=False)
 
 
 SUMMARY_OPTION = typer.Option(

@@ -35,6 +35,17 @@ CSS = ("svg.chart text{font-size:11px;fill:#1f2328} svg.chart .m{fill:#57606a} s
        "svg.chart .ax{stroke:#57606a;fill:none} svg.chart .ref{stroke:#000;stroke-width:2}")
 
 
+def informative(spec: dict[str, Any]) -> bool:
+    """False for a chart that says nothing a sentence would not: a histogram whose every series
+    has one bin (the lengths of a one-token field) or bars of one category."""
+    kind = spec.get("kind")
+    if kind == "hist":
+        return any(sum(1 for v in vals if v) > 1 for vals in (spec.get("series") or {}).values())
+    if kind == "bar":
+        return len(spec.get("categories") or []) > 1
+    return True
+
+
 def svg(spec: dict[str, Any]) -> str:
     """One figure spec as an inline ``<svg>`` element (see module docstring)."""
     kind = spec.get("kind")

@@ -9,6 +9,16 @@ warn; a *check* is something that can fail or warn, and its test shows both.
 ``skip`` says a check could not run here (and why). Generic
 checks register themselves with :func:`register_check`; a builder adds its
 dataset-specific checks through ``Builder.checks()``.
+
+A warning or failure is a *finding* people act on: its id is (check, config, split), its
+severity the status, its statement the ``summary`` with its figure, and it carries ``why`` (what
+the finding means for a user of the data) and ``todo`` (what the maintainer does: fix the
+builder, declare it where this check reads declarations, or acknowledge it). Each check says
+both as class attributes, specific to itself; a result may override them. A finding the
+dataset's declarations explain (an ``acknowledged.yaml`` entry, a ``discrepancy:`` in
+``published.yaml``, a ``known_artifacts.yaml`` artifact) carries ``acknowledged`` (the reason
+and where it is declared): it is listed, never hidden, and is not counted as a warning
+(``benchsmith.validation.acknowledge``).
 """
 
 from __future__ import annotations
@@ -52,6 +62,28 @@ class CheckResult:
     #: plot specs for the HTML report (see ``benchsmith.validation.report``); kept
     #: out of the card, and small: pre-aggregated counts, never raw rows.
     figures: list[dict[str, Any]] = field(default_factory=list)
+    #: the split the finding concerns, when one (the id is check, config, split)
+    split: str | None = None
+    #: a warning's or failure's meaning for a user of the data, and what the maintainer does
+    why: str = ""
+    todo: str = ""
+    #: what several findings of this check have in common, for one grouped line
+    topic: str = ""
+    #: the finding's headline number (``metrics[Check.figure_metric]``): an acknowledgement may
+    #: hold for this value only, so a changed figure is a new finding
+    figure: Any = None
+    #: ``{"reason", "source"}`` when the dataset's declarations explain this finding
+    acknowledged: dict[str, Any] | None = None
+
+    @property
+    def finding_id(self) -> str:
+        """``check/config/split`` (the parts that apply)."""
+        return "/".join(p for p in (self.check, self.config, self.split) if p)
+
+    @property
+    def is_new(self) -> bool:
+        """A warning or failure not explained by the dataset's declarations."""
+        return self.status in (Status.WARN, Status.FAIL) and not self.acknowledged
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -83,6 +115,14 @@ class Check:
     #: queues a group as one item, at its summed cost): they share an in-process memo that no
     #: other check reads (``exact_duplicates`` and ``near_duplicates``: each split's normalised content)
     group: ClassVar[str | None] = None
+    #: a warning's or failure's meaning for users of the data and what to do about it, specific
+    #: to the check (see the module docstring); ``topic`` names what its findings share, for the
+    #: grouped line ("ids repeat across splits"), and ``figure_metric`` the metric that is a
+    #: finding's headline figure
+    why: ClassVar[str] = ""
+    todo: ClassVar[str] = ""
+    topic: ClassVar[str] = ""
+    figure_metric: ClassVar[str | None] = None
 
     def run(self, release: Release) -> list[CheckResult]:
         raise NotImplementedError
@@ -99,7 +139,16 @@ class Check:
         (default: nothing)."""
 
     def result(self, status: Status, summary: str, **kw: Any) -> CheckResult:
-        return CheckResult(check=self.name, family=self.family, status=status, summary=summary, **kw)
+        """A result of this check; a warning or failure gets the check's ``why``, ``todo``,
+        ``topic`` and figure unless ``kw`` gives its own."""
+        r = CheckResult(check=self.name, family=self.family, status=status, summary=summary, **kw)
+        if status in (Status.WARN, Status.FAIL):
+            r.why = r.why or self.why
+            r.todo = r.todo or self.todo
+            r.topic = r.topic or self.topic
+            if r.figure is None and self.figure_metric:
+                r.figure = r.metrics.get(self.figure_metric)
+        return r
 
     def stat(self, summary: str, **kw: Any) -> CheckResult:
         """A descriptive result: measured, reported, never a verdict."""

@@ -84,6 +84,11 @@ def _newly_fixed_items(new: Release, old: Release) -> set[str]:
 class DriftCheck(Check):
     name = "drift"
     family = "drift"
+    topic = 'changed since the previous release'
+    why = ("scores on this version are not comparable with the previous one's unless the change is "
+        'known')
+    todo = ('if the change is intended, bump the version and record it in the changelog (an erratum '
+        'in errata.tsv); a rebuild of the same version must be identical: fix the builder')
 
     def __init__(self, previous: Release) -> None:
         self.previous = previous

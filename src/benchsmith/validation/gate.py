@@ -39,8 +39,20 @@ def enforce(report: dict[str, Any], where: Any = None) -> None:
         raise GateError(
             f"{len(failed)} check(s) failed for {report['name']} {report['version']}: {describe(failed)}",
             path=where,
-            hint="Read reports/validation.html, fix the builder or declare the exception in the config's policy",
+            hint=hint(failed),
         )
+
+
+def hint(failed: list[dict[str, Any]], limit: int = 3) -> str:
+    """What to do about the failures: each failing check's own ``todo`` (``validation/check.py``),
+    once per check, then where the details are."""
+    todos = {r["check"]: r.get("todo") or "" for r in reversed(failed)}
+    todos = dict(reversed(list(todos.items())))  # each check's first failure, in report order
+    said = [f"{check}: {todo}" for check, todo in todos.items() if todo][:limit]
+    if not said:
+        return "Read reports/validation.html: fix the builder (see each failure's details)"
+    more = f" (+{len(todos) - limit} more checks)" if len(todos) > limit else ""
+    return "; ".join(said) + more + ". Details: reports/validation.html"
 
 
 def require_passed(release: Release) -> dict[str, Any]:

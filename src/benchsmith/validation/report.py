@@ -4,10 +4,13 @@
 JSON keys: ``name``, ``version``, ``benchsmith`` (tool version), ``baselines``
 (the level run), ``fingerprints`` (``{config: {split: sha256}}`` of the release
 validated, so the gate can tell a stale report), ``previous`` (the release drift
-compared against, or null), ``summary`` (``{pass, warn, fail, skip}`` counts),
+compared against, or null), ``summary`` (``{pass, warn, fail, skip, stat, acknowledged}``
+counts: ``warn`` counts the new warnings, ``acknowledged`` those the dataset's declarations
+explain, see ``benchsmith.validation.acknowledge``),
 ``passed`` (no failure), and ``results`` (one object per check result: ``check``,
-``family``, ``config``, ``status``, ``summary``, ``metrics``, ``details``,
-``figures``), and ``seal`` (written last, by ``validate`` of a release that is not published:
+``family``, ``config``, ``split``, ``status``, ``summary``, ``metrics``, ``details``,
+``figures``, and for a warning or failure ``why``, ``todo``, ``topic``, ``figure`` and
+``acknowledged``: ``validation/check.py``), and ``seal`` (written last, by ``validate`` of a release that is not published:
 the digest and listing of every file of the release as validated, see ``benchsmith.seal``).
 No timestamps: validating the same release twice writes the same JSON.
 
@@ -47,7 +50,8 @@ if TYPE_CHECKING:
 
 STATUS_ORDER = {Status.FAIL.value: 0, Status.WARN.value: 1, Status.PASS.value: 2, Status.STAT.value: 3,
                 Status.SKIP.value: 4}
-COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781", "stat": "#0969da"}
+COLORS = {"pass": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "skip": "#6e7781", "stat": "#0969da",
+          "acknowledged": "#8c959f"}
 
 
 def build_report(
@@ -59,8 +63,9 @@ def build_report(
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The report object (see module docstring); NaN/inf metrics become null."""
-    counts = Counter(r.status.value for r in results)
-    totals = {s.value: counts.get(s.value, 0) for s in (Status.PASS, Status.WARN, Status.FAIL, Status.SKIP, Status.STAT)}
+    # an acknowledged warning is listed but not counted as a warning (validation/acknowledge.py)
+    counts = Counter("acknowledged" if r.acknowledged else r.status.value for r in results)
+    totals = {s: counts.get(s, 0) for s in ("pass", "warn", "fail", "skip", "stat", "acknowledged")}
     return _finite(to_jsonable(
         {
             "name": release.name,
@@ -118,7 +123,8 @@ DETAILS_MAX_CHARS = 3000
 DETAILS_MIN_CHARS = 400
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,"Noto Sans",sans-serif;margin:1rem auto;max-width:70rem;
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans","Noto Sans Tamil","Noto Sans Thai",
+"Noto Sans CJK SC","WenQuanYi Zen Hei","Noto Sans Devanagari",sans-serif;margin:1rem auto;max-width:70rem;
 color:#1f2328;padding:0 1rem;line-height:1.4}
 h1{margin:.2rem 0;font-size:1.6rem} .meta{color:#57606a;margin:.2rem 0}
 .verdict{display:inline-block;font-size:1.3rem;font-weight:700;padding:.2rem .8rem;border-radius:.4rem;color:#fff;
@@ -135,6 +141,9 @@ details.config{border:1px solid #d0d7de;border-radius:.4rem;margin:.4rem 0;paddi
 details.config>summary{cursor:pointer;font-weight:600} .result{border-top:1px solid #d0d7de;padding:.4rem 0}
 .result h3{font-size:1rem;margin:.3rem 0} svg.chart{max-width:100%;height:auto;margin:.3rem .5rem .3rem 0}
 .kv{font-size:.85rem} .kv span{color:#57606a}
+ul.items li .why,ul.items li .todo,ul.items li .reason{margin:.1rem 0 .1rem 3.2rem;color:#57606a}
+ul.items li .todo b,ul.items li .reason b{color:#1f2328} ul.items li .where{margin-left:3.2rem;font-size:.85rem}
+.badge.ack{background:#8c959f}
 """ + "".join(f".badge.{k}{{background:{v}}}" for k, v in COLORS.items())
 
 
@@ -174,11 +183,17 @@ def _details(details: Any, limit: int) -> str:
 
 def _result(i: int, r: dict[str, Any], details_limit: int) -> str:
     e = html.escape
+    ack = r.get("acknowledged")
     parts = [f"<div class='result' id='r{i}'><h3>{_badge(r['status'])} {e(r['check'])}"
              + (f" &middot; <code>{e(r['config'])}</code>" if r.get("config") else "")
              + f"</h3><p>{_text(r['summary'])}</p>"]
+    if ack:
+        parts.append(f"<p class='meta'><span class='badge ack'>ack</span> {e(str(ack.get('source', '')))}: "
+                     f"{_text(ack.get('reason', ''))}</p>")
+    elif r.get("todo"):
+        parts.append(f"<p class='meta'>what to do: {_text(r['todo'])}</p>")
     parts.append(_metrics_table(r.get("metrics") or {}))
-    figures = [charts.svg(spec) for spec in r.get("figures") or [] if spec]
+    figures = [charts.svg(spec) for spec in r.get("figures") or [] if spec and charts.informative(spec)]
     if figures:
         parts.append("<div>" + "".join(figures) + "</div>")
     if r.get("details") and details_limit:
@@ -210,6 +225,68 @@ def _details_limits(report: dict[str, Any], base_bytes: int) -> dict[int, int]:
     return limits
 
 
+def _label(it: summary.Item, distinct: bool) -> str:
+    """How a finding of a group is named: its config when each has its own, else the head of its
+    summary (a fidelity figure's key: ``tuples/train/num_examples``) when short, else its id."""
+    head = it.summary.split(": ", 1)[0]
+    return it.config or it.id if distinct else head if len(head) <= 60 else it.id
+
+
+def _labels(its: Sequence[summary.Item]) -> list[str]:
+    configs = [it.config for it in its]
+    distinct = len(set(configs)) == len(configs)
+    return [_label(it, distinct) for it in its]
+
+
+def _where_links(g: summary.Group) -> str:
+    """The findings of a group, each linking to its result."""
+    if len(g.items) == 1:
+        return ""
+    return ("<div class='where'>" + ", ".join(f"<a href='#{it.anchor}'>{html.escape(label)}</a>"
+                                               for it, label in zip(g.items, _labels(g.items))) + "</div>")
+
+
+def _findings(report: dict[str, Any]) -> list[str]:
+    """What is new first (failures, then warnings no declaration explains), each group with why
+    it matters and what to do; then the acknowledged findings with their reasons: listed, never
+    hidden (``validation/summary.py``, ``validation/acknowledge.py``)."""
+    e = html.escape
+    new = summary.groups(summary.new_items(report))
+    n_new = sum(len(g.items) for g in new)
+    parts = [f"<h2 id='items'>New findings ({n_new})</h2>"]
+    if new:
+        lis = []
+        for g in new:
+            lis.append(f"<li>{_badge(g.status)} <a href='#{g.first.anchor}'>{e(g.check)}</a> "
+                       f"{_text(g.statement().removeprefix(g.check).lstrip())}{_where_links(g)}"
+                       + (f"<div class='why'>why it matters: {_text(g.first.why)}</div>" if g.first.why else "")
+                       + (f"<div class='todo'><b>what to do:</b> {_text(g.first.todo)}</div>" if g.first.todo
+                          else "") + "</li>")
+        parts.append("<ul class='items'>" + "".join(lis) + "</ul>")
+    else:
+        parts.append("<p>Nothing new: no failure, and every warning is acknowledged below.</p>")
+    acked = summary.groups(summary.acknowledged_items(report))
+    if acked:
+        n_ack = sum(len(g.items) for g in acked)
+        parts.append(f"<h2 id='acknowledged'>Acknowledged findings ({n_ack}, not counted as warnings)</h2>")
+        lis = []
+        for g in acked:
+            reasons: dict[tuple[str, str], list[summary.Item]] = {}
+            for it in g.items:
+                ack = it.acknowledged or {}
+                reasons.setdefault((str(ack.get("reason", "")), str(ack.get("source", ""))), []).append(it)
+            labels = dict(zip([it.anchor for it in g.items], _labels(g.items)))
+            why = "".join(
+                "<div class='reason'>"
+                + (f"{e(', '.join(labels[it.anchor] for it in its))}: " if len(reasons) > 1 else "")
+                + f"<b>acknowledged</b> ({e(src)}): {_text(reason)}</div>"
+                for (reason, src), its in reasons.items())
+            lis.append(f"<li><span class='badge ack'>ack</span> <a href='#{g.first.anchor}'>{e(g.check)}</a> "
+                       f"{_text(g.statement().removeprefix(g.check).lstrip())}{_where_links(g)}{why}</li>")
+        parts.append("<ul class='items'>" + "".join(lis) + "</ul>")
+    return parts
+
+
 def _section_id(config: str | None) -> str:
     return "release" if config is None else "config-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in config)
 
@@ -226,8 +303,9 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
     """One self-contained HTML page for a report: no script, no external resource.
 
     Verdict first: the first screen is the dataset, its version, the gate verdict, the counts
-    by status, then every failure and warning as one line linking to its section (the same
-    lines as the terminal and ``--summary markdown``: ``validation/summary.py``). Then one
+    by status, then the new findings (grouped per check, each with why it matters and what to
+    do) and the acknowledged ones with their reasons, each linking to its section (the same
+    groups as the terminal and ``--summary markdown``: ``validation/summary.py``). Then one
     collapsed section (``<details>``) per config, with the release-wide results first, each
     result with its metrics, its charts (inline SVG, ``validation/charts.py``) and its details;
     the split table last. Browsers open a closed ``<details>`` when a link targets an element
@@ -249,15 +327,7 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
            if report.get("previous") else " &middot; no previous release to compare with")
         + "</p></header>",
     ]
-    items = summary.items(report)
-    parts.append(f"<h2 id='items'>Failures and warnings ({len(items)})</h2>")
-    if items:
-        parts.append("<ul class='items'>" + "".join(
-            f"<li>{_badge(it.status)} <a href='#{it.anchor}'>{e(it.check)}</a>"
-            + (f" <code>{e(it.config)}</code>" if it.config else "") + f": {_text(it.summary)}</li>"
-            for it in items) + "</ul>")
-    else:
-        parts.append("<p>None.</p>")
+    parts.extend(_findings(report))
     for note in report.get("notes", []):
         parts.append(f"<p class='meta'>{e(note)}</p>")
     groups: dict[str | None, list[tuple[int, dict[str, Any]]]] = {}
@@ -271,7 +341,7 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
                      f"under {PAGE_BUDGET_BYTES // 1000} KB: validation.json beside it has every one.</p>")
     for config in order:
         rows = sorted(groups[config], key=lambda ir: (STATUS_ORDER.get(ir[1]["status"], 9), ir[0]))
-        n = Counter(r["status"] for _, r in rows)
+        n = Counter("acknowledged" if r.get("acknowledged") else r["status"] for _, r in rows)
         label = "release (every config)" if config is None else f"config {config}"
         parts.append(
             f"<details class='config' id='{_section_id(config)}'><summary>{e(label)} &middot; "

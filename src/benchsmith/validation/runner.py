@@ -456,7 +456,9 @@ def _changed_files(release: Release) -> list[CheckResult]:
         return []
     return [CheckResult(check="release_files", family="integrity", status=Status.FAIL,
                         summary=f"{len(problems)} data file(s) differ from release.json: {'; '.join(problems[:3])}",
-                        details={"problems": problems})]
+                        details={"problems": problems},
+                        why="the data is not what the build wrote: the release cannot be reproduced",
+                        todo="rebuild the release with `benchsmith build` (never edit a data file by hand)")]
 
 
 def _crash_result(name: str, family: str, exc: BaseException) -> CheckResult:
@@ -466,6 +468,8 @@ def _crash_result(name: str, family: str, exc: BaseException) -> CheckResult:
         family=family,
         status=Status.FAIL,
         summary=f"the check crashed: {last}",
+        why="a crashed check found nothing: the release is unaudited for what it covers",
+        todo="fix the check or the data it crashed on (the traceback is in the report's details)",
         details={"traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=8))},
     )
 
@@ -537,6 +541,9 @@ def validate(
     from benchsmith.validation.known_artifacts import declared
 
     known = declared(builder)
+    from benchsmith.validation import acknowledge
+
+    acks = acknowledge.declared(builder, [c.name for c in checks + extra])  # a typo'd check: exit 2
     for c in extra:
         if hasattr(c, "known_artifacts"):
             c.known_artifacts = known
@@ -560,6 +567,8 @@ def validate(
 
         checks = cached_checks(release, checks, cached)
     results = crashed + _changed_files(release) + run_checks(release, checks)
+    results, stale = acknowledge.apply(results, acks)
+    notes += stale
     if cached:
         notes.append(f"{len(cached)} check(s) reused from the result cache (same data, code and parameters): "
                      + ", ".join(cached))

@@ -112,6 +112,11 @@ class TrainRepeats(Check):
     name = "comve_train_repeats"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "leakage"
+    topic = 'held-out items repeat training statements'
+    why = "a model can recall a held-out item's answer from training instead of reasoning about it"
+    todo = ("acknowledge upstream's repeats in acknowledged.yaml quoting the task paper, or drop them "
+        'with an erratum in errata.tsv')
+    figure_metric = 'exact_either'
 
     def run(self, release: Release) -> list[CheckResult]:
         if "train" not in _splits(release, "tuples"):
@@ -148,6 +153,11 @@ class Baselines(Check):
     name = "comve_baselines"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "artifacts"
+    topic = "the negation cue predicts subtask B's answer"
+    why = ('picking the option without a negation beats chance: subtask B scores include a lexical '
+        'shortcut')
+    todo = ("declare it in known_artifacts.yaml with the paper's account, or acknowledge it in "
+        'acknowledged.yaml')
 
     def __init__(self, cue_margin: float = 0.10) -> None:
         self.cue_margin = cue_margin
@@ -172,6 +182,11 @@ class Baselines(Check):
 class UpstreamAudit(Check):
     name = "comve_upstream_audit"
     family = "fidelity"
+    topic = 'upstream defects left as released'
+    why = ('pending errata are known defects still in the data: items with a wrong label or text are '
+        'scored as given')
+    todo = ('decide each pending erratum in errata.tsv (apply it in a new version, or record why it '
+        'stays)')
 
     def __init__(self, findings: list[Any] | None = None) -> None:
         self.findings = findings

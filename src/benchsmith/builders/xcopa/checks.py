@@ -48,6 +48,11 @@ class XcopaConsistency(Check):
     name = "xcopa_consistency"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "consistency"
+    topic = 'translations disagree with English COPA'
+    why = ('a translated item whose label or structure differs from its COPA source is not the same '
+        'question')
+    todo = ('fix the alignment in the builder, or record the item with an erratum in errata.tsv '
+        'citing upstream')
 
     def run(self, release: Release) -> list[CheckResult]:
         cons = consistency(release)
@@ -98,6 +103,11 @@ class XcopaBalance(Check):
     name = "xcopa_balance"
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     family = "distribution"
+    topic = 'label balance differs across languages'
+    why = ('per-language accuracies are compared in the paper: an unequal label share shifts the '
+        'chance level')
+    todo = ("acknowledge upstream's balance in acknowledged.yaml, or fix the builder if it dropped "
+        'items')
 
     def run(self, release: Release) -> list[CheckResult]:
         bal = balance(release)
@@ -132,6 +142,10 @@ class XcopaPartialInput(Check):
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     concurrent = True  # scikit-learn's import and fits overlap the other checks (validation/runner.py)
     family = "artifacts"
+    topic = 'an options-only probe beats chance in a language'
+    why = 'a model that sees only the two alternatives scores above chance: an annotation artifact'
+    todo = ('declare it in known_artifacts.yaml with its evidence, or acknowledge it in '
+        'acknowledged.yaml')
 
     def __init__(self, warn_above: float = PARTIAL_INPUT_WARN) -> None:
         self.warn_above = warn_above
@@ -196,6 +210,10 @@ class XcopaDiversity(Check):
 class XcopaAgreement(Check):
     name = "xcopa_agreement"
     family = "integrity"
+    topic = 'low agreement with the translation source'
+    why = "items whose translation drifted test a different question than COPA's"
+    todo = ("read the items; fix them with an erratum in errata.tsv, or acknowledge upstream's in "
+        'acknowledged.yaml quoting the paper')
 
     def __init__(self, annotations: Path | None = None, warn_below: float = KAPPA_WARN) -> None:
         self.annotations = annotations

@@ -114,6 +114,11 @@ class GatedBaselines(Check):
 
     name = "baselines_gated"
     family = "baselines"
+    topic = 'a gated partial-input baseline beats chance'
+    why = 'a model that sees only part of the input scores above chance: an annotation artifact'
+    todo = ("declare the artifact with its evidence in known_artifacts.yaml (the baseline's spec name "
+        'as its probe), or remove the cue in the builder; never raise the gate')
+    figure_metric = 'gain'
 
     def __init__(self, model_path: str | Path | None = None, specs: Any = None, builder: Any = None,
                  **run_options: Any) -> None:

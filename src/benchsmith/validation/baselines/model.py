@@ -86,6 +86,11 @@ def load_encoder(path: str | None) -> Encoder:
 class ModelBaselines(PerConfigBaseline):
     name = "baselines_model"
     family = "baselines"
+    topic = 'a model-level partial-input probe beats chance'
+    why = 'a model that sees only part of the input scores above chance: an annotation artifact'
+    todo = ('declare the artifact with its evidence in known_artifacts.yaml (probe baselines_model), '
+        'or remove the cue in the builder; never raise the threshold')
+    figure_metric = 'gain'
 
     def __init__(self, model_path: str | Path | None = None) -> None:
         self.model_path = str(model_path) if model_path is not None else None

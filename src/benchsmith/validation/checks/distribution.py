@@ -53,6 +53,11 @@ class LabelBalanceCheck(Check):
     portable = True
     cost = 0.3  # CPU s on ComVE, roughly
     family = "distribution"
+    topic = 'labels are not uniform'
+    why = 'a majority-class guess beats 1/k, so an accuracy must be read against the majority share'
+    todo = ("if the builder dropped or relabelled items, fix it; if the skew is upstream's, "
+        "acknowledge it in acknowledged.yaml citing upstream's counts (the policy's "
+        'balanced_labels makes it a failure)')
 
     def run(self, release: Release) -> list[CheckResult]:
         results = []
@@ -208,6 +213,12 @@ class LengthCheck(Check):
     portable = True
     cost = 0.6  # CPU s on ComVE, roughly
     family = "distribution"
+    topic = 'option length predicts the label'
+    why = ('a model can score above chance by picking the longest or shortest option, without '
+        'reading them')
+    todo = ("when the cue is upstream's, declare it in known_artifacts.yaml with its evidence or "
+        'acknowledge it in acknowledged.yaml; when the builder made it (padding, truncation), fix '
+        'the builder')
 
     def run(self, release: Release) -> list[CheckResult]:
         return [self._config(view) for view in configs(release)]

@@ -77,6 +77,10 @@ def card_front_matter(release: Release) -> dict[str, Any] | None:
 class SchemaCheck(Check):
     name = "schema"
     family = "integrity"
+    topic = "data does not match the declared features"
+    why = ("loaders and evaluators read the declared features: rows that differ break them or are "
+        "misread")
+    todo = "fix the builder's features or the examples it writes, then rebuild"
 
     def run(self, release: Release) -> list[CheckResult]:
         card_error = "README.md has no YAML front matter (the card is missing or not rendered)"
@@ -180,6 +184,9 @@ class FingerprintCheck(Check):
     portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
     cost = 0.1  # CPU s on ComVE, roughly
     family = "integrity"
+    topic = "split content differs from release.json's fingerprint"
+    why = "the data is not what was built and registered: the release cannot be reproduced"
+    todo = "rebuild the release with `benchsmith build` (never edit a release by hand)"
 
     def run(self, release: Release) -> list[CheckResult]:
         results = []
@@ -221,6 +228,13 @@ class UniqueIdsCheck(Check):
     portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
     cost = 0.1  # CPU s on ComVE, roughly
     family = "integrity"
+    topic = "ids repeat across splits"
+    why = ("an id that names two examples cannot identify one across splits and versions (errata, "
+        "predictions, drift)")
+    todo = ("when upstream numbers the items of each split on its own, acknowledge it in "
+        "acknowledged.yaml quoting upstream; otherwise make the ids unique in the builder (an id "
+        "repeated within a split always fails)")
+    figure_metric = 'ids_in_two_splits'
 
     def run(self, release: Release) -> list[CheckResult]:
         results = []
@@ -314,6 +328,11 @@ class EmptyFieldsCheck(Check):
     portable = True  # shares no in-process memo: either process may run it (validation/runner.py)
     cost = 0.2  # CPU s on ComVE, roughly
     family = "integrity"
+    topic = "required fields are empty"
+    why = ("an empty premise, option or label is an item no model can answer: it is scored as an "
+        "error")
+    todo = ("fix the loader or the builder, or record the rows as an erratum in errata.tsv citing "
+        "upstream; a field that may be empty is listed in the config policy's allow_empty")
 
     def run(self, release: Release) -> list[CheckResult]:
         results = []

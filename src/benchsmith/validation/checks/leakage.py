@@ -187,6 +187,12 @@ class ExactDuplicateCheck(Check):
     group = "content"  # they share each split's normalised content (content_batches)
     cost = 0.45  # CPU s on ComVE, roughly
     family = "leakage"
+    topic = "identical examples within or across splits"
+    why = ("a test item also in train is memorised, not solved; a repeat within a split weighs one "
+        "item twice")
+    todo = ("drop or merge them with an erratum in errata.tsv (name the upstream ids); when upstream "
+        "repeats them by design, acknowledge it in acknowledged.yaml (the policy's "
+        "exact_duplicate_max_fraction sets when it fails)")
 
     def run(self, release: Release) -> list[CheckResult]:
         return [self._config(view) for view in configs(release)]
@@ -434,6 +440,12 @@ class NearDuplicateCheck(Check):
     group = "content"  # they share each split's normalised content (content_batches)
     cost = 1.3  # CPU s on ComVE, roughly
     family = "leakage"
+    topic = "near-duplicate examples across splits"
+    why = ("a test item that nearly repeats a training one is partly memorised: scores overstate "
+        "generalisation")
+    todo = ("read the pairs in the report: fix true duplicates with an erratum in errata.tsv; "
+        "acknowledge template-made pairs in acknowledged.yaml saying why they differ (the "
+        "policy's near_duplicate_threshold sets what counts)")
 
     def __init__(self, threshold: float | None = None, num_perm: int = DEFAULT_NUM_PERM) -> None:
         self.threshold = threshold

@@ -635,6 +635,13 @@ class PartialInputCheck(PerConfigBaseline):
     cacheable = True  # reads the release's data only (validation/result_cache.py)
     concurrent = True  # scikit-learn's import (~1.5 CPU s) and the fits overlap the other checks
     family = "artifacts"
+    topic = 'a partial-input probe beats chance'
+    why = ('a model that sees only part of the input (the options, the hypothesis) scores above '
+        'chance: an annotation artifact that changes what a paper may claim from the full-input '
+        'score')
+    todo = ('declare the artifact with its evidence (paper, our measurement) in known_artifacts.yaml, '
+        'or remove the cue in the builder; never raise the threshold')
+    figure_metric = 'gain'
 
     def __init__(self, known_artifacts: Sequence[Any] = ()) -> None:
         self.known_artifacts = list(known_artifacts)

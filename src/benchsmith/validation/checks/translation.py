@@ -65,6 +65,11 @@ def _same(value: Any, source: Any) -> bool:
 class UntranslatedCheck(Check):
     name = "untranslated"
     family = "consistency"
+    topic = 'translated fields equal their source'
+    why = 'an untranslated item tests the source language, not the target one'
+    todo = ('fix it with an erratum in errata.tsv giving the translation; when copying is right '
+        "(names, numbers), set the config policy's untranslated to warn and acknowledge the items "
+        'in acknowledged.yaml')
     cacheable = True  # reads the release's data only (validation/result_cache.py)
 
     def run(self, release: Release) -> list[CheckResult]:

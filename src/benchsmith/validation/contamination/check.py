@@ -57,6 +57,12 @@ def neighbours(release: Release) -> list[Release]:
 class ContaminationCheck(Check):
     name = "contamination"
     family = "leakage"
+    topic = "items shared with other releases"
+    why = ("an item that also sits in another benchmark (or a model's training corpus) may have been seen "
+           "in training: scores on it overstate generalisation")
+    todo = ("read the matches in the report: a true overlap is dropped with an erratum in errata.tsv; a "
+            "generic phrase shared by chance is acknowledged in acknowledged.yaml (the policy's "
+            "contamination_max_fraction sets when it fails)")
 
     def run(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.drift import previous_release
