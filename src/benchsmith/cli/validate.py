@@ -80,6 +80,10 @@ class PublishedFilesCheck(Check):
 
     name = "published_files"
     family = "integrity"
+    topic = "the published files changed on disk"
+    why = "a published version never changes: users who load it by its tag would get other data than was audited"
+    todo = ("restore the published files (the Hub tag or a backup); new data is a new version: bump it, build, "
+            "validate and publish that")
 
     def __init__(self, published: Any) -> None:
         self.published = published
