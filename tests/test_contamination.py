@@ -16,8 +16,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from benchsmith.validation.contamination import corpus, scan
-from benchsmith.validation.contamination.ngrams import Item, ItemIndex, batch_words, normalise
 from conftest import one_json, run_cli
 
 from benchsmith import progress
@@ -26,6 +24,8 @@ from benchsmith.cli import main
 from benchsmith.errors import ParseError
 from benchsmith.policy import Policy
 from benchsmith.release import Release
+from benchsmith.validation.contamination import corpus, scan
+from benchsmith.validation.contamination.ngrams import Item, ItemIndex, normalise
 
 LONG = "The quick brown fox jumps over the lazy dog while the old farmer sleeps under a tree"  # 17 words
 SHORT = "The man turned on the faucet."  # 6 words: matched whole
@@ -142,26 +142,6 @@ def test_normalise_case_punctuation_width_and_cjk():
     assert normalise("Straße") == normalise("STRASSE")  # case folding, not lower()
     assert normalise("x我们走吧y") == ["x", "我", "们", "走", "吧", "y"]
     assert normalise("don't") == ["don", "t"]
-
-
-@pytest.mark.parametrize("texts", [
-    ["Plain ASCII, with_underscores & digits 42!", "it's 3:45pm -- fine?"],
-    ["Ünïcödé Straße", "naïve café", "ASCII too"],
-    ["हिन्दी शब्द", "தமிழ் சொல்"],  # combining vowel signs stay inside their words
-    ["中文没有空格", "ที่นี่", "mixed 中文 and ไทย text"],
-    ["a\x00b", "", "   "],  # a NUL inside a line does not split it; empty lines stay lines
-])
-def test_the_batch_tokeniser_is_normalise_per_line(texts):
-    words = batch_words(texts)
-    lines, line = [], []
-    for w in words:
-        if w == "\x00":
-            lines.append(line)
-            line = []
-        else:
-            line.append(w)
-    lines.append(line)
-    assert lines == [normalise(t.replace("\x00", " ")) for t in texts]
 
 
 def test_planted_13_grams_and_short_fields_found_exactly(release, tmp_path):

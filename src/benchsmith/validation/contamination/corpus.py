@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
+import pyarrow as pa
+
 from benchsmith.errors import ConfigError, ParseError, SourceError
 
 if TYPE_CHECKING:
@@ -43,8 +46,10 @@ if TYPE_CHECKING:
 
 #: largest byte range of a plain-text or JSON-lines file read by one task
 CHUNK_BYTES = 8 << 20
-#: lines handed to the matcher at a time
+#: lines handed to the matcher at a time (csv, jsonl, parquet, releases)
 BATCH_LINES = 8192
+#: bytes of plain text handed to the matcher at a time
+BATCH_BYTES = 1 << 20
 _SKIP_SUFFIXES = (".md", ".py", ".sha256", ".gitattributes", ".lock")
 _DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".txt")
 #: a corpus CSV's longest field (a document); csv's own default is 128 KiB. Set only while a
@@ -252,9 +257,8 @@ def _parquet(part: Part) -> Iterator[tuple[int, str]]:
 
 
 def _release(part: Part) -> Iterator[tuple[int, str, str]]:
-    from benchsmith.validation.dataview import ConfigView
-
     from benchsmith.release import Release
+    from benchsmith.validation.dataview import ConfigView
 
     view = ConfigView(Release(part.path), part.config)
     row = 0
@@ -268,15 +272,45 @@ def _release(part: Part) -> Iterator[tuple[int, str, str]]:
         row += batch.num_rows
 
 
-def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[list[str], Sequence[Any]]]:
+def _text_batches(part: Part) -> Iterator[tuple[pa.Array, range]]:
+    """A plain-text range as Arrow string arrays of about BATCH_BYTES, one element per line
+    (split at ``\n``, a trailing ``\r`` dropped), without a Python string per line."""
+    with open(part.path, "rb") as f:
+        f.seek(part.start)
+        raw = f.read(part.end - part.start if part.end >= 0 else -1)
+    data = np.frombuffer(raw, dtype=np.uint8)
+    newlines = np.flatnonzero(data == 10)
+    starts = np.concatenate([[0], newlines + 1])
+    ends = np.concatenate([newlines, [len(data)]])
+    if len(data) and data[-1] == 10:  # the last line's newline ends it; no empty line after it
+        starts, ends = starts[:-1], ends[:-1]
+    cr = (ends > starts) & (data[np.maximum(ends - 1, 0)] == 13)
+    ends = ends - cr
+    # a line's characters, one after the other, and where each line begins among them
+    keep = np.zeros(len(data) + 1, dtype=np.int32)
+    keep[starts] += 1  # starts, like ends, are distinct
+    keep[ends] -= 1
+    body = data[np.cumsum(keep[:-1]) > 0]
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(ends - starts, out=offsets[1:])
+    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(body))
+    try:
+        lines.validate(full=True)
+    except pa.ArrowInvalid:
+        _decoded(raw, part.path, part.first)  # names the line that is not UTF-8
+        raise
+    i = 0
+    while i < len(lines):
+        step = max(1, int(np.searchsorted(offsets, offsets[i] + BATCH_BYTES) - i))
+        yield lines[i : i + step], range(part.first + i, part.first + i + step)
+        i += step
+
+
+def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[pa.Array | list[str], Sequence[Any]]]:
     """(texts, where each is) in batches of ``size`` lines: ``where[i]`` is the line (or row)
     number, or a ``(row, field)`` pair for a release."""
-    if part.kind == "lines" and not _gz(part):  # the common case, without a tuple per line
-        with open(part.path, "rb") as f:
-            f.seek(part.start)
-            lines = _decoded(f.read(part.end - part.start), part.path, part.first).splitlines()
-        for i in range(0, len(lines), size):
-            yield lines[i : i + size], range(part.first + i, part.first + min(i + size, len(lines)))
+    if part.kind == "lines" and not _gz(part):  # the common case: Arrow arrays straight from the bytes
+        yield from _text_batches(part)
         return
     if part.kind == "release":
         stream: Iterator[tuple[int, str, str]] = _release(part)

@@ -23,12 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from benchsmith import progress
+from benchsmith.errors import ConfigError
 from benchsmith.validation.contamination import corpus
 from benchsmith.validation.contamination.ngrams import DEFAULT_MIN_TOKENS, DEFAULT_NGRAM, Item, ItemIndex
 from benchsmith.validation.dataview import ConfigView, configs
-
-from benchsmith import progress
-from benchsmith.errors import ConfigError
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -87,27 +86,26 @@ def scan_part(part: corpus.Part, index: ItemIndex | None = None) -> PartResult:
     out = PartResult()
     for texts, where in corpus.batches(part):
         out.lines += len(texts)
-        for hit in index.scan(texts):
+        encoded = index.encode(texts)
+        for hit in index.scan(texts, encoded):
             item, fld = index.values[hit.value]
-            out.counts[item] = out.counts.get(item, 0) + 1
-            kept = out.locations.setdefault(item, [])
-            if len(kept) < MAX_LOCATIONS:
-                w = where[hit.line]
-                line, src_field = (w, "") if isinstance(w, int) else w
-                kept.append({"source": part.source, "file": part.where, "line": line,
-                             **({"field": src_field} if src_field else {}), "word": hit.word,
-                             "item_field": fld, "n": hit.n, "ngram": index.words(hit.value, hit.start, hit.n)})
-        for line_no, value, jaccard in index.near(texts):
+            _keep(out, item, part, where[hit.line], {"word": hit.word, "item_field": fld, "n": hit.n,
+                                                      "ngram": index.words(hit.value, hit.start, hit.n)})
+        for line_no, value, jaccard in index.near(texts, encoded):
             item, fld = index.values[value]
-            out.counts[item] = out.counts.get(item, 0) + 1
-            kept = out.locations.setdefault(item, [])
-            if len(kept) < MAX_LOCATIONS:
-                w = where[line_no]
-                line, src_field = (w, "") if isinstance(w, int) else w
-                kept.append({"source": part.source, "file": part.where, "line": line,
-                             **({"field": src_field} if src_field else {}), "word": 0, "item_field": fld,
-                             "n": None, "jaccard": jaccard, "ngram": index.near_texts[value]})
+            _keep(out, item, part, where[line_no], {"word": 0, "item_field": fld, "n": None, "jaccard": jaccard,
+                                                    "ngram": index.near_texts[value]})
     return out
+
+
+def _keep(out: PartResult, item: int, part: corpus.Part, w: Any, what: dict[str, Any]) -> None:
+    """Count a match of an item and keep its location while fewer than MAX_LOCATIONS are."""
+    out.counts[item] = out.counts.get(item, 0) + 1
+    kept = out.locations.setdefault(item, [])
+    if len(kept) < MAX_LOCATIONS:
+        line, src_field = (w, "") if isinstance(w, int) else w
+        kept.append({"source": part.source, "file": part.where, "line": line,
+                     **({"field": src_field} if src_field else {}), **what})
 
 
 _INDEX: ItemIndex | None = None
