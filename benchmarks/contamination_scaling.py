@@ -70,13 +70,13 @@ def make_corpus(path: Path, n: int, release: str) -> None:
 
     index = scan.build_index(Release(release))
     rng = random.Random(n)
-    known = sorted(index.vocab)
+    known = sorted(index.vocab.to_pylist())
     words = [rng.choice(known) for _ in range(4000)] + [f"zq{i}x" for i in range(4000)]
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             if i % 100_000 == 50_000:  # one planted item value per 100,000 lines
                 v = rng.randrange(len(index.values))
-                f.write(f"planted: {index.words(v, 0, len(index.value_tokens[v]))}\n")
+                f.write(f"planted: {index.words(v, 0, len(index.value_tokens(v)))}\n")
             else:
                 f.write(" ".join(rng.choice(words) for _ in range(rng.randint(5, 20))) + ".\n")
 

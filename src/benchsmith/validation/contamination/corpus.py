@@ -273,27 +273,17 @@ def _release(part: Part) -> Iterator[tuple[int, str, str]]:
 
 
 def _text_batches(part: Part) -> Iterator[tuple[pa.Array, range]]:
-    """A plain-text range as Arrow string arrays of about BATCH_BYTES, one element per line
-    (split at ``\n``, a trailing ``\r`` dropped), without a Python string per line."""
+    """A plain-text range as Arrow string arrays of about BATCH_BYTES, one element per line (a
+    line keeps its ``\n``, which is no word character), straight over the bytes read."""
     with open(part.path, "rb") as f:
         f.seek(part.start)
         raw = f.read(part.end - part.start if part.end >= 0 else -1)
     data = np.frombuffer(raw, dtype=np.uint8)
-    newlines = np.flatnonzero(data == 10)
-    starts = np.concatenate([[0], newlines + 1])
-    ends = np.concatenate([newlines, [len(data)]])
-    if len(data) and data[-1] == 10:  # the last line's newline ends it; no empty line after it
-        starts, ends = starts[:-1], ends[:-1]
-    cr = (ends > starts) & (data[np.maximum(ends - 1, 0)] == 13)
-    ends = ends - cr
-    # a line's characters, one after the other, and where each line begins among them
-    keep = np.zeros(len(data) + 1, dtype=np.int32)
-    keep[starts] += 1  # starts, like ends, are distinct
-    keep[ends] -= 1
-    body = data[np.cumsum(keep[:-1]) > 0]
-    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.cumsum(ends - starts, out=offsets[1:])
-    lines = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(offsets), pa.py_buffer(body))
+    offsets = np.flatnonzero(data == 10) + 1
+    if not len(offsets) or offsets[-1] != len(data):  # the last line without a newline
+        offsets = np.append(offsets, len(data))
+    offsets = np.concatenate([[0], offsets]).astype(np.int64) if len(data) else np.zeros(1, dtype=np.int64)
+    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(raw))
     try:
         lines.validate(full=True)
     except pa.ArrowInvalid:
@@ -302,7 +292,7 @@ def _text_batches(part: Part) -> Iterator[tuple[pa.Array, range]]:
     i = 0
     while i < len(lines):
         step = max(1, int(np.searchsorted(offsets, offsets[i] + BATCH_BYTES) - i))
-        yield lines[i : i + step], range(part.first + i, part.first + i + step)
+        yield lines[i : i + step], range(part.first + i, part.first + min(i + step, len(lines)))
         i += step
 
 

@@ -23,7 +23,8 @@ one text.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,16 +39,48 @@ _WORD, _SPACELESS, _MARK = 1, 2, 4
 
 @dataclass(frozen=True)
 class Classes:
-    """Per code point: word character, spaceless-script character, combining mark (bits);
-    and a regex for the characters whose case folding is not Arrow's lower-casing."""
+    """Per code point its kind (:data:`_KIND`: not in a word, word character, spaceless-script
+    character, combining mark, spaceless-script mark); a
+    regex for the characters NFKC may change (a text without one is its own NFKC: characters
+    that normalise to something else, the second character of a canonical composition, Hangul
+    vowels and finals, and two combining marks in a row, which NFKC may reorder); and one for
+    the characters whose case folding is not Arrow's lower-casing."""
 
     table: np.ndarray
+    nfkc: str
     fold: str
+
+
+def _class(codes: list[int]) -> str:
+    """A regex character class of code points (RE2 syntax)."""
+    ranges: list[list[int]] = []
+    for x in sorted(set(codes)):
+        if ranges and ranges[-1][1] == x - 1:
+            ranges[-1][1] = x
+        else:
+            ranges.append([x, x])
+    return "[" + "".join(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in ranges) + "]"
+
+
+def _where(text: str, differs: Callable[[str], bool]) -> list[int]:
+    """The characters ``c`` of ``text`` with ``differs(c)``, found by halving the stretches for
+    which ``differs`` holds (a few thousand calls instead of one per code point)."""
+    out, stack = [], [text]
+    while stack:
+        t = stack.pop()
+        if not differs(t):
+            continue
+        if len(t) == 1:
+            out.append(ord(t))
+            continue
+        stack += [t[: len(t) // 2], t[len(t) // 2 :]]
+    return out
 
 
 @lru_cache(maxsize=1)
 def classes() -> Classes:
-    """Built once per process from Python's definitions (~0.3 CPU s)."""
+    """Built once per process from Python's definitions (~0.3 CPU s; the index carries them to
+    Dask workers)."""
     cps = np.arange(0x110000, dtype=np.uint32)
     every = cps[(cps < 0xD800) | (cps >= 0xE000)].tobytes().decode("utf-32-le")
     table = np.zeros(0x110000, dtype=np.uint8)
@@ -55,8 +88,16 @@ def classes() -> Classes:
         for m in re.finditer(pattern, every):
             text = m.group()
             table[ord(text[0]) : ord(text[-1]) + 1] |= bit  # a run may span the surrogates: never in UTF-8
-    special = [c for c in every if not c.isascii() and c.casefold() != c.lower()] + ["\u0130"]  # İ: full mapping
-    return Classes(table, "[" + "".join(re.escape(c) for c in special) + "]")
+    changes = [c for c in _where(every, lambda t: unicodedata.normalize("NFKD", t) != t)
+               if unicodedata.normalize("NFKC", chr(c)) != chr(c)]
+    for c in _where(every, lambda t: unicodedata.normalize("NFD", t) != t):
+        parts = unicodedata.decomposition(chr(c)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            changes.append(int(parts[1], 16))  # it composes with the character before it
+    changes += [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]  # Hangul vowels and finals compose
+    combining = [ord(c) for c in every if unicodedata.combining(c)]
+    special = _where(every, lambda t: t.lower() != t.casefold()) + [0x130]  # İ: a full mapping
+    return Classes(_KIND[table], f"{_class(changes)}|{_class(combining)}{{2}}", _class(special))
 
 
 @dataclass
@@ -81,7 +122,10 @@ class Tokens:
 def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
     """``casefold(NFKC(text))`` of every text (nulls as empty texts)."""
     cls = table or classes()
-    texts = pc.utf8_normalize(pc.fill_null(texts.cast(pa.large_string()), ""), "NFKC")
+    texts = pc.fill_null(texts.cast(pa.large_string()), "")
+    changing = pc.match_substring_regex(texts, cls.nfkc)
+    if pc.any(changing).as_py():
+        texts = pc.replace_with_mask(texts, changing, pc.utf8_normalize(texts.filter(changing), "NFKC"))
     lower = pc.utf8_lower(texts)
     special = pc.match_substring_regex(texts, cls.fold)
     if pc.any(special).as_py():
@@ -114,55 +158,78 @@ def tokenise(texts: pa.Array | Sequence[str], table: Classes | None = None) -> T
     return Tokens(words, firsts)
 
 
+# what a byte is, for the start rule: not in a word, a word character, a spaceless-script
+# character, a combining mark, a spaceless-script combining mark (+ 8: not a character's first byte)
+_NONE, _WORDCH, _SPL, _MK, _SPLMK, _CONT = 0, 1, 2, 3, 4, 8
+_KIND = np.array([_NONE if c == 0 else _SPLMK if c & _MARK and c & _SPACELESS else _MK if c & _MARK
+                  else _SPL if c & _SPACELESS else _WORDCH for c in range(8)], dtype=np.uint8)
+
+
+def _start_rule() -> np.ndarray:
+    """Per (previous byte's kind << 4 | this byte's kind): 1 a word starts here, 2 it depends on
+    the word the previous mark belongs to (a word character after a mark), 0 it does not."""
+    rule = np.zeros(256, dtype=np.uint8)
+    for prev in range(16):
+        for cur in (_WORDCH, _SPL, _MK, _SPLMK):
+            before = prev & 7
+            rule[prev << 4 | cur] = (1 if before == _NONE or cur == _SPL or (cur == _WORDCH and before == _SPL)
+                                     else 2 if cur == _WORDCH and before in (_MK, _SPLMK) else 0)
+    return rule
+
+
+_RULE = _start_rule()
+
+
 def _spans(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(start, end) byte offsets of every word of UTF-8 ``data`` whose texts start at ``offsets``,
-    the number of the first word of each text (and the total), and which bytes lie in a word."""
-    n_texts = len(offsets) - 1
+    the number of the first word of each text (and the total), and which bytes lie in a word.
+
+    Works on bytes: a character's class is given to each of its bytes, a word starts only on
+    a character's first byte, and whether it starts there is looked up from the kinds of the
+    byte and the one before it (:func:`_start_rule`)."""
     if not len(data):
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(n_texts + 1, dtype=np.int64), np.zeros(0, dtype=bool)
-    pos = np.flatnonzero((data & 0xC0) != 0x80)  # where each character starts
-    lead = data[pos]
-    wide = np.flatnonzero(lead >= 0x80)
+        return empty, empty, np.zeros(len(offsets), dtype=np.int64), np.zeros(0, dtype=bool)
+    kind = table[data]  # right for ASCII; the bytes of a wider character are fixed below
+    wide = np.flatnonzero(data >= 0xC0)
     if len(wide):
-        cp = lead.astype(np.int32)
-        pad = np.concatenate([data, np.zeros(3, dtype=np.uint8)])
-        p = pos[wide]
-        b0, b1, b2, b3 = (pad[p].astype(np.int32), (pad[p + 1] & 0x3F).astype(np.int32),
-                          (pad[p + 2] & 0x3F).astype(np.int32), (pad[p + 3] & 0x3F).astype(np.int32))
-        cp[wide] = np.where(b0 < 0xE0, ((b0 & 0x1F) << 6) | b1,
-                            np.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2,
-                                     ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3))
-        c = table[cp]
-    else:
-        c = table[lead]
-    tok = c != 0
-    mark = (c & _MARK) != 0
-    spaceless = ((c & _SPACELESS) != 0) & ~mark
-    after = np.empty(len(c), dtype=bool)  # the previous character (of the same text) is in a word
-    after[0] = False
-    after[1:] = tok[:-1]
-    text_starts = np.searchsorted(pos, offsets[:-1])
-    after[text_starts[text_starts < len(pos)]] = False
-    start = tok & (~after | spaceless)
-    start[1:] |= spaceless[:-1] & after[1:] & tok[1:] & ~mark[1:]  # a word character after a spaceless one
-    # a word character right after a mark continues that word unless the word is a spaceless
-    # character with its marks: the type of a word is that of its last non-mark character (or
-    # of the mark that opened it)
-    k = np.flatnonzero(((c[1:] & _WORD) != 0) & after[1:] & mark[:-1]) + 1
-    if len(k):
-        anchor = tok & (~mark | ~after)
-        last = np.maximum.accumulate(np.where(anchor, np.arange(len(c)), 0))
-        start[k] |= (c[last[k - 1]] & _SPACELESS) != 0
+        last = len(data) - 1
+        b0 = data[wide].astype(np.int32)
+        b1, b2, b3 = ((data[np.minimum(wide + k, last)] & 0x3F).astype(np.int32) for k in (1, 2, 3))
+        cp = np.where(b0 < 0xE0, ((b0 & 0x1F) << 6) | b1,
+                      np.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2,
+                               ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3))
+        kind[wide] = table[cp]
+        for k in (1, 2, 3):  # the bytes after a first byte take its kind, as followers
+            at = wide[(b0 >= (0xC0, 0xE0, 0xF0)[k - 1])] + k
+            kind[at] = kind[at - k] | _CONT
+    pair = np.empty(len(kind), dtype=np.uint8)
+    pair[0] = 0
+    np.left_shift(kind[:-1], 4, out=pair[1:])
+    text_starts = offsets[:-1]
+    pair[text_starts[text_starts < len(pair)]] = 0  # a text's first byte follows nothing
+    pair |= kind
+    rule = _RULE[pair]
+    start = rule == 1
+    depends = np.flatnonzero(rule == 2)
+    if len(depends):
+        # a word character after a mark continues that mark's word unless the word is a
+        # spaceless character with its marks: the word's type is that of its last non-mark
+        # character, or of the mark that opened it (walk back over the marks)
+        at = depends - 1
+        while True:
+            k = kind[at]
+            back = (((k & 7) == _MK) | ((k & 7) == _SPLMK)) & (pair[at] >> 4 != _NONE) | (k >= _CONT)
+            if not back.any():
+                break
+            at = np.where(back, at - 1, at)
+        k = kind[at] & 7
+        start[depends] = (k == _SPL) | (k == _SPLMK)
+    tok = kind != _NONE
     boundary = np.flatnonzero(start | ~tok)
-    ends_char = np.append(boundary, len(c))[np.flatnonzero(start[boundary]) + 1]
     s = np.flatnonzero(start)
-    firsts = np.searchsorted(s, np.append(text_starts, len(c)))
-    if len(wide):
-        pos_end = np.append(pos, len(data))
-        keep = np.repeat(tok, np.diff(pos_end))
-        return pos[s], pos_end[ends_char], firsts, keep
-    return s, ends_char, firsts, tok
+    ends = np.append(boundary, len(kind))[np.flatnonzero(start[boundary]) + 1]
+    return s, ends, np.searchsorted(s, offsets), tok
 
 
 def normalise(text: str) -> list[str]:
