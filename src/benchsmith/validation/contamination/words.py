@@ -202,7 +202,8 @@ def _spans(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> tuple[np
         kind[wide] = table[cp]
         for k in (1, 2, 3):  # the bytes after a first byte take its kind, as followers
             at = wide[(b0 >= (0xC0, 0xE0, 0xF0)[k - 1])] + k
-            kind[at] = kind[at - k] | _CONT
+            lead = kind[at - k]
+            kind[at] = np.where(lead != _NONE, lead | _CONT, _NONE)
     pair = np.empty(len(kind), dtype=np.uint8)
     pair[0] = 0
     np.left_shift(kind[:-1], 4, out=pair[1:])
