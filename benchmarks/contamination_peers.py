@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import random
-import string
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
 
-from contamination_scaling import ensure_release  # noqa: E402 - a sibling script
+from contamination_scaling import ensure_release
 
 
 def items(release: str) -> list[dict]:
