@@ -7,10 +7,11 @@ Myanmar, Khmer: :data:`benchsmith.validation.dataview._NO_SPACES`). This is
 :func:`benchsmith.validation.dataview.word_pattern` over ``casefold(NFKC(text))``.
 "Don't!" and "don t" are the same two words; "我们走吧" is four tokens.
 
-How: :func:`tokenise` works on an Arrow string array. NFKC and lower-casing are Arrow
-kernels (C++); the rows holding a character whose case folding differs from Arrow's
-lower-casing (``ß``, final sigma, Cherokee ... : a regex finds them) are case-folded by
-Python, so the result is ``str.casefold``'s. The words are found by numpy over the UTF-8
+How: :func:`tokenise` works on an Arrow string array. Lower-casing is an Arrow kernel
+(C++); the rows NFKC may change or whose case folding differs from Arrow's lower-casing
+(``ß``, ``İ``, Cherokee ...: one regex finds them, none in ASCII) are normalised and folded
+by Python, so the result is ``unicodedata.normalize("NFKC", text).casefold()`` (Python's
+Unicode tables, whatever Arrow's are). The words are found by numpy over the UTF-8
 bytes: each character's class comes from a table of every code point (built once from
 Python's own ``\\w``, the mark categories and the spaceless ranges), token starts follow the
 pattern's rules, and the words are gathered into one Arrow string array (with each text's
@@ -40,15 +41,15 @@ _WORD, _SPACELESS, _MARK = 1, 2, 4
 @dataclass(frozen=True)
 class Classes:
     """Per code point its kind (:data:`_KIND`: not in a word, word character, spaceless-script
-    character, combining mark, spaceless-script mark); a
-    regex for the characters NFKC may change (a text without one is its own NFKC: characters
-    that normalise to something else, the second character of a canonical composition, Hangul
-    vowels and finals, and two combining marks in a row, which NFKC may reorder); and one for
-    the characters whose case folding is not Arrow's lower-casing."""
+    character, combining mark, spaceless-script mark); and a
+    regex for the texts Arrow's lower-casing alone would not fold: those holding a character
+    NFKC may change (a text without one is its own NFKC: characters that normalise to
+    something else, the second character of a canonical composition, Hangul vowels and
+    finals, and two combining marks in a row, which NFKC may reorder) or one whose case
+    folding is not Arrow's lower-casing (``ß``, ``İ``, Cherokee ...)."""
 
     table: np.ndarray
-    nfkc: str
-    fold: str
+    special: str
 
 
 def _class(codes: list[int]) -> str:
@@ -96,8 +97,9 @@ def classes() -> Classes:
             changes.append(int(parts[1], 16))  # it composes with the character before it
     changes += [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]  # Hangul vowels and finals compose
     combining = [ord(c) for c in every if unicodedata.combining(c)]
-    special = _where(every, lambda t: t.lower() != t.casefold()) + [0x130]  # İ: a full mapping
-    return Classes(_KIND[table], f"{_class(changes)}|{_class(combining)}{{2}}", _class(special))
+    # where Arrow's lower-casing (utf8proc's tables) is not Python's case folding
+    special = _where(every, lambda t: pc.utf8_lower(pa.scalar(t, pa.large_string())).as_py() != t.casefold())
+    return Classes(_KIND[table], f"{_class(changes + special)}|{_class(combining)}{{2}}")
 
 
 @dataclass
@@ -120,17 +122,21 @@ class Tokens:
 
 
 def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
-    """``casefold(NFKC(text))`` of every text (nulls as empty texts)."""
+    """``casefold(NFKC(text))`` of every text (nulls as empty texts): Arrow's lower-casing, except
+    for the rows holding a character NFKC may change or whose case folding is not Arrow's
+    lower-casing (:attr:`Classes.special`), which Python normalises and folds."""
     cls = table or classes()
     texts = pc.fill_null(texts.cast(pa.large_string()), "")
-    changing = pc.match_substring_regex(texts, cls.nfkc)
-    if pc.any(changing).as_py():
-        texts = pc.replace_with_mask(texts, changing, pc.utf8_normalize(texts.filter(changing), "NFKC"))
     lower = pc.utf8_lower(texts)
-    special = pc.match_substring_regex(texts, cls.fold)
+    _, off_buf, data_buf = texts.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
+    if data_buf is None or not len(texts) or np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]].max(
+            initial=0) < 0x80:
+        return lower  # ASCII: nothing to normalise
+    special = pc.match_substring_regex(texts, cls.special)
     if pc.any(special).as_py():
-        fixed = pa.array([t.casefold() for t in texts.filter(special).to_pylist()], pa.large_string())
-        lower = pc.replace_with_mask(lower, special, fixed)
+        fixed = [unicodedata.normalize("NFKC", t).casefold() for t in texts.filter(special).to_pylist()]
+        lower = pc.replace_with_mask(lower, special, pa.array(fixed, pa.large_string()))
     return lower
 
 
