@@ -202,8 +202,9 @@ def test_readers_locate_lines_and_rows(release, tmp_path):
         parts, _ = scan.source_parts([str(tmp_path / name)], text_fields=(field,))
         index = scan.build_index(release)
         _, locations, *_ = scan.run(index, parts, workers=1)
-        lines = {loc["line"] for locs in locations.values() for loc in locs}
+        lines = {loc.get("line", loc.get("row")) for locs in locations.values() for loc in locs}
         assert lines == {where}, name
+        assert all(("row" in loc) == (name == "c.parquet") for locs in locations.values() for loc in locs)
 
 
 def test_a_bad_corpus_is_one_line_naming_file_and_line(release, tmp_path, capsys):
@@ -242,10 +243,11 @@ def test_another_release_is_a_source(release, tmp_path):
     assert sources[0]["source"] == "planted/1.1.0" and sources[0]["kind"] == "release"
     index = scan.build_index(release)
     counts, locations, *_ = scan.run(index, parts, workers=1)
-    # against itself every matchable item is found, located by release, config, split, row and field
+    # against itself every matchable item is found, located by release, config, split, item id and field
     assert {index.items[i].id for i in counts} == {"t-long", "t-short", "tr-1", "zh-1"}
     loc = locations[next(i for i in counts if index.items[i].id == "t-short")][0]
-    assert (loc["file"], loc["line"], loc["field"]) == ("planted/1.1.0/mc/test", 1, "premise")
+    assert (loc["file"], loc["id"], loc["field"]) == ("planted/1.1.0/mc/test", "t-short", "premise")
+    assert "line" not in loc
 
 
 def test_partitions_and_processes_give_the_one_process_report(release, tmp_path):
@@ -299,7 +301,7 @@ def test_hub_dataset_source(release, tmp_path, monkeypatch):
         index = scan.build_index(release)
         _, locations, n, *_ = scan.run(index, parts, workers=1)
     assert n == 2 and sources[0]["kind"] == "hub"
-    assert [(index.items[i].id, locs[0]["file"], locs[0]["line"]) for i, locs in locations.items()] == [
+    assert [(index.items[i].id, locs[0]["file"], locs[0]["row"]) for i, locs in locations.items()] == [
         ("t-short", "hf://datasets/org/corpus@main/en/train.parquet", 1)]
 
 

@@ -36,8 +36,8 @@ Decisions:
 * **Sources are untrusted**: regular files only (links are skipped, and a folder is never
   left through one), a Hub file is read from the download cache only, and a malformed line is
   a one-line error naming the file and line.
-* **Per item**: which source, file and line (row for parquet and releases, with the field
-  and word offset) and the matched words; at most 5 locations an item with the total count.
+* **Per item**: which source, file and 1-based line (a parquet file's 0-based ``row``;
+  another release's item ``id`` and field), the word offset and the matched words; at most 5 locations an item with the total count.
   **Per config and split**: items, contaminated items, the rate, per source.
 * **Gate**: ``Policy.contamination_max_fraction`` per split (default: validation and test
   must be clean, train is reported only); overlaps with sources matching

@@ -4,7 +4,7 @@ A SOURCE is one of:
 
 * another release: a release folder, or ``NAME`` / ``NAME/VERSION`` in the registry; each
   matched value (the other release's own policy decides which fields) is one "line",
-  located by ``NAME/VERSION/config/split``, row number and field;
+  located by ``NAME/VERSION/config/split``, the item's id and the field;
 * a Hub dataset: ``hf://datasets/ORG/NAME@REV``, optionally ``?config=C&field=F`` (the
   data files under a folder or with a name starting with ``C``; the text column ``F``,
   default ``--text-field``); the files are downloaded once with ``huggingface_hub`` into
@@ -12,8 +12,8 @@ A SOURCE is one of:
 * text files, folders or globs: ``.jsonl`` / ``.json`` (one object a line, the text
   field), ``.csv`` / ``.tsv`` (a header, the text columns joined by a space: default
   every column), ``.parquet`` (the text column), and anything else as plain text, one
-  line an item; each may be ``.gz``. Located by file and 1-based line (row for parquet,
-  0-based).
+  line an item; each may be ``.gz``. Located by file and 1-based line (for parquet, which
+  has no lines: ``row``, 0-based as ``datasets`` indexes it).
 
 Everything is streamed in bounded memory. Plain text and JSON lines are cut into
 byte ranges of at most :data:`CHUNK_BYTES` at line ends (the line number where each range
@@ -256,19 +256,23 @@ def _parquet(part: Part) -> Iterator[tuple[int, str]]:
             row += 1
 
 
-def _release(part: Part) -> Iterator[tuple[int, str, str]]:
+def _release(part: Part) -> Iterator[tuple[Any, str, str]]:
+    """(item id, field, text) of every matched value of a release's split (without an id
+    field: the item's 1-based position)."""
     from benchsmith.release import Release
     from benchsmith.validation.dataview import ConfigView
 
     view = ConfigView(Release(part.path), part.config)
+    ident = view.id_field
     row = 0
-    for batch in view.batches(part.split, list(part.fields)):
+    for batch in view.batches(part.split, [ident, *part.fields] if ident else list(part.fields)):
         cols = {c: batch.column(c).to_pylist() for c in part.fields}
-        for i in range(batch.num_rows):
+        ids = batch.column(ident).to_pylist() if ident else range(row + 1, row + batch.num_rows + 1)
+        for i, item in enumerate(ids):
             for c in part.fields:
                 value = cols[c][i]
                 for v in (value if isinstance(value, list) else [value]):
-                    yield row + i, c, _text(v)
+                    yield item, c, _text(v)
         row += batch.num_rows
 
 
@@ -298,7 +302,7 @@ def _text_batches(part: Part) -> Iterator[tuple[pa.Array, range]]:
 
 def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[pa.Array | list[str], Sequence[Any]]]:
     """(texts, where each is) in batches of ``size`` lines: ``where[i]`` is the line (or row)
-    number, or a ``(row, field)`` pair for a release."""
+    number, or an ``(item id, field)`` pair for a release."""
     if part.kind == "lines" and not _gz(part):  # the common case: Arrow arrays straight from the bytes
         yield from _text_batches(part)
         return

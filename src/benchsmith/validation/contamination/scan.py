@@ -103,9 +103,11 @@ def _keep(out: PartResult, item: int, part: corpus.Part, w: Any, what: dict[str,
     out.counts[item] = out.counts.get(item, 0) + 1
     kept = out.locations.setdefault(item, [])
     if len(kept) < MAX_LOCATIONS:
-        line, src_field = (w, "") if isinstance(w, int) else w
-        kept.append({"source": part.source, "file": part.where, "line": line,
-                     **({"field": src_field} if src_field else {}), **what})
+        number, src_field = (w, "") if isinstance(w, int) else w
+        # a text file's 1-based line; a parquet file's row; another release's item id and field
+        at = {"id": number, "field": src_field} if part.kind == "release" else (
+            {"row": number} if part.kind == "parquet" else {"line": number})
+        kept.append({"source": part.source, "file": part.where, **at, **what})
 
 
 _INDEX: ItemIndex | None = None
@@ -314,6 +316,12 @@ def report(release: Release, index: ItemIndex, counts: dict[int, int], locations
     }
 
 
+def _where(loc: dict[str, Any]) -> str:
+    if "id" in loc:
+        return f"item {loc['id']!r} ({loc['field']})"
+    return f"row {loc['row']}" if "row" in loc else f"line {loc['line']}"
+
+
 def markdown(rep: dict[str, Any]) -> str:
     """The report for people (a pull request, a README)."""
     out = [f"## Contamination of {rep['release']}", "",
@@ -335,5 +343,5 @@ def markdown(rep: dict[str, Any]) -> str:
         for it in rep["items"][:_SHOW]:
             loc = it["locations"][0]
             out.append(f"- `{it['config']}/{it['split']}` {it['id']!r} ({it['matches']} match(es)): "
-                       f"{loc['item_field']} \"{loc['ngram']}\" in {loc['file']} line/row {loc['line']}, word {loc['word']}")
+                       f"{loc['item_field']} \"{loc['ngram']}\" in {loc['file']} {_where(loc)}, word {loc['word']}")
     return "\n".join(out) + "\n"
