@@ -12,13 +12,14 @@ scan time alone (past imports and the index).
 
 Sides, interleaved in ``--repeat`` rounds over the sizes (every side sees the same spread of
 load on a shared machine): ``one`` (one process), ``local`` (the default: one process per
-core), ``dask`` (a ``distributed`` scheduler and 2 single-threaded workers on 127.0.0.1,
-started once by this script before the rounds and stopped after them). Figures of merit:
-lines per second per core (``one``'s scan time), 10x lines at most 11x time (``local``),
-peak memory flat in the corpus size, ``dask`` within 1.2x of ``local``. Prints one JSON
-object.
+core), ``dask1`` and ``dask2`` (``--scheduler`` of a ``distributed`` LocalCluster of 1 or 2
+single-threaded worker processes, started once by this script before the rounds and closed
+after them). Figures of merit: MB and lines per CPU second (``one``'s scan), 10x lines at
+most 11x time (``local``), peak memory flat in the corpus size, ``dask2`` at least 1.7x
+``dask1``'s throughput, ``dask1`` within 1.1x of ``one`` (scan wall time; the scan's CPU
+seconds include the workers'). Prints one JSON object.
 
-    python benchmarks/contamination_scaling.py [--sizes 100000 1000000] [--repeat 1]
+    python benchmarks/contamination_scaling.py [--sizes 100000 1000000] [--repeat 1] [--sides one local dask1 dask2]
         [--release DIR] [--workdir DIR]
 """
 
@@ -28,31 +29,41 @@ import argparse
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve()
 
 
 def child(release: str, corpus: str, workers: int, scheduler: str | None) -> None:
-    from benchsmith.validation.contamination import scan
-
     from benchsmith.release import Release
+    from benchsmith.validation.contamination import scan
 
     start = time.perf_counter()
     r = Release(release)
     parts, _ = scan.source_parts([corpus])
     index = scan.build_index(r)
+    w0 = _worker_cpu(scheduler)
     c0, t0 = _cpu(), time.perf_counter()
     counts, _, lines, _, ran = scan.run(index, parts, workers=workers, scheduler=scheduler)
     c1, t1 = _cpu(), time.perf_counter()
-    print(json.dumps({"lines": lines, "scan_s": t1 - t0, "scan_cpu_s": c1 - c0, "setup_s": t0 - start,
-                      "items_found": len(counts), "ran": ran}))
+    print(json.dumps({"lines": lines, "scan_s": t1 - t0, "scan_cpu_s": c1 - c0 + _worker_cpu(scheduler) - w0,
+                      "setup_s": t0 - start, "items_found": len(counts), "ran": ran}))
+
+
+def _worker_cpu(scheduler: str | None) -> float:
+    """CPU seconds of a cluster's workers so far (0 without one)."""
+    if not scheduler:
+        return 0.0
+    from dask.distributed import Client
+
+    with Client(scheduler, timeout="30s") as client:
+        return sum(client.run(_cpu).values())
 
 
 def _cpu() -> float:
@@ -64,19 +75,18 @@ def _cpu() -> float:
 
 
 def make_corpus(path: Path, n: int, release: str) -> None:
-    from benchsmith.validation.contamination import scan
-
     from benchsmith.release import Release
+    from benchsmith.validation.contamination import scan
 
     index = scan.build_index(Release(release))
     rng = random.Random(n)
-    known = sorted(index.vocab)
+    known = sorted(index.vocab.to_pylist())
     words = [rng.choice(known) for _ in range(4000)] + [f"zq{i}x" for i in range(4000)]
     with open(path, "w", encoding="utf-8") as f:
         for i in range(n):
             if i % 100_000 == 50_000:  # one planted item value per 100,000 lines
                 v = rng.randrange(len(index.values))
-                f.write(f"planted: {index.words(v, 0, len(index.value_tokens[v]))}\n")
+                f.write(f"planted: {index.words(v, 0, len(index.value_tokens(v)))}\n")
             else:
                 f.write(" ".join(rng.choice(words) for _ in range(rng.randint(5, 20))) + ".\n")
 
@@ -94,37 +104,15 @@ def run_child(args: list[str]) -> dict:
     return {**got, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def start_cluster(workers: int) -> Any:
+    """A ``distributed`` LocalCluster of single-threaded worker processes on 127.0.0.1."""
+    import logging
 
+    from dask.distributed import LocalCluster
 
-def start_cluster() -> tuple[str, list[subprocess.Popen]]:
-    port = free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", str(port), "--dashboard-address", ":0"], **quiet)]
-    time.sleep(3)
-    for _ in range(2):
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers", "1", "--nthreads", "1",
-                                       "--host", "127.0.0.1", "--dashboard-address", ":0"], **quiet))
-    from dask.distributed import Client
-
-    with Client(address, timeout="30s") as c:
-        c.wait_for_workers(2, timeout=60)
-    return address, procs
-
-
-def stop_cluster(procs: list[subprocess.Popen]) -> None:
-    for p in reversed(procs):
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                        dashboard_address=":0")
 
 
 def ensure_release(workdir: Path) -> str:
@@ -144,7 +132,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--release")
     ap.add_argument("--workdir", type=Path)
-    ap.add_argument("--sides", nargs="+", default=["one", "local", "dask"])
+    ap.add_argument("--sides", nargs="+", default=["one", "local", "dask1", "dask2"])
     a = ap.parse_args()
     if a.child is not None:
         release, corpus, workers, scheduler = a.child
@@ -159,16 +147,18 @@ def main() -> None:
         if not corpora[n].is_file():
             make_corpus(corpora[n], n, release)
     cores = os.cpu_count() or 1
-    address, procs = start_cluster() if "dask" in a.sides else ("", [])
+    clusters = {side: start_cluster(int(side.removeprefix("dask"))) for side in a.sides if side.startswith("dask")}
     runs: dict[str, dict[int, list[dict]]] = {s: {n: [] for n in a.sizes} for s in a.sides}
     try:
         for _ in range(a.repeat):
             for n in a.sizes:
                 for side in a.sides:
-                    workers, sched = {"one": ("1", "-"), "local": (str(cores), "-"), "dask": ("1", address)}[side]
+                    workers, sched = (("1", clusters[side].scheduler_address) if side in clusters
+                                      else {"one": ("1", "-"), "local": (str(cores), "-")}[side])
                     runs[side][n].append(run_child([release, str(corpora[n]), workers, sched]))
     finally:
-        stop_cluster(procs)
+        for cluster in clusters.values():
+            cluster.close()
 
     def summary(rs: list[dict]) -> dict:
         return {"wall_min_s": round(min(r["wall_s"] for r in rs), 2),
@@ -197,9 +187,24 @@ def main() -> None:
     if "one" in a.sides and big != small:
         out["peak_rss_ratio_big_over_small_one_process"] = round(
             out["sides"]["one"][big]["peak_rss_mb"] / out["sides"]["one"][small]["peak_rss_mb"], 2)
-    if "dask" in a.sides and "local" in a.sides:
-        out["dask_over_local_wall"] = {n: round(out["sides"]["dask"][n]["wall_min_s"]
-                                                / out["sides"]["local"][n]["wall_min_s"], 2) for n in a.sizes}
+    walls = {side: {n: out["sides"][side][n]["scan_min_s"] for n in a.sizes} for side in a.sides}
+    if "dask1" in a.sides and "dask2" in a.sides:
+        out["dask_2_workers_speedup"] = {n: round(walls["dask1"][n] / walls["dask2"][n], 2) for n in a.sizes}
+    if "dask1" in a.sides and "one" in a.sides:
+        out["dask_1_worker_over_one_process"] = {n: round(walls["dask1"][n] / walls["one"][n], 2) for n in a.sizes}
+        out["dask_1_worker_over_one_process_cpu"] = {
+            n: round(out["sides"]["dask1"][n]["scan_cpu_min_s"] / out["sides"]["one"][n]["scan_cpu_min_s"], 2)
+            for n in a.sizes}
+    if "dask2" in a.sides and "one" in a.sides:
+        out["dask_2_workers_over_one_process_cpu"] = {
+            n: round(out["sides"]["dask2"][n]["scan_cpu_min_s"] / out["sides"]["one"][n]["scan_cpu_min_s"], 2)
+            for n in a.sizes}
+    if "local" in a.sides and "one" in a.sides:
+        out["local_speedup"] = {n: round(walls["one"][n] / walls["local"][n], 2) for n in a.sizes}
+    out["mb"] = {n: round(corpora[n].stat().st_size / 1e6, 1) for n in a.sizes}
+    if "one" in a.sides:
+        out["mb_per_cpu_second_one_process"] = {n: round(out["mb"][n] / out["sides"]["one"][n]["scan_cpu_min_s"], 1)
+                                                for n in a.sizes}
     print(json.dumps(out, indent=1))
 
 

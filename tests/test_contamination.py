@@ -16,8 +16,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from benchsmith.validation.contamination import corpus, scan
-from benchsmith.validation.contamination.ngrams import Item, ItemIndex, batch_words, normalise
 from conftest import one_json, run_cli
 
 from benchsmith import progress
@@ -26,6 +24,8 @@ from benchsmith.cli import main
 from benchsmith.errors import ParseError
 from benchsmith.policy import Policy
 from benchsmith.release import Release
+from benchsmith.validation.contamination import corpus, scan
+from benchsmith.validation.contamination.ngrams import Item, ItemIndex, normalise
 
 LONG = "The quick brown fox jumps over the lazy dog while the old farmer sleeps under a tree"  # 17 words
 SHORT = "The man turned on the faucet."  # 6 words: matched whole
@@ -144,26 +144,6 @@ def test_normalise_case_punctuation_width_and_cjk():
     assert normalise("don't") == ["don", "t"]
 
 
-@pytest.mark.parametrize("texts", [
-    ["Plain ASCII, with_underscores & digits 42!", "it's 3:45pm -- fine?"],
-    ["Ünïcödé Straße", "naïve café", "ASCII too"],
-    ["हिन्दी शब्द", "தமிழ் சொல்"],  # combining vowel signs stay inside their words
-    ["中文没有空格", "ที่นี่", "mixed 中文 and ไทย text"],
-    ["a\x00b", "", "   "],  # a NUL inside a line does not split it; empty lines stay lines
-])
-def test_the_batch_tokeniser_is_normalise_per_line(texts):
-    words = batch_words(texts)
-    lines, line = [], []
-    for w in words:
-        if w == "\x00":
-            lines.append(line)
-            line = []
-        else:
-            line.append(w)
-    lines.append(line)
-    assert lines == [normalise(t.replace("\x00", " ")) for t in texts]
-
-
 def test_planted_13_grams_and_short_fields_found_exactly(release, tmp_path):
     lines = [*CLEAN,
              f"noise words here {LONG.upper()}!!! and more",  # line 6: the 16-word premise at word 3
@@ -222,8 +202,9 @@ def test_readers_locate_lines_and_rows(release, tmp_path):
         parts, _ = scan.source_parts([str(tmp_path / name)], text_fields=(field,))
         index = scan.build_index(release)
         _, locations, *_ = scan.run(index, parts, workers=1)
-        lines = {loc["line"] for locs in locations.values() for loc in locs}
+        lines = {loc.get("line", loc.get("row")) for locs in locations.values() for loc in locs}
         assert lines == {where}, name
+        assert all(("row" in loc) == (name == "c.parquet") for locs in locations.values() for loc in locs)
 
 
 def test_a_bad_corpus_is_one_line_naming_file_and_line(release, tmp_path, capsys):
@@ -262,10 +243,11 @@ def test_another_release_is_a_source(release, tmp_path):
     assert sources[0]["source"] == "planted/1.1.0" and sources[0]["kind"] == "release"
     index = scan.build_index(release)
     counts, locations, *_ = scan.run(index, parts, workers=1)
-    # against itself every matchable item is found, located by release, config, split, row and field
+    # against itself every matchable item is found, located by release, config, split, item id and field
     assert {index.items[i].id for i in counts} == {"t-long", "t-short", "tr-1", "zh-1"}
     loc = locations[next(i for i in counts if index.items[i].id == "t-short")][0]
-    assert (loc["file"], loc["line"], loc["field"]) == ("planted/1.1.0/mc/test", 1, "premise")
+    assert (loc["file"], loc["id"], loc["field"]) == ("planted/1.1.0/mc/test", "t-short", "premise")
+    assert "line" not in loc
 
 
 def test_partitions_and_processes_give_the_one_process_report(release, tmp_path):
@@ -319,7 +301,7 @@ def test_hub_dataset_source(release, tmp_path, monkeypatch):
         index = scan.build_index(release)
         _, locations, n, *_ = scan.run(index, parts, workers=1)
     assert n == 2 and sources[0]["kind"] == "hub"
-    assert [(index.items[i].id, locs[0]["file"], locs[0]["line"]) for i, locs in locations.items()] == [
+    assert [(index.items[i].id, locs[0]["file"], locs[0]["row"]) for i, locs in locations.items()] == [
         ("t-short", "hf://datasets/org/corpus@main/en/train.parquet", 1)]
 
 

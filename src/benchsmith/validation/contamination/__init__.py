@@ -2,9 +2,9 @@
 
 ``benchsmith contamination RELEASE --against SOURCE ...`` (:mod:`.cli`) and, inside
 ``validate``, the ``contamination`` check against the other releases of the registry and
-the previous version (:mod:`.check`). Modules: :mod:`.ngrams` (normalisation, the index,
-matching a batch), :mod:`.corpus` (sources, partitions, streamed readers), :mod:`.scan`
-(local or Dask execution, the report, the gate).
+the previous version (:mod:`.check`). Modules: :mod:`.words` (normalisation and words),
+:mod:`.ngrams` (the index, matching a batch), :mod:`.corpus` (sources, partitions, streamed
+readers), :mod:`.scan` (local or Dask execution, the report, the gate).
 
 Decisions:
 
@@ -26,7 +26,8 @@ Decisions:
 * **Normalisation**: NFKC, case folding, words without punctuation (the length
   statistics' tokeniser, :func:`benchsmith.validation.dataview.word_pattern`); scripts
   without spaces (Chinese, Japanese, Thai ...) are one token per character, so a Chinese
-  13-gram is 13 characters.
+  13-gram is 13 characters. One function, :func:`.words.tokenise`, serves the index and the
+  corpus, vectorised over a batch (Arrow kernels and numpy over the UTF-8 bytes).
 * **Exact, never a hash collision**: hashes find candidates, the words verify them.
 * **Near duplicates** (``--near-dup J``, off by default): a corpus line whose character
   5-gram shingles have Jaccard >= J with a matched field (both as normalised words joined by
@@ -36,8 +37,8 @@ Decisions:
 * **Sources are untrusted**: regular files only (links are skipped, and a folder is never
   left through one), a Hub file is read from the download cache only, and a malformed line is
   a one-line error naming the file and line.
-* **Per item**: which source, file and line (row for parquet and releases, with the field
-  and word offset) and the matched words; at most 5 locations an item with the total count.
+* **Per item**: which source, file and 1-based line (a parquet file's 0-based ``row``;
+  another release's item ``id`` and field), the word offset and the matched words; at most 5 locations an item with the total count.
   **Per config and split**: items, contaminated items, the rate, per source.
 * **Gate**: ``Policy.contamination_max_fraction`` per split (default: validation and test
   must be clean, train is reported only); overlaps with sources matching

@@ -21,10 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.registry import STAGING
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
 from benchsmith.validation.dataview import configs
-
-from benchsmith.registry import STAGING
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

@@ -4,7 +4,7 @@ A SOURCE is one of:
 
 * another release: a release folder, or ``NAME`` / ``NAME/VERSION`` in the registry; each
   matched value (the other release's own policy decides which fields) is one "line",
-  located by ``NAME/VERSION/config/split``, row number and field;
+  located by ``NAME/VERSION/config/split``, the item's id and the field;
 * a Hub dataset: ``hf://datasets/ORG/NAME@REV``, optionally ``?config=C&field=F`` (the
   data files under a folder or with a name starting with ``C``; the text column ``F``,
   default ``--text-field``); the files are downloaded once with ``huggingface_hub`` into
@@ -12,8 +12,8 @@ A SOURCE is one of:
 * text files, folders or globs: ``.jsonl`` / ``.json`` (one object a line, the text
   field), ``.csv`` / ``.tsv`` (a header, the text columns joined by a space: default
   every column), ``.parquet`` (the text column), and anything else as plain text, one
-  line an item; each may be ``.gz``. Located by file and 1-based line (row for parquet,
-  0-based).
+  line an item; each may be ``.gz``. Located by file and 1-based line (for parquet, which
+  has no lines: ``row``, 0-based as ``datasets`` indexes it).
 
 Everything is streamed in bounded memory. Plain text and JSON lines are cut into
 byte ranges of at most :data:`CHUNK_BYTES` at line ends (the line number where each range
@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -46,8 +47,10 @@ if TYPE_CHECKING:
 
 #: largest byte range of a plain-text or JSON-lines file read by one task
 CHUNK_BYTES = 8 << 20
-#: lines handed to the matcher at a time
+#: lines handed to the matcher at a time (csv, jsonl, parquet, releases)
 BATCH_LINES = 8192
+#: bytes of plain text handed to the matcher at a time
+BATCH_BYTES = 1 << 20
 _SKIP_SUFFIXES = (".md", ".py", ".sha256", ".gitattributes", ".lock")
 _DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".txt")
 #: a corpus CSV's longest field (a document); csv's own default is 128 KiB. Set only while a
@@ -250,21 +253,24 @@ def _parquet(part: Part) -> Iterator[tuple[int, str]]:
             row += 1
 
 
-def _release(part: Part) -> Iterator[tuple[int, str, str]]:
+def _release(part: Part) -> Iterator[tuple[Any, str, str]]:
+    """(item id, field, text) of every matched value of a release's split (without an id
+    field: the item's 1-based position)."""
+    from benchsmith.release import Release
     from benchsmith.validation.dataview import ConfigView
 
-    from benchsmith.release import Release
-
     view = ConfigView(Release(part.path), part.config)
+    ident = view.id_field
     row = 0
     try:
-        for batch in view.batches(part.split, list(part.fields)):
+        for batch in view.batches(part.split, [ident, *part.fields] if ident else list(part.fields)):
             cols = {c: batch.column(c).to_pylist() for c in part.fields}
-            for i in range(batch.num_rows):
+            ids = batch.column(ident).to_pylist() if ident else range(row + 1, row + batch.num_rows + 1)
+            for i, item in enumerate(ids):
                 for c in part.fields:
                     value = cols[c][i]
                     for v in (value if isinstance(value, list) else [value]):
-                        yield row + i, c, _text(v)
+                        yield item, c, _text(v)
             row += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
         if isinstance(exc, OSError) and exc.errno is not None:
@@ -282,15 +288,35 @@ def _corrupt(shard: Path, exc: BaseException) -> ParseError:
                       hint="The release is damaged: rebuild it, or download it again")
 
 
-def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[list[str], Sequence[Any]]]:
+def _text_batches(part: Part) -> Iterator[tuple[pa.Array, range]]:
+    """A plain-text range as Arrow string arrays of about BATCH_BYTES, one element per line (a
+    line keeps its ``\n``, which is no word character), straight over the bytes read."""
+    with open(part.path, "rb") as f:
+        f.seek(part.start)
+        raw = f.read(part.end - part.start if part.end >= 0 else -1)
+    data = np.frombuffer(raw, dtype=np.uint8)
+    offsets = np.flatnonzero(data == 10) + 1
+    if not len(offsets) or offsets[-1] != len(data):  # the last line without a newline
+        offsets = np.append(offsets, len(data))
+    offsets = np.concatenate([[0], offsets]).astype(np.int64) if len(data) else np.zeros(1, dtype=np.int64)
+    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(raw))
+    try:
+        lines.validate(full=True)
+    except pa.ArrowInvalid:
+        _decoded(raw, part.path, part.first)  # names the line that is not UTF-8
+        raise
+    i = 0
+    while i < len(lines):
+        step = max(1, int(np.searchsorted(offsets, offsets[i] + BATCH_BYTES) - i))
+        yield lines[i : i + step], range(part.first + i, part.first + min(i + step, len(lines)))
+        i += step
+
+
+def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[pa.Array | list[str], Sequence[Any]]]:
     """(texts, where each is) in batches of ``size`` lines: ``where[i]`` is the line (or row)
-    number, or a ``(row, field)`` pair for a release."""
-    if part.kind == "lines" and not _gz(part):  # the common case, without a tuple per line
-        with open(part.path, "rb") as f:
-            f.seek(part.start)
-            lines = _decoded(f.read(part.end - part.start), part.path, part.first).splitlines()
-        for i in range(0, len(lines), size):
-            yield lines[i : i + size], range(part.first + i, part.first + min(i + size, len(lines)))
+    number, or an ``(item id, field)`` pair for a release."""
+    if part.kind == "lines" and not _gz(part):  # the common case: Arrow arrays straight from the bytes
+        yield from _text_batches(part)
         return
     if part.kind == "release":
         stream: Iterator[tuple[int, str, str]] = _release(part)

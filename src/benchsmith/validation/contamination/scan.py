@@ -23,12 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from benchsmith import progress
+from benchsmith.errors import ConfigError
 from benchsmith.validation.contamination import corpus
 from benchsmith.validation.contamination.ngrams import DEFAULT_MIN_TOKENS, DEFAULT_NGRAM, Item, ItemIndex
 from benchsmith.validation.dataview import ConfigView, configs
-
-from benchsmith import progress
-from benchsmith.errors import ConfigError
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -87,27 +86,28 @@ def scan_part(part: corpus.Part, index: ItemIndex | None = None) -> PartResult:
     out = PartResult()
     for texts, where in corpus.batches(part):
         out.lines += len(texts)
-        for hit in index.scan(texts):
+        encoded = index.encode(texts)
+        for hit in index.scan(texts, encoded):
             item, fld = index.values[hit.value]
-            out.counts[item] = out.counts.get(item, 0) + 1
-            kept = out.locations.setdefault(item, [])
-            if len(kept) < MAX_LOCATIONS:
-                w = where[hit.line]
-                line, src_field = (w, "") if isinstance(w, int) else w
-                kept.append({"source": part.source, "file": part.where, "line": line,
-                             **({"field": src_field} if src_field else {}), "word": hit.word,
-                             "item_field": fld, "n": hit.n, "ngram": index.words(hit.value, hit.start, hit.n)})
-        for line_no, value, jaccard in index.near(texts):
+            _keep(out, item, part, where[hit.line], {"word": hit.word, "item_field": fld, "n": hit.n,
+                                                      "ngram": index.words(hit.value, hit.start, hit.n)})
+        for line_no, value, jaccard in index.near(texts, encoded):
             item, fld = index.values[value]
-            out.counts[item] = out.counts.get(item, 0) + 1
-            kept = out.locations.setdefault(item, [])
-            if len(kept) < MAX_LOCATIONS:
-                w = where[line_no]
-                line, src_field = (w, "") if isinstance(w, int) else w
-                kept.append({"source": part.source, "file": part.where, "line": line,
-                             **({"field": src_field} if src_field else {}), "word": 0, "item_field": fld,
-                             "n": None, "jaccard": jaccard, "ngram": index.near_texts[value]})
+            _keep(out, item, part, where[line_no], {"word": 0, "item_field": fld, "n": None, "jaccard": jaccard,
+                                                    "ngram": index.near_texts[value]})
     return out
+
+
+def _keep(out: PartResult, item: int, part: corpus.Part, w: Any, what: dict[str, Any]) -> None:
+    """Count a match of an item and keep its location while fewer than MAX_LOCATIONS are."""
+    out.counts[item] = out.counts.get(item, 0) + 1
+    kept = out.locations.setdefault(item, [])
+    if len(kept) < MAX_LOCATIONS:
+        number, src_field = (w, "") if isinstance(w, int) else w
+        # a text file's 1-based line; a parquet file's row; another release's item id and field
+        at = {"id": number, "field": src_field} if part.kind == "release" else (
+            {"row": number} if part.kind == "parquet" else {"line": number})
+        kept.append({"source": part.source, "file": part.where, **at, **what})
 
 
 _INDEX: ItemIndex | None = None
@@ -316,6 +316,12 @@ def report(release: Release, index: ItemIndex, counts: dict[int, int], locations
     }
 
 
+def _where(loc: dict[str, Any]) -> str:
+    if "id" in loc:
+        return f"item {loc['id']!r} ({loc['field']})"
+    return f"row {loc['row']}" if "row" in loc else f"line {loc['line']}"
+
+
 def markdown(rep: dict[str, Any]) -> str:
     """The report for people (a pull request, a README)."""
     out = [f"## Contamination of {rep['release']}", "",
@@ -337,5 +343,5 @@ def markdown(rep: dict[str, Any]) -> str:
         for it in rep["items"][:_SHOW]:
             loc = it["locations"][0]
             out.append(f"- `{it['config']}/{it['split']}` {it['id']!r} ({it['matches']} match(es)): "
-                       f"{loc['item_field']} \"{loc['ngram']}\" in {loc['file']} line/row {loc['line']}, word {loc['word']}")
+                       f"{loc['item_field']} \"{loc['ngram']}\" in {loc['file']} {_where(loc)}, word {loc['word']}")
     return "\n".join(out) + "\n"
