@@ -177,5 +177,7 @@ def test_statistics_hand_computed():
 
 
 def test_stage_missing_input_is_a_usage_error(tmp_path):
-    r = CliRunner().invoke(_app(), ["stage", "cognition", "stats", str(tmp_path / "none.compound"), str(tmp_path)])
+    # wide, so that typer's usage-error box does not wrap the message (a long tmp path would)
+    r = CliRunner().invoke(_app(), ["stage", "cognition", "stats", str(tmp_path / "none.compound"), str(tmp_path)],
+                           env={"COLUMNS": "400"})
     assert r.exit_code == 2 and "does not exist" in r.output
