@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,8 +57,9 @@ class Planted(Builder):
             Config("mc", "multiple choice", mc, ("train", "test"), policy=Policy(
                 task="multiple_choice", choices=("choice1", "choice2"), context=("premise",), label="label",
                 contamination_fields=("premise", "choice1", "choice2"),
-                contamination_by_design=("by-design-*.txt",))),
-            Config("zh", "chinese", zh, ("test",), ("zh",), policy=Policy(label=None)),
+                contamination_by_design=("by-design-*.txt",), contamination_against=("otherset",))),
+            Config("zh", "chinese", zh, ("test",), ("zh",),
+                   policy=Policy(label=None, contamination_against=("otherset",))),
         ]
 
     def examples(self, config: Config, split: str, sources) -> Iterator[dict]:
@@ -89,6 +91,8 @@ class Other(Builder):
     def examples(self, config: Config, split: str, sources) -> Iterator[dict]:
         yield {"id": "o-1", "sentence": f"Once upon a time: {LONG}."}
         yield {"id": "o-2", "sentence": "Nothing to see in this one, it is a plain sentence."}
+        # the 6-word test premise SHORT, whole, at the start of a sentence: too little evidence to gate on
+        yield {"id": "o-3", "sentence": f"{SHORT} Then he washed the dishes."}
 
 
 @pytest.fixture(scope="module")
@@ -341,7 +345,9 @@ def test_an_unreachable_scheduler_is_one_line(release, tmp_path, capsys):
     assert code == 2 and "cannot reach the Dask scheduler" in err and len(err.strip().splitlines()) == 1
 
 
-def test_validate_checks_the_registry_and_the_previous_version(release, capsys):
+def test_validate_checks_the_declared_releases_and_the_previous_version(release, capsys):
+    """The long premise inside otherset fails the gate; the 6-word premise that otherset holds
+    whole (o-3) is under the policy's contamination_min_words (8) and is not counted."""
     code, out, _ = run_cli(capsys, "validate", str(release.path), "--baselines", "none", "--json")
     got = {(r["config"], r["summary"].split(":")[0]): r for r in one_json(out)["results"] if r["check"] == "contamination"}
     assert code == 1
@@ -359,6 +365,24 @@ def test_validate_checks_the_registry_and_the_previous_version(release, capsys):
     assert "- Contamination: checked against otherset/1.0.0: 25.0% of test items (1 of 4) share a 13-gram" in card
     page = (release.reports_dir / "validation.html").read_text(encoding="utf-8")
     assert "<h2>Contamination</h2>" in page and "<td>33.33%</td>" in page
+
+
+def test_validate_checks_only_what_the_policy_declares(release, capsys):
+    """otherset declares no contamination_against: planted, in the same registry and sharing its
+    sentence, is not checked, so the verdict does not depend on what else is built there."""
+    other = release.path.parent.parent / "otherset" / "1.0.0"
+    code, out, _ = run_cli(capsys, "validate", str(other), "--baselines", "none", "--json")
+    found = [r for r in one_json(out)["results"] if r["check"] == "contamination"]
+    assert code == 0 and [r["status"] for r in found] == ["skip"]
+    assert "contamination_against" in found[0]["summary"]
+
+
+def test_a_declared_dataset_missing_from_the_registry_is_named(release, tmp_path, capsys):
+    copy = tmp_path / "reg" / "planted" / "1.1.0"
+    shutil.copytree(release.path, copy)
+    code, out, _ = run_cli(capsys, "validate", str(copy), "--baselines", "none", "--json")
+    found = [r for r in one_json(out)["results"] if r["check"] == "contamination"]
+    assert any(r["status"] == "skip" and "otherset, which has no release" in r["summary"] for r in found)
 
 
 def test_shipped_lm_eval_tasks_decontaminate(release):

@@ -59,6 +59,14 @@ class Policy:
     Contamination (``benchsmith contamination``, and ``validate`` against the registry):
         contamination_fields: the fields whose words are matched against other text
             (default: ``text_fields``); list fields are matched element by element.
+        contamination_against: the datasets whose newest release in the same registry
+            ``validate`` checks this config against (declared, never "whatever the registry
+            holds": a result must not depend on what else happens to be built there);
+            default none. ``benchsmith contamination --against`` checks anything else.
+        contamination_min_words: the evidence ``validate`` gates on: a field shorter than the
+            n-gram (13 words) counts only when it matches whole and has at least this many
+            words (default 8, GPT-3's floor for short items: a 5-word sentence such as
+            "People are crossing the street." recurs by chance and proves nothing).
         contamination_max_fraction: ``(split, share)`` pairs: the share of a split's items
             that may share an n-gram with a source before the gate fails; a split not
             listed is reported only (default: validation and test must be clean).
@@ -102,6 +110,8 @@ class Policy:
     contamination_fields: tuple[str, ...] = ()
     contamination_max_fraction: tuple[tuple[str, float], ...] = (("validation", 0.0), ("test", 0.0))
     contamination_by_design: tuple[str, ...] = ()
+    contamination_against: tuple[str, ...] = ()
+    contamination_min_words: int = 8
     translation_of: str | None = None
     translated_fields: tuple[str | tuple[str, str], ...] = ()
     untranslated: Literal["fail", "warn"] = "fail"

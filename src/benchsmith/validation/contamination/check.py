@@ -1,11 +1,14 @@
 """``validate``'s contamination check: the release against its registry and its previous version.
 
-* **Other releases**: the newest version of every other dataset in the same registry (a
-  release under ``<registry>/.staging/`` during ``audit`` looks in ``<registry>``) is a source,
-  scanned in this process exactly as ``benchsmith contamination RELEASE --against NAME``
-  does (default n-grams; the other release's own policy picks its fields). One result per
-  config: the rate per split, the gate of :func:`scan.report` (the policy's
-  ``contamination_max_fraction``, ``contamination_by_design``), the first items.
+* **Declared releases**: the newest version of each dataset a config's policy names in
+  ``contamination_against``, in the same registry (a release under ``<registry>/.staging/``
+  during ``audit`` looks in ``<registry>``), is a source, scanned in this process as
+  ``benchsmith contamination RELEASE --against NAME`` does (13-grams; a shorter field only
+  whole and from the policy's ``contamination_min_words``; the other release's own policy
+  picks its fields). Only declared datasets: the verdict must not depend on what else happens
+  to be built in the registry. A declared dataset with no release there is a skipped result
+  that names it. One result per config: the rate per split, the gate of :func:`scan.report`
+  (``contamination_max_fraction``, ``contamination_by_design``), the first items (by id).
 * **Previous version** (the newest older version beside it, looked up here, not
   ``validate --previous``): items whose normalised content
   (the leakage checks' ``dedup_fields`` content) sat in another split before. An item that
@@ -36,20 +39,21 @@ def registry_root(release: Release) -> Path:
     return root.parent if root.name == STAGING else root
 
 
-def neighbours(release: Release) -> list[Release]:
-    """The newest release of every other dataset in the release's registry (sorted by name)."""
+def declared(release: Release) -> tuple[list[Release], list[str]]:
+    """(the newest release of each dataset the configs' policies name in
+    ``contamination_against``, the names with no release in the registry), sorted by name."""
     from benchsmith.release import find_releases
 
     root = registry_root(release)
-    out: list[Release] = []
-    if not root.is_dir():
-        return out
-    for d in sorted(root.iterdir()):
-        if d.is_dir() and not d.name.startswith(".") and d.name != release.name:
-            found = find_releases(root, d.name)
-            if found:
-                out.append(found[-1])
-    return out
+    names = sorted({n for view in configs(release) for n in view.policy.contamination_against} - {release.name})
+    found, missing = [], []
+    for name in names:
+        releases = find_releases(root, name) if root.is_dir() else []
+        if releases:
+            found.append(releases[-1])
+        else:
+            missing.append(name)
+    return found, missing
 
 
 @register_check
@@ -71,16 +75,19 @@ class ContaminationCheck(Check):
         if previous is not None:
             out += self._moved(release, previous)
         if not out:
-            out.append(self.result(Status.SKIP, "no other release in this registry and no previous version to "
-                                   "compare with (`benchsmith contamination --against` checks corpora)"))
+            out.append(self.result(Status.SKIP, "no release declared in the policy's contamination_against and no "
+                                   "previous version to compare with (`benchsmith contamination --against` "
+                                   "checks corpora)"))
         return out
 
     def _others(self, release: Release) -> list[CheckResult]:
         from benchsmith.validation.contamination import corpus, scan
 
-        others = neighbours(release)
+        others, missing = declared(release)
+        skipped = [self.result(Status.SKIP, f"contamination_against names {name}, which has no release in "
+                               f"{registry_root(release)}: not checked against it") for name in missing]
         if not others:
-            return []
+            return skipped
         parts: list[corpus.Part] = []
         sources = []
         for other in others:
@@ -88,13 +95,16 @@ class ContaminationCheck(Check):
             got = corpus.release_parts(other, label, scan.matched_fields)
             parts += got
             sources.append({"source": label, "kind": "release", "files": 1, "partitions": len(got)})
-        index = scan.build_index(release)
+        views = configs(release)
+        index = scan.build_index(release, min_tokens=min(v.policy.contamination_min_words for v in views))
         counts, locations, lines, per_source, ran = scan.run(index, parts, workers=1)
         rep = scan.report(release, index, counts, locations, sources=sources, lines=lines, seconds=0.0, ran=ran,
                           per_source=per_source)
         names = ", ".join(str(s["source"]) for s in sources)
-        results = []
-        for view in configs(release):
+        results = skipped
+        for view in views:
+            if not view.policy.contamination_against:
+                continue
             rows = [r for r in rep["splits"] if r["config"] == view.config]
             status = Status.FAIL if any(r["status"] == "fail" for r in rows) else (
                 Status.WARN if any(r["status"] == "warn" for r in rows) else Status.PASS)
