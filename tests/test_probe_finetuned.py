@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 from model_helpers import one_thread  # noqa: F401 - autouse fixture
+from validation_helpers import make_release, text_features
 
-from benchsmith.validation.baselines.planted import planted_release
+from benchsmith.validation.baselines.planted import planted_release, planted_rows
 from benchsmith.validation.baselines.probe import FineTunedProbe
 from benchsmith.validation.check import Status
 from benchsmith.validation.checks.partial_input import PartialInputCheck
@@ -39,6 +40,21 @@ def test_without_a_cue_the_fine_tuned_probe_does_not_fail(tmp_path):
     (r,) = FineTunedProbe(device="cpu").run(_planted(tmp_path, 0.0))
     assert r.status is not Status.FAIL, r.summary
     assert r.metrics["gain"] < 0.1
+
+
+@pytest.mark.slow  # one sentence at a time learns slower than the paired options: the default budget
+def test_a_hypothesis_only_cue_fails_the_classification_probe(tmp_path):
+    # one option of each planted item as the "hypothesis", labelled by whether it carries the cue
+    def rows(n, seed, prefix):
+        items = planted_rows(n, 1.0, seed, prefix)
+        return [{"id": r["id"], "text": r["choice1"], "label": 1 - r["label"]} for r in items]
+
+    release = make_release(tmp_path, {"train": rows(500, 0, "tr"), "test": rows(300, 1, "te")}, text_features(),
+                           {"task": "classification", "partial_input": ["text"]})
+    (bow,) = PartialInputCheck().run(release)
+    (r,) = FineTunedProbe(device="cpu").run(release)
+    assert bow.status is not Status.FAIL and r.status is Status.FAIL, (bow.summary, r.summary)
+    assert "text-only fine-tuned" in r.summary and r.metrics["gain"] >= 0.3
 
 
 def test_the_probe_is_off_with_no_training_budget_and_says_why(tmp_path):

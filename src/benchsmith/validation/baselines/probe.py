@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from benchsmith import progress
+from benchsmith.errors import ConfigError
 from benchsmith.validation.baselines import runtime
 from benchsmith.validation.baselines.multiple_choice import (
     MCItem,
@@ -264,7 +265,10 @@ class FineTunedProbe(PerConfigBaseline):
         known = [k.to_dict() for k in self.known_artifacts]
         if missing_extra() is not None:
             return {"missing": missing_extra(), "known": known}
-        path = resolve_model_path(self.model_path)
+        try:
+            path = resolve_model_path(self.model_path)
+        except ConfigError:  # run() raises it, as a failed result (never cached)
+            return {"model_path": self.model_path, "known": known}
         return {"model_sha256": runtime.model_sha256(path), "device": runtime.pick_device(self.device), "known": known}
 
     def run(self, release: Any) -> list[CheckResult]:
