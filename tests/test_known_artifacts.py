@@ -12,6 +12,10 @@ from validation_helpers import MC_META, make_builder, make_release, mc_features,
 from benchsmith.errors import ConfigError, GateError
 from benchsmith.manifest import ConfigInfo, ReleaseInfo
 
+#: the fine-tuned probe off on CPU (no training budget): these tests are about the declarations, which the
+#: cheap probe shows in a second; tests/test_probe_finetuned.py trains the fine-tuned one
+META = {**MC_META, "finetuned_probe_cpu_max_train": 0}
+
 
 def _cued_splits() -> dict[str, list[dict]]:
     # every correct option ends in "never": the options alone give the answer away
@@ -23,7 +27,7 @@ def _builder_with(tmp_path: Path, splits, declaration: str | None, baselines=())
     folder.mkdir(exist_ok=True)
     if declaration is not None:
         (folder / "known_artifacts.yaml").write_text(declaration, encoding="utf-8")
-    b = make_builder(splits, mc_features(), MC_META)
+    b = make_builder(splits, mc_features(), META)
     type(b).data_path = classmethod(lambda cls, name: folder / name)
     type(b).baselines = lambda self: tuple(baselines)
     return b
@@ -33,7 +37,7 @@ DECLARED = """\
 artifacts:
   - id: ending-cue
     configs: [default]
-    probes: [partial_input, options-only]
+    probes: [partial_input, partial_input_finetuned, options-only]
     max_gain: {max_gain}
     what: every correct option ends in "never"
     citation: "Doe et al. (2026), Table 3"
@@ -45,7 +49,7 @@ def _validate(tmp_path: Path, declaration: str | None, name: str):
     from benchsmith.validation.runner import validate
 
     splits = _cued_splits()
-    release = make_release(tmp_path / name, splits, mc_features(), MC_META)
+    release = make_release(tmp_path / name, splits, mc_features(), META)
     b = _builder_with(tmp_path / name, splits, declaration)
     return validate(release, builder=b, baselines="cheap", previous=None), release
 
@@ -108,7 +112,9 @@ def test_without_a_train_and_test_split_the_probe_is_cross_validated_and_says_so
         (0.62, 500, True, "warn"),    # the same, declared
         (0.75, 20, False, "warn"),    # +25 points on 20 items: not significant, cannot fail
         (0.57, 500, False, "warn"),   # +7 points, significant: under the threshold
+        (0.57, 500, True, "warn"),    # the same, declared: the declaration is attached at any gain
         (0.52, 500, False, "pass"),
+        (0.52, 500, True, "pass"),
     ],
 )
 def test_the_one_partial_input_rule(accuracy, n, declared, status):
@@ -119,7 +125,8 @@ def test_the_one_partial_input_rule(accuracy, n, declared, status):
     v = artifact_verdict(accuracy=accuracy, chance=0.5, n=n, threshold=0.1, probe="probe", config="default",
                          known=known)
     assert v["status"] == status, v
-    assert (v["known_artifact"] is not None) == (declared and status == "warn")
+    assert (v["known_artifact"] is not None) == declared
+    assert ("known artifact 'k'" in v["why"]) == declared  # the pointer, whatever the gain
 
 
 def test_declarations_need_evidence_and_known_keys(tmp_path):

@@ -47,6 +47,13 @@ class Policy:
             significant (None: 0.10 for a true partial input; see
             ``validation/checks/partial_input.py``). A known artifact is declared in
             ``known_artifacts.yaml``, not hidden by raising this.
+        finetuned_probe_epochs: epochs of the fine-tuned partial-input probe
+            (``validation/baselines/probe.py``).
+        finetuned_probe_cpu_max_train / finetuned_probe_cpu_max_test /
+            finetuned_probe_cpu_max_seconds: its budget on CPU (seeded subsamples of the
+            training and held-out items, and a training time limit); on CUDA every item, no
+            time limit. ``finetuned_probe_cpu_max_train: 0`` turns the probe off on CPU (the
+            result is a skip saying so).
         balanced_labels: a skewed label distribution fails instead of warning.
         label_balance_alpha: chi-square p-value below which labels count as skewed.
         length_cue_min_gain / length_cue_min_effect: when a length cue is worth a warning.
@@ -96,6 +103,10 @@ class Policy:
     allow_empty: tuple[str, ...] = ()
     prompt: str | None = None
     partial_input_max_gain: float | None = None
+    finetuned_probe_epochs: int = 3
+    finetuned_probe_cpu_max_train: int = 500
+    finetuned_probe_cpu_max_test: int = 500
+    finetuned_probe_cpu_max_seconds: float = 300.0
     balanced_labels: bool = False
     label_balance_alpha: float = 0.01
     length_cue_min_gain: float = 0.05

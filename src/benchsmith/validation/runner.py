@@ -7,8 +7,9 @@ What runs, in report order:
 2. fidelity: one result per ``builder.expectations()``;
 3. the builder's own ``builder.checks()`` (instances or classes of ``Check``);
 4. baselines by level: ``none`` (nothing trained), ``cheap`` (default: majority,
-   length rules, the options-only / partial-input logistic regression that can
-   fail the gate), ``model`` (cheap + MiniLM-backed baselines); the builder's
+   length rules, the options-only / partial-input logistic regression and the
+   fine-tuned encoder probe on the same partial input, both of which can fail the
+   gate: ``validation/baselines/probe.py``), ``model`` (cheap + MiniLM-backed baselines); the builder's
    ``known_artifacts.yaml`` (``benchsmith.validation.known_artifacts``) is handed to them;
 5. drift against the previous release (see ``benchsmith.validation.drift``).
 
@@ -126,20 +127,22 @@ def check_level(level: str) -> None:
 def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Check]:
     """The baseline checks of a level (see module docstring, step 4).
 
-    ``cheap`` and ``model`` also report the results ``benchsmith baseline`` saved for the
+    ``cheap`` and ``model`` run both partial-input probes (bag-of-words and fine-tuned; the
+    latter skips without the ``models`` extra) and also report the results ``benchsmith baseline`` saved for the
     release (``RecordedBaselines``: stat results, never a verdict); ``model`` adds the MiniLM
     baselines and runs the builder's declared baselines with a ``gate``
     (``GatedBaselines``, CPU-friendly defaults: ``benchsmith.validation.baselines.checks``),
-    whose thresholds can fail the gate. ``model_path`` is the encoder of both.
+    whose thresholds can fail the gate. ``model_path`` is the encoder of all of them.
     """
     check_level(level)
     if level == "none":
         return []
     from benchsmith.validation.baselines.cheap import CheapBaselines
     from benchsmith.validation.baselines.checks import GatedBaselines, RecordedBaselines
+    from benchsmith.validation.baselines.probe import FineTunedProbe
     from benchsmith.validation.checks.partial_input import PartialInputCheck
 
-    out: list[Check] = [PartialInputCheck(), CheapBaselines()]
+    out: list[Check] = [PartialInputCheck(), FineTunedProbe(model_path), CheapBaselines()]
     if level == "model":
         from benchsmith.validation.baselines.model import ModelBaselines
 

@@ -305,9 +305,10 @@ class MCResult:
 def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] | None = None,
                           evaluate: Mapping[str, Sequence[MCItem]] | None = None,
                           options: MCOptions | None = None, *, model_path: str | Path | None = None,
-                          device: str = "auto", seed: int = 0) -> MCResult:
+                          device: str = "auto", seed: int = 0, max_seconds: float | None = None) -> MCResult:
     """Fine-tune on ``train``, select on ``validation`` (None: the last epoch), then score
-    ``validation`` and every ``evaluate`` split (by name; ``train``/``validation`` are reserved)."""
+    ``validation`` and every ``evaluate`` split (by name; ``train``/``validation`` are reserved).
+    ``max_seconds`` stops training at the first step past it (a bounded CPU budget)."""
     opts = options or MCOptions()
     evaluate = dict(evaluate or {})
     for reserved in ("train", "validation"):
@@ -331,11 +332,12 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
     overrides = trainer_overrides(opts, device, steps=steps, select=val_features is not None)
     with runtime.training_arguments(device, seed, **overrides) as args, \
             progress.bar("train", total=steps) as bar:
+        watch = runtime.watch_class()(bar, max_seconds, evaluates=val_features is not None)
         trainer = runtime.quiet(trainer_class(
             model=model, args=args, train_dataset=train_features, data_collator=collator_class(tokenizer),
             eval_dataset=None if val_features is None else sorted(val_features, key=length),
             compute_metrics=top_accuracy if val_features is not None else None,
-            callbacks=[runtime.watch_class()(bar)], lengths=[length(f) for f in train_features]))
+            callbacks=[watch], lengths=[length(f) for f in train_features]))
         seconds = runtime.train_seconds(trainer, trainer.train())
         predictions = {name: dict(zip((it.id for it in splits[name]), predict(trainer, features[name])))
                        for name in splits if name != "train"}
@@ -345,15 +347,16 @@ def train_multiple_choice(train: Sequence[MCItem], validation: Sequence[MCItem] 
     log = trainer.state.log_history
     losses = [h["loss"] for h in log if "loss" in h]
     val_accs = [h["eval_accuracy"] for h in log if "eval_accuracy" in h]
-    history = [{"epoch": e + 1, "train_loss": round(losses[e], 6),
-                "validation_accuracy": round(val_accs[e], 6) if val_accs else None}
-               for e in range(opts.epochs)]
+    history = [{"epoch": e + 1, "train_loss": round(loss, 6),
+                "validation_accuracy": round(val_accs[e], 6) if e < len(val_accs) else None}
+               for e, loss in enumerate(losses)]  # fewer than ``epochs`` when max_seconds stopped it
     # Trainer keeps a new best only when strictly better: the earliest of equal epochs
-    best_epoch = val_accs.index(max(val_accs)) + 1 if val_accs else opts.epochs
+    best_epoch = val_accs.index(max(val_accs)) + 1 if val_accs else len(history) or opts.epochs
     hyper = {**asdict(opts), "pooling": pooling, "pooling_asked": opts.pooling, "head": HEAD,
              "model_class": type(model).__name__, "loop": "transformers.Trainer", "max_grad_norm": 1.0,
              "optimizer": "AdamW (adamw_torch; no decay on biases and LayerNorm)",
              "bucket_batches": BUCKET_BATCHES, "schedule": "linear warm-up then linear decay",
+             "max_seconds": max_seconds, "stopped_by": "max_seconds" if watch.timed_out else "epochs",
              "warmup_steps": args.warmup_steps, "best_epoch": best_epoch,
              "selection": "best validation accuracy after each epoch (load_best_model_at_end)"
              if val_features is not None else "last epoch",

@@ -45,7 +45,9 @@ partial-input probe, this check and the gated model baselines alike
 *significant* (one-sided binomial test against chance, p < 0.01) fails the gate,
 unless the builder declares it as a known artifact with evidence
 (``known_artifacts.yaml``, :mod:`benchsmith.validation.known_artifacts`): then it warns,
-naming the declaration, and fails again only past the declared ``max_gain``. A large gain
+naming the declaration, and fails again only past the declared ``max_gain``. A declaration
+covering the probe and config is attached to its result at any gain (a small gain still
+points to what is known), without changing the verdict. A large gain
 that is not significant (a handful of items) warns, as does a significant gain under the
 threshold; anything else passes. The threshold is ``policy.partial_input_max_gain``, by
 default :data:`DEFAULT_MAX_GAIN` (0.10: ten points over chance) for a true partial input
@@ -563,9 +565,12 @@ def artifact_verdict(
                        (f" within the threshold {threshold:.0%}" if threshold is not None else ""))
     else:
         status = "pass"
+    if declared is not None and not (large and significant):  # the pointer at any gain, the verdict unchanged
+        reasons.append(f"known artifact {declared.id!r} declared for this probe (up to {declared.max_gain:+.0%}): "
+                       f"{declared.what}")
     return {"status": status, "accuracy": round(accuracy, 4), "chance": round(chance, 4), "gain": round(gain, 4),
             "n": n, "p_value": p, "max_gain": threshold,
-            "known_artifact": declared.to_dict() if declared is not None and large and significant else None,
+            "known_artifact": declared.to_dict() if declared is not None else None,
             "why": "; ".join(reasons)}
 
 
