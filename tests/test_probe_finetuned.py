@@ -21,11 +21,12 @@ def _planted(tmp_path, strength: float, **policy):
                            policy={**SMALL, **policy})
 
 
-def test_a_cue_bag_of_words_cannot_see_fails_the_default_gate(tmp_path, monkeypatch):
+def test_a_cue_bag_of_words_cannot_see_fails_the_gate(tmp_path, monkeypatch):
+    """On CPU the probe is in the gate at ``--baselines model`` (on a GPU at every level)."""
     from benchsmith.validation.runner import validate
 
     monkeypatch.setenv("BENCHSMITH_BASELINE_DEVICE", "cpu")
-    v = validate(_planted(tmp_path, 1.0), builder=None, previous=None, write=False, cache=False)
+    v = validate(_planted(tmp_path, 1.0), baselines="model", builder=None, previous=None, write=False, cache=False)
     by = {r.check: r for r in v.results}
     bow, r = by["partial_input"], by["partial_input_finetuned"]
     assert bow.status is Status.PASS and abs(bow.metrics["gain"]) < 0.1  # identical unigrams and bigrams
@@ -34,6 +35,15 @@ def test_a_cue_bag_of_words_cannot_see_fails_the_default_gate(tmp_path, monkeypa
     assert r.metrics["gain"] >= 0.3 and r.metrics["p_value"] < 1e-6 and r.metrics["n"] >= 100
     assert "undeclared artifact" in r.summary and "trained on train, scored on test" in r.summary
     assert r.details["device"] == "cpu" and r.details["n_train"] == 160 and r.details["budget"]["max_train"] == 160
+
+
+def test_on_cpu_the_default_level_says_how_to_run_the_probe(tmp_path, monkeypatch):
+    from benchsmith.validation.runner import validate
+
+    monkeypatch.setenv("BENCHSMITH_BASELINE_DEVICE", "cpu")
+    v = validate(_planted(tmp_path, 1.0), builder=None, previous=None, write=False, cache=False)
+    (r,) = [r for r in v.results if r.check == "partial_input_finetuned"]
+    assert r.status is Status.SKIP and "--baselines model" in r.summary
 
 
 def test_without_a_cue_the_fine_tuned_probe_does_not_fail(tmp_path):

@@ -142,7 +142,7 @@ def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Ch
     from benchsmith.validation.baselines.probe import FineTunedProbe
     from benchsmith.validation.checks.partial_input import PartialInputCheck
 
-    out: list[Check] = [PartialInputCheck(), FineTunedProbe(model_path), CheapBaselines()]
+    out: list[Check] = [PartialInputCheck(), FineTunedProbe(model_path, cpu=level == "model"), CheapBaselines()]
     if level == "model":
         from benchsmith.validation.baselines.model import ModelBaselines
 

@@ -18,6 +18,11 @@ Where it is scored: trained on ``train`` and scored on ``test`` when the config 
 pooled, halved by a seeded shuffle (one fine-tune per config, never k folds). Repeated options
 are dropped as in ``partial_input`` (a copy would be memorised across the halves).
 
+When: in the gate at every baselines level when CUDA is present; on CPU only at
+``validate --baselines model`` (the default ``cheap`` level then records a skip that says so).
+A fine-tune on 2 CPU cores takes minutes per config, and a default ``validate`` that took an
+hour on a laptop (XCOPA has 23 configs) would be one nobody runs.
+
 Budget: CUDA when present (every item); on CPU seeded subsamples of at most
 ``policy.finetuned_probe_cpu_max_train`` training and ``..._max_test`` held-out items, and
 training stops at ``..._max_seconds`` (validation/README.md, "Baselines", has the times on 2
@@ -255,9 +260,11 @@ class FineTunedProbe(PerConfigBaseline):
     family = "artifacts"
     cacheable = True  # a function of the data, the code, the model's bytes and the device (cache_params)
 
-    def __init__(self, model_path: str | Path | None = None, device: str | None = None) -> None:
+    def __init__(self, model_path: str | Path | None = None, device: str | None = None, *,
+                 cpu: bool = True) -> None:
         self.model_path = str(model_path) if model_path else os.environ.get("BENCHSMITH_ENCODER") or None
         self.device = device or os.environ.get("BENCHSMITH_BASELINE_DEVICE", "auto")
+        self.cpu = cpu  # False: run only on a GPU (the default baselines level; module docstring)
         self.known_artifacts: list[Any] = []
 
     def cache_params(self) -> dict[str, Any]:
@@ -265,6 +272,8 @@ class FineTunedProbe(PerConfigBaseline):
         known = [k.to_dict() for k in self.known_artifacts]
         if missing_extra() is not None:
             return {"missing": missing_extra(), "known": known}
+        if not self.cpu and not runtime.pick_device(self.device).startswith("cuda"):
+            return {"gpu_only": True, "known": known}
         try:
             path = resolve_model_path(self.model_path)
         except ConfigError:  # run() raises it, as a failed result (never cached)
@@ -276,6 +285,9 @@ class FineTunedProbe(PerConfigBaseline):
         if missing is not None:
             return [self.result(Status.SKIP, f"fine-tuned partial-input probe not run: {missing} is not installed "
                                 "(pip install 'benchsmith[models]')")]
+        if not self.cpu and not runtime.pick_device(self.device).startswith("cuda"):
+            return [self.result(Status.SKIP, "fine-tuned partial-input probe not run: no GPU; on CPU it runs with "
+                                "`validate --baselines model`, within the policy's finetuned_probe_cpu_* budget")]
         return super().run(release)
 
     def _skip(self, view: ConfigView) -> CheckResult | None:
