@@ -17,10 +17,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from process_helpers import running, wait_until
 from benchsmith.builders.mucow import harvest as harvest_mod
 from benchsmith.builders.mucow.aligner import (
     ALIGN_PREFIX,
@@ -255,23 +255,6 @@ _WORKER = textwrap.dedent("""
 """)
 
 
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
-
-
-def _wait_until(cond, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG")
 def test_a_killed_owner_takes_the_aligner_child_along_and_the_next_run_removes_the_scratch(tmp_path, private_tmp):
     """The default run's stand-in for the slow test below: a worker process made of the aligner's parts."""
@@ -280,21 +263,21 @@ def test_a_killed_owner_takes_the_aligner_child_along_and_the_next_run_removes_t
     owner = subprocess.Popen([sys.executable, str(script), str(info)], env={**os.environ, "TMPDIR": str(private_tmp)})
     got: dict = {}
     try:
-        assert _wait_until(info.exists), "the worker did not start its child"
+        assert wait_until(info.exists), "the worker did not start its child"
         got = json.loads(info.read_text())
         scratch = Path(got["scratch"])
-        assert _running(got["worker"]) and _running(got["child"]) and scratch.is_dir()
+        assert running(got["worker"]) and running(got["child"]) and scratch.is_dir()
         assert scratch.name.startswith(f"{ALIGN_PREFIX}{got['worker']}-") and scratch.parent == private_tmp
         owner.send_signal(signal.SIGKILL)
         owner.wait()
-        assert _wait_until(lambda: not _running(got["worker"]), 5), "the worker outlived its owner"
-        assert _wait_until(lambda: not _running(got["child"]), 5), "the aligner's child outlived its worker"
+        assert wait_until(lambda: not running(got["worker"]), 5), "the worker outlived its owner"
+        assert wait_until(lambda: not running(got["child"]), 5), "the aligner's child outlived its worker"
         assert scratch.is_dir()  # os._exit ran no cleanup ...
         assert remove_stale_scratch() == [scratch] and list(private_tmp.iterdir()) == []  # ... the next run does
     finally:
         owner.kill()
         for pid in (got.get("worker"), got.get("child")):
-            if pid and _running(pid):
+            if pid and running(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
@@ -325,16 +308,16 @@ def test_forked_workers_die_with_a_killed_harvest_when_each_holds_the_others_pip
     owner = subprocess.Popen([sys.executable, str(script), str(info)])
     pids: list[int] = []
     try:
-        assert _wait_until(info.exists, 60), "the cluster did not start"
+        assert wait_until(info.exists, 60), "the cluster did not start"
         pids = json.loads(info.read_text())
-        assert len(pids) == 2 and all(_running(p) for p in pids)
+        assert len(pids) == 2 and all(running(p) for p in pids)
         owner.send_signal(signal.SIGKILL)
         owner.wait()
-        assert _wait_until(lambda: not any(_running(p) for p in pids), 5), "a worker outlived the harvest"
+        assert wait_until(lambda: not any(running(p) for p in pids), 5), "a worker outlived the harvest"
     finally:
         owner.kill()
         for pid in pids:
-            if _running(pid):
+            if running(pid):
                 os.kill(pid, signal.SIGKILL)
 
 
@@ -348,7 +331,7 @@ def test_a_killed_harvest_takes_eflomal_along(raw, tmp_path, private_tmp):
     proc = subprocess.Popen(argv, env={**os.environ, "TMPDIR": str(private_tmp)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _wait_until(lambda: any(private_tmp.glob(f"{ALIGN_PREFIX}*/source.efl")), 120), "no alignment began"
+        assert wait_until(lambda: any(private_tmp.glob(f"{ALIGN_PREFIX}*/source.efl")), 120), "no alignment began"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
 
@@ -358,11 +341,11 @@ def test_a_killed_harvest_takes_eflomal_along(raw, tmp_path, private_tmp):
                     cwd = os.readlink(p / "cwd")
                 except OSError:
                     continue
-                if cwd.startswith(str(private_tmp)) and _running(int(p.name)):
+                if cwd.startswith(str(private_tmp)) and running(int(p.name)):
                     return False
             return True
 
-        assert _wait_until(eflomal_gone, 5), "an eflomal child outlived the harvest"
+        assert wait_until(eflomal_gone, 5), "an eflomal child outlived the harvest"
         # the killed harvest's scratch (its own, its workers') goes with the next harvest (one that fails at once)
         assert any(private_tmp.glob(f"{HARVEST_PREFIX}{proc.pid}-*"))
         subprocess.run([*argv[:-2], "--src", "deu", "--tgt", "deu"], env={**os.environ, "TMPDIR": str(private_tmp)},

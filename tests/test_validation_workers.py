@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_helpers import running, wait_until
 from benchsmith.validation import runner
 from benchsmith.validation.check import Check, Status
 from benchsmith.validation.result_cache import cached_checks
@@ -312,30 +313,13 @@ def test_a_killed_validate_takes_its_worker_along(tmp_path):
     proc = subprocess.Popen([sys.executable, str(script), str(info), str(Path(__file__).parent), str(tmp_path / "reg")],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        assert _wait_until(info.exists, 60), "the worker never started its check"
+        assert wait_until(info.exists, 60), "the worker never started its check"
         worker = int(info.read_text())
-        assert _running(worker)
+        assert running(worker)
         proc.kill()
         proc.wait()
-        assert _wait_until(lambda: not _running(worker)), "the worker outlived validate"
+        assert wait_until(lambda: not running(worker)), "the worker outlived validate"
         proc.stdout.read()  # EOF: no process holds validate's stdout any more
     finally:
         proc.kill()
         proc.stdout.close()
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
-
-
-def _wait_until(cond, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
