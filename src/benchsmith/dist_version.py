@@ -12,6 +12,7 @@ compares both on the tools a build records.
 from __future__ import annotations
 
 import importlib.util
+from importlib.metadata import version as metadata_version
 from pathlib import Path
 
 
@@ -42,6 +43,5 @@ def version(name: str) -> str:
     found = _from_dist_info(name)
     if found is not None:
         return found
-    from importlib.metadata import version as metadata_version
 
     return metadata_version(name)

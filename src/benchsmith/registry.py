@@ -55,6 +55,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from benchsmith.errors import PublishError, ReleaseError
 
 MANIFEST = "release.json"
@@ -200,8 +202,6 @@ def _locked(target: Path, path: Path) -> ReleaseError:
 @contextmanager
 def _filelock(target: Path, path: Path, timeout: float) -> Iterator[None]:
     """:func:`lock` through ``filelock.FileLock`` (no ``fcntl``, or no ``flock`` on the file system)."""
-    from filelock import FileLock, Timeout
-
     flock = FileLock(str(path))
     try:
         flock.acquire(timeout=max(timeout, 0) if timeout >= 0 else -1)

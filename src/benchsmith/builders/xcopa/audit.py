@@ -16,13 +16,20 @@ segmenter is a dependency: its word counts are left out, its characters are repo
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.cache import cache_path, read_json, write_json
+from benchsmith.dist_version import version
+from benchsmith.errors import ConfigError
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
+from benchsmith.nlp.segment import segment
 
+from .agreement import changed_counts, fleiss, translator_matrix
 from .alignment import _words
+from .fields import FIELD_DOCS, HUB_COMPARISON
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -203,9 +210,6 @@ def word_counter(lang: str) -> tuple[str | None, Callable[[str], int] | None]:
     if how == "whitespace":
         return how, lambda text: len(text.split())
     if how == "jieba":
-        from benchsmith.errors import ConfigError
-        from benchsmith.nlp.segment import segment
-
         try:
             segment("")
         except ConfigError:  # jieba not installed: characters only
@@ -226,7 +230,6 @@ def _segmenter_version(how: str | None) -> str | None:
     """The installed version of a segmenter package (its dictionary ships with it), or None."""
     if how != "jieba":
         return None
-    from benchsmith.dist_version import version  # the version without indexing sys.path (~20 ms CPU)
 
     try:
         return version("jieba")
@@ -235,8 +238,6 @@ def _segmenter_version(how: str | None) -> str | None:
 
 
 def _word_key(how: str, version: str, premises: list[str], choices: list[str]) -> str:
-    import hashlib
-
     h = hashlib.sha256(f"{_WORD_RULE}\0{how}\0{version}\0".encode())
     for group in (premises, choices):
         h.update(b"\1")
@@ -246,21 +247,15 @@ def _word_key(how: str, version: str, premises: list[str], choices: list[str]) -
 
 
 def _word_cache_path() -> Any:
-    from benchsmith.cache import cache_path
-
     return cache_path(WORD_COUNT_CACHE)
 
 
 def _read_word_cache() -> dict[str, Any]:
-    from benchsmith.cache import read_json
-
     data = read_json(_word_cache_path())
     return data if isinstance(data, dict) else {}
 
 
 def _write_word_cache(entries: dict[str, Any]) -> None:
-    from benchsmith.cache import write_json
-
     write_json(_word_cache_path(), dict(list(entries.items())[-WORD_COUNT_CACHE_ENTRIES:]))
 
 
@@ -338,9 +333,6 @@ def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str,
 
 def card_sections(release: Release) -> dict[str, str]:
     """The card's XCOPA sections: fields, translator agreement, alignment with COPA, balance and lengths."""
-    from .agreement import changed_counts, fleiss, translator_matrix
-    from .fields import FIELD_DOCS, HUB_COMPARISON
-
     fields = [name for c in release.configs() for name in release.config_info(c).features_dict]
     out = {"Field meanings": "\n".join(
         ["| field | meaning |", "|---|---|"]

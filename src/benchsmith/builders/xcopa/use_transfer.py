@@ -37,12 +37,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines import engine, runtime
-from benchsmith.validation.baselines.multiple_choice import MCItem, check_items, score_head
-from benchsmith.validation.baselines.spec import Options
+import numpy as np
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError
+from benchsmith.validation.baselines import engine, runtime
+from benchsmith.validation.baselines.multiple_choice import MCItem, check_items, score_head
+from benchsmith.validation.baselines.spec import Options
 
 Encoder = Callable[[list[str]], Any]  # texts -> (n, dim) array
 Data = tuple[Any, Any, Any]  # (items, options, dim) vectors, the mask of real options, the labels
@@ -66,7 +67,6 @@ def default_encoder() -> Encoder:
 def encode(items: Sequence[MCItem], encoder: Encoder, device: str = "cpu") -> Data:
     """(items, most options, dim) option vectors, the mask of real options, the labels, on ``device``.
     Each distinct sentence is encoded once, sorted, 256 at a time."""
-    import numpy as np
     import torch
     from torch.nn.utils.rnn import pad_sequence
 
