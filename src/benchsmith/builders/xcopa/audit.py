@@ -170,7 +170,7 @@ def length_ratios(release: Release) -> dict[str, dict[str, float]]:
     en_chars = {s: {i: (len(e["premise"]), len(e["choice1"]) + len(e["choice2"])) for i, e in en.items()}
                 for s, en in en_rows.items() if en is not None}
     for lang in languages_in(release):
-        # sums and counts of the lengths of aligned items: _mean's exact figures without the lists
+        # sums and counts of the lengths of aligned items: _mean_of's figures without the lists
         n_items = p_l = p_e = c_l = c_e = 0
         for split in SPLITS:
             en = en_chars.get(split)
@@ -259,14 +259,9 @@ def _write_word_cache(entries: dict[str, Any]) -> None:
     write_json(_word_cache_path(), dict(list(entries.items())[-WORD_COUNT_CACHE_ENTRIES:]))
 
 
-def _mean(values: list[int]) -> float | int:
-    """``statistics.mean`` of ints, without its Fraction arithmetic: the exact mean, an int
-    where it is one (as ``statistics.mean`` returns), else the correctly rounded float."""
-    return _mean_of(sum(values), len(values))
-
-
 def _mean_of(total: int, n: int) -> float | int:
-    """:func:`_mean` of ``n`` ints that sum to ``total``."""
+    """The mean of ``n`` ints that sum to ``total``: an int where it is one (as
+    ``statistics.mean`` returns, so the card prints ``5`` rather than ``5.0``), else the float."""
     if n == 0:
         raise ValueError("mean requires at least one data point")
     return total // n if total % n == 0 else total / n
@@ -276,10 +271,8 @@ def _word_means(how: str | None, count: Callable[[str], int] | None, premises: l
                 choices: list[str]) -> tuple[Any, Any]:
     if not count:
         return None, None
-    if how == "whitespace":  # str.split counted in C: the same ints as ``count`` (a tenth of the CPU)
-        return (round(_mean_of(sum(map(len, map(str.split, premises))), len(premises)), 1),
-                round(_mean_of(sum(map(len, map(str.split, choices))), len(choices)), 1))
-    return (round(_mean([count(t) for t in premises]), 1), round(_mean([count(t) for t in choices]), 1))
+    return (round(_mean_of(sum(map(count, premises)), len(premises)), 1),
+            round(_mean_of(sum(map(count, choices)), len(choices)), 1))
 
 
 def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str, Any]]:
