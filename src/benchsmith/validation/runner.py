@@ -174,12 +174,12 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
 
     On two cores or more (fork available, ``$BENCHSMITH_VALIDATE_WORKERS`` not ``0``) one worker
     process is forked before the first check and the checks are shared between it and this
-    process (:func:`plan`, README.md "validate against build", sixth pass):
+    process (:func:`plan`):
 
     * the ``concurrent`` checks (the scikit-learn probes: their import and fits) run in the
-      worker, first. The worker imports what they declare (``Check.imports``: scikit-learn, ~1.5
-      CPU s) while this process does the work they share with its own checks (``Check.prepare``:
-      tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
+      worker, first. The worker imports what they declare (``Check.imports``: scikit-learn)
+      while this process does the work they share with its own checks (``Check.prepare``:
+      tokenising the fields the probe reads) and sends it the result
       (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
       waits for the other and nothing is tokenised twice;
     * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
@@ -192,7 +192,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
 
     A check the result cache holds stays here (a hit costs nothing). The worker sends its results
     back pickled, so they are the objects an in-process run returns; if it dies before it answers,
-    every check it took runs here. Measured in README.md ("validate against build", sixth pass).
+    every check it took runs here.
     """
     checks = list(checks)
     side, shared = plan(checks) if _workers_allowed() else ([], [])
@@ -463,7 +463,7 @@ def _gc_paused() -> Iterator[None]:
 
     Checks allocate millions of small acyclic objects (shingle sets, token lists);
     each generation-2 collection rescans all of them, which made near-duplicate
-    detection superlinear (11.6 s instead of 4.6 s on 50k rows). Reference counting
+    detection superlinear (50k rows: 11.6 s with it, 4.6 s without). Reference counting
     still frees them; only reference cycles wait until the check returns.
     """
     was_enabled = gc.isenabled()

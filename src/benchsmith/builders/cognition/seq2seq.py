@@ -345,7 +345,7 @@ def generation_vocab(net: Any) -> Iterator[None]:
 
     Our Marian has separate vocabularies (``vocab_size`` = English words, ``decoder_vocab_size`` =
     target BPE). transformers 5.17's beam search sized its scores by ``config.vocab_size`` and failed
-    on the first batch (the H100 run of 2026-11-26, torch 2.11 + transformers 5.17: "RuntimeError:
+    on the first batch (torch 2.11 + transformers 5.17: "RuntimeError:
     shape '[64, 9950]' is invalid for input of size 1986880": 1,990 source words, 6,209 target
     pieces); 5.24 reads the width of the logits. The encoder's embeddings are built already, so the
     value only steers generation, and it is restored afterwards."""

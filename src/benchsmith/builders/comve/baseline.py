@@ -36,7 +36,7 @@ _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)*")
 
 
 #: every word of :data:`NEGATION`, and every token ending in "n't", contains one of these: a text
-#: without any has no negation, and is not tokenised (most options: 0.18 -> 0.1 CPU s on ComVE)
+#: without any has no negation, and is not tokenised (most options)
 _NEGATION_PARTS = ("no", "n't", "never", "neither", "without")
 
 

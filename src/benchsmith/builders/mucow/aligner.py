@@ -215,7 +215,7 @@ class EflomalAligner:
 #   end only the parent holds, and calls ``os._exit`` when it closes) fails with fork: the write ends
 #   of the pipes made before a fork are copied into the forked worker, and when both workers' pipes
 #   exist before either fork, each worker keeps the other's pipe open; both then outlived a killed
-#   harvest, parent 1, forever (2 of 8 killed runs on a quiet machine; found 2026-11-27);
+#   harvest, parent 1, forever (2 of 8 killed runs on a quiet machine);
 # * each eflomal child is started with ``PR_SET_PDEATHSIG`` (Linux, :func:`run_child`): the kernel
 #   kills it when the worker that started it dies, however it dies;
 # * ``os._exit`` runs no ``finally``, so scratch folders are named ``<prefix><owner pid>-...`` and the

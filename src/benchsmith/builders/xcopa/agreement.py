@@ -1,6 +1,6 @@
 """Agreement among XCOPA's annotators: Fleiss' kappa, and the translators' labels behind ``changed``.
 
-**What ``changed`` is (measured, 2026-11-22).** Each of the 11 translators labelled every
+**What ``changed`` is.** Each of the 11 translators labelled every
 item before translating it (Section 2, "Final Dataset"); the released ``label`` is the
 majority label, and ``changed`` marks the items where *this language's translator chose
 the other alternative* and was overridden ("we override a single translator's label with

@@ -71,9 +71,8 @@ LSH_MAX_THRESHOLD = 0.9
 #: recall: b=16, r=8 finds 95% at 0.8, 99.4% at 0.85, ~100% from 0.9.
 LSH_WEIGHTS = (0.05, 0.95)
 #: MinHash values computed per numpy call (num_perm x this many uint32: 2 MB, so the products
-#: stay in the CPU cache between the multiply, the add and the minimum): 32 MB chunks (1 << 16)
-#: took 2.7x as long (ComVE's 14,018 tuples, 1.1 M shingles: 0.49 -> 0.18 CPU s; 1 << 11 and
-#: 1 << 10 0.24 and 0.22: the per-call overhead wins there). The same signatures at any size.
+#: stay in the CPU cache between the multiply, the add and the minimum; 32 MB chunks took 2.7x
+#: as long on 1.1 M shingles). The same signatures at any size.
 _CHUNK_SHINGLES = 1 << 12
 #: texts whose shingles are hashed per numpy pass (a few MB of per-shingle arrays)
 _SIGNATURE_ROWS = 8_192
@@ -116,9 +115,9 @@ def _content_key(view: ConfigView, split: str) -> tuple:
 def content_batches(view: ConfigView, split: str) -> Iterator[list[str]]:
     """Normalised content strings of a split, one list per record batch (see module docstring).
 
-    ``exact_duplicates`` and ``near_duplicates`` both read every split's content (ComVE: 0.35 CPU s
-    to normalise, each); they are one ``Check.group``, so the second reads what the first kept
-    (:class:`Contents`, up to :data:`CONTENT_MEMO_BYTES` a split), the same strings in the same batches."""
+    ``exact_duplicates`` and ``near_duplicates`` both read every split's content; they are one
+    ``Check.group``, so the second reads what the first kept (:class:`Contents`, up to
+    :data:`CONTENT_MEMO_BYTES` a split), the same strings in the same batches."""
     key = _content_key(view, split)
     kept = STORE.peek(key)
     if kept is not None:
