@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, constants, get_token
 from huggingface_hub.errors import HfHubHTTPError, HFValidationError
 from huggingface_hub.hf_api import RepoFile
@@ -50,6 +51,7 @@ from benchsmith.seal import Seal
 from benchsmith.source import benchsmith_home
 from benchsmith.validation.gate import require_passed
 from benchsmith.validation.runner import find_builder
+from benchsmith.viewer import require_viewer_compatible
 
 logger = logging.getLogger(__name__)
 
@@ -290,8 +292,6 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
             _check_marker(target, sealed, release)
             rendered = _hub_rendered(release, repo_id)
             # the viewer check runs on the card as it will be uploaded, before the Hub is contacted
-            from benchsmith.viewer import require_viewer_compatible
-
             require_viewer_compatible(release, card_text=rendered.get("README.md"))
             if fds is None:  # too many files to hold open: upload a checked private copy
                 staged = registry.make_staging(target.parent, release.version, kind="publish")
@@ -429,10 +429,6 @@ def transient(exc: BaseException) -> bool:
         return False
     if isinstance(exc, ConnectionError | TimeoutError):
         return True
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover - huggingface_hub 1.x+ depends on httpx
-        return False
     return isinstance(exc, httpx.TransportError)
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from huggingface_hub import HfApi, constants, snapshot_download
+from huggingface_hub import HfApi, constants, get_token, snapshot_download
 from huggingface_hub.errors import RepositoryNotFoundError
 
 from benchsmith import hub_http
@@ -165,8 +165,6 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     except ReleaseError:
         raise
     except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
-        from huggingface_hub import get_token
-
         problem, hint = explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
         secret = token or get_token()
         raise ReleaseError(redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),

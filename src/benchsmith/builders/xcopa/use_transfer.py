@@ -20,9 +20,9 @@ bug: builders/xcopa/README.md, "What is measured vs the paper".
 The loop stays hand-written (:func:`_train_one`): ``transformers.Trainer`` trains the same head
 slower, its per-step machinery costing more than a 512x512 head's arithmetic
 (``benchmarks/use_head_loop.py``: 0.71x our updates/s, the same best validation accuracy).
-Its sampler would also draw another batch order (CO-ZS All moves within seed noise: 50.2-52.0 over seeds 0-4). scikit-learn has no such
-head: its MLP classifies one vector per row, not a softmax over an item's options with one shared
-scorer, and stops early on a random split of its own.
+Its sampler would also draw another batch order (CO-ZS All moves within seed noise: 50.2-52.0
+over seeds 0-4). scikit-learn has no such head: its MLP classifies one vector per row, not a
+softmax over an item's options with one shared scorer, and stops early on a random split of its own.
 """
 
 from __future__ import annotations
