@@ -289,21 +289,11 @@ def shingle_hash(shingle: str, n: int) -> int:
 
 @lru_cache(maxsize=8)
 def _permutations(num_perm: int) -> tuple[np.ndarray, np.ndarray]:
-    """``datasketch.MinHash(num_perm, seed=1).permutations`` (the affine32 scheme of datasketch
-    >= 2: odd ``a``, any ``b``, from ``RandomState(1)``), drawn here as datasketch draws them:
-    importing datasketch costs ~0.45 CPU s (it imports scipy.integrate for its LSH), more
-    than the MinHash of a small release. tests/test_validation_checks.py compares the two."""
-    gen = np.random.RandomState(1)
-    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
-    return np.ascontiguousarray(a), np.ascontiguousarray(b)
+    """``datasketch.MinHash(num_perm, seed=1).permutations`` (its affine32 scheme) as uint32 arrays."""
+    from datasketch import MinHash
 
-
-#: datasketch's optimum (bands, rows) for (threshold, num_perm) with :data:`LSH_WEIGHTS`, for the
-#: default threshold: ``MinHashLSH`` finds it by ~700 numerical integrations after importing
-#: datasketch and scipy.integrate (~0.5 CPU s in all); other thresholds still ask it.
-#: tests/test_validation_checks.py recomputes every entry with datasketch.
-KNOWN_BANDS: dict[tuple[float, int], tuple[int, int]] = {(0.8, 128): (16, 8)}
+    a, b = MinHash(num_perm=num_perm, seed=1).permutations
+    return np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
 
 
 @lru_cache(maxsize=16)
@@ -312,9 +302,6 @@ def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
     # datasketch cannot band for thresholds near 1; a lower LSH threshold only adds
     # candidates, and every candidate is verified on its exact Jaccard
     threshold = min(threshold, LSH_MAX_THRESHOLD)
-    known = KNOWN_BANDS.get((threshold, num_perm))
-    if known is not None:
-        return known
     from datasketch import MinHashLSH
 
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=LSH_WEIGHTS)
