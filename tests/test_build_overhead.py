@@ -1,5 +1,5 @@
-"""XCOPA's card statistics: Fleiss' kappa, the card's read-once view of a release, cached word
-counts (a rebuild of the same texts never starts jieba), means and the text-order memo.
+"""XCOPA's card statistics: Fleiss' kappa, cached word counts (a rebuild of the same texts
+never starts jieba), means and the text-order memo.
 """
 
 from __future__ import annotations
@@ -9,9 +9,6 @@ import json
 import pytest
 from benchsmith.builders.xcopa import audit
 from benchsmith.builders.xcopa.agreement import fleiss
-from benchsmith.cards.card import _ReadOnce
-
-from benchsmith.builder import get_builder
 
 
 @pytest.mark.parametrize(("labels", "kappa"), [
@@ -34,26 +31,6 @@ def test_fleiss_rejects_what_statsmodels_cannot_count():
 def release(real_xcopa):
     """XCOPA's current version from the real data (tests/conftest.py: shared read-only)."""
     return real_xcopa
-
-
-@pytest.mark.realdata
-def test_read_once_serves_the_release_tables(release):
-    view = _ReadOnce(release)
-    for config in release.configs():
-        for split in release.splits(config):
-            whole = release.table(config, split)
-            assert view.table(config, split).equals(whole, check_metadata=True)
-            for columns in (["idx"], ["premise", "choice1", "choice2"], ["label", "question"]):
-                cols = [c for c in columns if c in whole.column_names]
-                assert view.table(config, split, cols).equals(release.table(config, split, cols), check_metadata=True)
-    assert len(view._tables) == sum(len(release.splits(c)) for c in release.configs())  # one read per split
-    assert view.info is release.info and view.path == release.path
-
-
-@pytest.mark.realdata
-def test_xcopa_card_sections_are_the_same_through_the_read_once_view(release):
-    b = get_builder("xcopa")
-    assert b.card_sections(_ReadOnce(release)) == b.card_sections(release)
 
 
 @pytest.mark.realdata

@@ -19,10 +19,10 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.cache import cache_path, read_json, write_json
-from benchsmith.dist_version import version
 from benchsmith.errors import ConfigError
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.nlp.segment import segment
@@ -230,10 +230,9 @@ def _segmenter_version(how: str | None) -> str | None:
     """The installed version of a segmenter package (its dictionary ships with it), or None."""
     if how != "jieba":
         return None
-
     try:
         return version("jieba")
-    except ModuleNotFoundError:  # PackageNotFoundError (not imported): no jieba, no cache, characters only
+    except PackageNotFoundError:  # no jieba: no cache, characters only
         return None
 
 
