@@ -65,7 +65,8 @@ def test_word_cache_key_changes_with_texts_version_and_rule():
 
 
 def test_means_are_ints_where_they_are_whole():
-    assert [audit._mean_of(t, n) for t, n in ((10, 2), (3, 2), (7, 1), (10**17 + 2, 3))] == [5, 1.5, 7, 33_333_333_333_333_334]
+    means = [audit._mean_of(t, n) for t, n in ((10, 2), (3, 2), (7, 1), (10**17 + 2, 3))]
+    assert means == [5, 1.5, 7, 33_333_333_333_333_334]
     assert type(audit._mean_of(10, 2)) is int and type(audit._mean_of(3, 2)) is float
     with pytest.raises(ValueError):
         audit._mean_of(0, 0)

@@ -342,7 +342,8 @@ def render_body(context: Mapping[str, Any]) -> str:
     return _ENV.get_template("dataset_card.md.j2").render(**context)
 
 
-def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None) -> str:
+def render_card(release: Release, builder: Builder | None = None, *,
+                hub: dict[str, str] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.

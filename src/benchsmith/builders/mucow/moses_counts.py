@@ -81,7 +81,7 @@ def plain_counts(tokenizer: Any) -> Counts:
 @lru_cache(maxsize=4)
 def _patterns(alnum_class: str) -> tuple[set[str], str, re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """What :func:`plain_counts` reads of a Moses ``IsAlnum`` class (the same string for every
-    language but Chinese, Japanese and Korean: built once, ~0.045 CPU s)."""
+    language but Chinese, Japanese and Korean: built once)."""
     alnum = set(alnum_class)
     marks = "".join(c for c in MARKS if c not in alnum)
     word_chars = "".join(sorted(c for c in alnum if c.isalnum()))
