@@ -120,22 +120,17 @@ def test_baselines_copy_source_is_a_stat_and_the_negation_cue_warns_above_the_ma
     assert test.metrics["accuracy"] == pytest.approx(1.0)
 
 
-def test_negation_prefilter_decides_as_the_tokens_do():
-    """has_negation skips texts without a negation fragment (_NEGATION_PARTS): every negation word
-    holds one, and on any text the answer is the tokens' own."""
-    import random
-
+@pytest.mark.parametrize(("text", "negated"), [
+    ("He is not here.", True), ("I can\u2019t go", True), ("NEVER again", True), ("nobody came", True),
+    ("without a doubt", True), ("I know the north", False), ("a snow day", False), ("isn", False),
+    ("", False),
+])
+def test_negation(text, negated):
+    """A negation word or a token ending in "n't" (any case, typographic apostrophe too); words that
+    merely contain "no" are not negations."""
     from benchsmith.builders.comve import baseline
 
-    assert all(any(p in w for p in baseline._NEGATION_PARTS) for w in baseline.NEGATION)
-    rng = random.Random(3)
-    words = [*baseline.NEGATION, "know", "north", "can\u2019t", "won't've", "No", "NEVER", "x", "nor'east",
-             "isn"]
-    for _ in range(3000):
-        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 4)))
-        toks = baseline._TOKEN.findall(text.lower().replace("\u2019", "'"))
-        expected = any(t in baseline.NEGATION or t.endswith("n't") for t in toks)
-        assert baseline.has_negation(text) == expected, text
+    assert baseline.has_negation(text) is negated
 
 
 def test_upstream_audit_warns_on_pending_errata_and_passes_when_all_are_applied(releases):

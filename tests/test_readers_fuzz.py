@@ -9,21 +9,18 @@ a reader returns, or raises a :class:`BenchsmithError` whose message is one line
 which names the file. Any other exception fails the test.
 
 The budgets are the hypothesis profiles of tests/conftest.py: the default run draws 500
-examples per reader (the ``benchsmith`` profile; issue 26: it keeps the default run under 3
-minutes on 2 cores, and issue 12's inputs that crashed a reader are replayed below on every
-run); a run that selects the slow tests (``pytest -m slow``, or
+examples per reader (the ``benchsmith`` profile; the inputs that once crashed a reader are
+replayed below on every run); a run that selects the slow tests (``pytest -m slow``, or
 ``BENCHSMITH_HYPOTHESIS_PROFILE=benchsmith-slow``, which ``.ci/run`` sets) loads the
 ``benchsmith-slow`` profile and adds a 5,000-example run of each. With ``CI`` set the
 examples are derandomised, so a CI run is reproducible. Each example rewrites its files in one
-folder on tmpfs (``fast_tmp_path``, tests/conftest.py): 500 mucow_txt examples took 6.7-8.1 s
-on the shared machine's disk, 3.8-4.1 s on /dev/shm (side by side, under load). Inputs hypothesis found to
-crash a reader are kept in ``REGRESSIONS`` below and replayed on every run.
+folder on tmpfs (``fast_tmp_path``, tests/conftest.py). Inputs hypothesis found to crash a
+reader are kept in ``REGRESSIONS`` below and replayed on every run.
 
-How the inputs are drawn (issue 26: the default run's cost; 2026-11-27, pass 7). Hypothesis costs
-about 0.7 ms per example plus about 60 us per choice it draws (an integer, a string), and the
-strategies took 20-65 choices per example: a ``one_of`` over strategies repeated for weight draws the
+How the inputs are drawn. Hypothesis spends most of a passing run generating, at a cost per
+choice it draws (an integer, a string); a ``one_of`` over strategies repeated for weight draws the
 branch, then the value; ``.map`` and nested composites add spans; a list draws a "one more?" per
-item. Generating the 12 x 500 examples was ~30 of the tests' ~41 CPU s. Decisions:
+item. So:
 
 * every random decision is one pick from a flat pool (:class:`Pool`, one ``sampled_from``): a value
   repeated for its weight; :func:`mix` builds the pool that draws as ``one_of`` over weighted parts
@@ -31,31 +28,11 @@ item. Generating the 12 x 500 examples was ~30 of the tests' ~41 CPU s. Decision
   row count, which file breaks...) in one pick over their product; a strategy (free text, integers)
   in a pool is drawn only when picked. JSON and XML escaping are applied once to the pools'
   constants instead of a ``.map`` per draw. Pools hold at most ``POOL_LIMIT`` items (why: there).
-* the same families and weights as before, with two measured exceptions: list lengths are a count
-  drawn over the same range (hypothesis' lists lean shorter), and JSON values are a small recursion
-  (:func:`json_value`) tuned to the shapes ``st.recursive(..., max_leaves=4)`` drew.
-* the ComVE join body reads the split once through the bulk path, not twice (see read_comve_split).
-* the hypothesis settings are unchanged: a passing run only generates (no ``@example``, no
-  database, no ``target()``; shrink and explain run only on a failure), so no phase setting saves
-  anything, and shrinking is kept: a pool shrinks towards its first, plainest item.
-
-Choices per example (500 examples, /tmp/fzdraws.py counting ``ConjectureData._draw``), before ->
-after: xcopa_jsonl 50->40, mucow_json 60->59, copa_xml 62->43, tmx 54->33, comve_csv 39->29,
-comve_join 29->18, rocstories 65->37, moses 44->26, mucow_txt 57->35, cognition_cg_test 20->9,
-cognition_lexicon 53->24, sense_inventory 58->36. The inputs reach the readers' error paths as
-before: of each reader's 500 examples, ending in a BenchsmithError (the rest read clean), before ->
-after: 461->465, 395->406, 467->456, 422->433, 476->459, 454->458, 470->471, 278->359, 479->488,
-368->411, 350->443, 496->496 (same order). Broken on purpose (not committed), the default run still
-fails within its 500 examples: a RecursionError let out of rawfile.loads_json (xcopa_jsonl) or of
-mucow_json, int() of 5,000 digits in mucow_txt, a LookupError let out of copa_xml (found after, not
-before); a LookupError let out of tmx is found by neither in 500 (``REGRESSIONS`` replays it).
-
-CPU of the 12 default tests, main's module then this one, alternating, same load (2 cores, load
-average 6-7): ``CI=true BENCHSMITH_RAW=../shared/raw /usr/bin/time python -m pytest -q -n0
--p no:cacheprovider tests/test_readers_fuzz.py -k "typed_errors and not long"``: 46.1 and 44.7
-CPU s before, 25.6 and 28.1 after (user+sys, pytest's start included): 0.56-0.63 of before. Both
-modules in one process, reader by reader, alternating, after a warm-up (/tmp/fzcompare.py): the
-test bodies 35.4 -> 19.5 CPU s (0.55), generation alone (no-op body) 27.9 -> 15.1 (0.54).
+* list lengths are a count drawn over a range (hypothesis' lists lean shorter), and JSON values
+  are a small recursion (:func:`json_value`) shaped like ``st.recursive(..., max_leaves=4)``'s.
+* the hypothesis settings are the defaults: a passing run only generates (no ``@example``, no
+  database, no ``target()``; shrink and explain run only on a failure), and shrinking is kept:
+  a pool shrinks towards its first, plainest item.
 """
 
 from __future__ import annotations
@@ -282,7 +259,7 @@ class Marker:
 
 
 _LIST, _DICT = Marker("list"), Marker("dict")
-# the container shapes st.recursive(leaf, lists | dictionaries, max_leaves=4) drew (2,000 draws, 2026-11-27):
+# the container shapes st.recursive(leaf, lists | dictionaries, max_leaves=4) draws (2,000 draws):
 # 89% a list or an object at the top, 35% nested, 2% three deep
 _JSON_TOP = mix((1, _JSON_LEAF), (8, [_LIST, _DICT]))
 _JSON_INNER = mix((5, _JSON_LEAF), (2, [_LIST, _DICT]))

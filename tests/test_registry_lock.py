@@ -1,5 +1,5 @@
-"""The per-version lock (benchsmith.registry.lock): flock without filelock, excluding filelock's
-FileLock on the same file both ways, with filelock as the fallback where flock is refused."""
+"""The per-version lock (benchsmith.registry.lock): one taker at a time, in this process or another,
+and it excludes any other filelock ``FileLock`` on the same file both ways."""
 
 from __future__ import annotations
 
@@ -56,24 +56,3 @@ def test_a_lock_held_in_another_process_is_seen(tmp_path):
                 os._exit(7)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 7
-
-
-def test_a_file_system_without_flock_falls_back_to_filelock(tmp_path, monkeypatch):
-    import fcntl
-
-    calls = []
-    real = fcntl.flock
-
-    def refuse(fd, op):  # benchsmith's own try is refused; filelock's (the same call) then works
-        calls.append(op)
-        if len(calls) == 1:
-            raise OSError(37, "No locks available")
-        return real(fd, op)
-
-    monkeypatch.setattr(fcntl, "flock", refuse)
-    target = tmp_path / "reg" / "comve" / "1.0.0"
-    acquired = []
-    orig = FileLock.acquire
-    monkeypatch.setattr(FileLock, "acquire", lambda self, *a, **k: acquired.append(k) or orig(self, *a, **k))
-    with registry.lock(target, timeout=0):
-        assert calls and acquired == [{"timeout": 0}]

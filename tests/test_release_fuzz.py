@@ -5,10 +5,9 @@ exception, and nothing outside the release is ever read.
 
 Each example is cheap: the fixture release is built once per module, and each example works on
 hard links to its files (nothing here writes to a data file, only replaces or removes
-directory entries). Budgets (issue 26): the default run draws the ``benchsmith`` hypothesis
-profile's 500 examples per fuzzer (the floor issue 26 sets; 2,000 took 44 s of the default run's
-worker time); the slow run (``-m slow``, which CI runs on every submission) repeats both with
-2,000 (``BENCHSMITH_FUZZ_EXAMPLES`` raises it).
+directory entries). Budgets: the default run draws the ``benchsmith`` hypothesis
+profile's 500 examples per fuzzer; the slow run (``-m slow``, which CI runs on every submission)
+repeats both with 2,000 (``BENCHSMITH_FUZZ_EXAMPLES`` raises it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Archives of downloaded sources: which files are archives, and their safe extraction.
 
-Apart from :mod:`benchsmith.source` (which :func:`~benchsmith.source.fetch` imports this from) so that
-a build of sources already on disk does not import tarfile, zipfile and lzma (~20 ms CPU).
+Apart from :mod:`benchsmith.source` (resolving and verifying sources), which
+:func:`~benchsmith.source.fetch` calls for a downloaded archive.
 """
 
 from __future__ import annotations

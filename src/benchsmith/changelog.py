@@ -31,6 +31,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
+from benchsmith.errors import BenchsmithError
+from benchsmith.registry import MANIFEST
+from benchsmith.semver import parse_version
+
 if TYPE_CHECKING:  # the release module imports this one to write "Changes since" (no cycle at run time)
     from benchsmith.release import Release
 
@@ -275,8 +279,6 @@ CARD_LIMIT = 5
 
 def newest_older(releases: Iterable[Release], version: str) -> Release | None:
     """The newest of ``releases`` older than ``version`` (None if none)."""
-    from benchsmith.semver import parse_version
-
     mine = parse_version(version)
     older = sorted((r for r in releases if parse_version(r.version) < mine), key=lambda r: parse_version(r.version))
     return older[-1] if older else None
@@ -292,9 +294,6 @@ def record_changes(new: Release, previous: Release | Callable[[], Release | None
     cannot be read is not a reason to fail a build: the manifest says why there is no changelog
     (``changes_since.error``) and the card shows it.
     """
-    from benchsmith.errors import BenchsmithError
-    from benchsmith.registry import MANIFEST
-
     staging = Path(new.path)
     try:
         prev = previous() if callable(previous) else previous

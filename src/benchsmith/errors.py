@@ -16,6 +16,8 @@ Messages follow one shape, printed by the CLI on a single line::
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
@@ -162,8 +164,6 @@ class EnvironmentFault(BenchsmithError, OSError):
     @classmethod
     def from_os_error(cls, exc: OSError) -> EnvironmentFault | None:
         """The fault for an ``OSError`` whose errno is a known environment fault (:attr:`HINTS`), else None."""
-        import errno
-
         name = errno.errorcode.get(exc.errno or -1)
         if name not in cls.HINTS:
             return None
@@ -179,8 +179,6 @@ class EnvironmentFault(BenchsmithError, OSError):
         is checked first and reported as a typed error of its own (exit 2). ``where`` names what
         was being written when the error names no file (``write()`` on an open file, pyarrow).
         """
-        import errno
-
         if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a cgroup) or a full machine
             return cls("out of memory (MemoryError)", path=where, hint=cls.HINTS["ENOMEM"])
         known = cls.from_os_error(exc)
@@ -200,8 +198,6 @@ class EnvironmentFault(BenchsmithError, OSError):
 
 def _os_path(exc: OSError) -> str | None:
     """The path(s) an ``OSError`` names, as text (``filename`` may be bytes or a descriptor)."""
-    import os
-
     names = [os.fsdecode(f) if isinstance(f, (bytes, os.PathLike)) else str(f)
              for f in (exc.filename, exc.filename2) if f is not None]
     return " -> ".join(names) or None

@@ -45,7 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchsmith.builder import get_builder, is_registered
 from benchsmith.errors import BenchsmithError, ConfigError, ReleaseError, VersionChangedError
+from benchsmith.fingerprint import fingerprint_table
+from benchsmith.registry import write_text_atomic
 from benchsmith.semver import parse_version
 
 if TYPE_CHECKING:
@@ -195,8 +198,6 @@ def register(builder: Builder, built: Built, sources: Sources, *, full: bool) ->
     Raises:
         ReleaseError: the build read source files without a registered sha256.
     """
-    from benchsmith.registry import write_text_atomic
-
     name, version = builder.name, builder.version
     if not getattr(builder, "reproducible", True):
         raise ReleaseError(f"cannot register the fingerprints of {name} {version}: its builder declares "
@@ -227,9 +228,6 @@ def registered_differences(release: Release) -> tuple[list[str], str]:
     files, differs from the row its builder registered for the version (``[]``: all match, or
     nothing to compare, as ``note`` says). Splits the release does not hold are not compared
     (a partial build says so itself)."""
-    from benchsmith.builder import get_builder, is_registered
-    from benchsmith.fingerprint import fingerprint_table
-
     name, version = release.name, release.version
     if not is_registered(name):
         return [], f"no builder {name!r} installed: no registered fingerprints to compare"

@@ -6,6 +6,17 @@ layer): the release writer imports only this, huggingface_hub and the error type
 
 from __future__ import annotations
 
+import json
+
+from huggingface_hub import constants, hf_hub_download
+from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+
+from benchsmith import hub_http
+from benchsmith.errors import PublishError, ReleaseError
+from benchsmith.hub_errors import explain
+from benchsmith.redact import redact
+from benchsmith.source import benchsmith_home
+
 
 def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, str]], *,
                   endpoint: str | None = None) -> None:
@@ -15,17 +26,6 @@ def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, 
     tag lacks, or the other way round, differ too. Offline (``HF_HUB_OFFLINE``), without the repo
     or the tag, there is nothing to compare: the build goes on (publish checks again, online).
     """
-    import json
-
-    from huggingface_hub import constants, hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
-
-    from benchsmith import hub_http
-    from benchsmith.errors import PublishError, ReleaseError
-    from benchsmith.hub_errors import explain
-    from benchsmith.redact import redact
-    from benchsmith.source import benchsmith_home
-
     if constants.HF_HUB_OFFLINE:
         return
     hub_http.install()

@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from huggingface_hub.utils.sha import git_hash
+
+from benchsmith import seal
 from benchsmith.errors import BenchsmithError, ReleaseError
 
 if TYPE_CHECKING:
@@ -62,8 +65,6 @@ class Uploaded:
 
 def hash_bytes(path: str, data: bytes) -> Uploaded:
     """An in-memory upload (a Hub rendering): huggingface_hub's own git blob id."""
-    from huggingface_hub.utils.sha import git_hash
-
     return Uploaded(path, len(data), hashlib.sha256(data).hexdigest(), git_hash(data))
 
 
@@ -113,8 +114,6 @@ def verify_snapshot(release: Release, where: str) -> str | None:
     """Check a downloaded snapshot against its ``seal.json`` (see the module docstring);
     :class:`ReleaseError` naming the first differing file. Returns a note when there is no
     listing to check against (accepted), else None."""
-    from benchsmith import seal
-
     root = Path(release.path)
     path = root / SEAL_FILE
     if not path.is_file() or path.is_symlink():

@@ -9,6 +9,7 @@ asked (no such call), and each user keeps its own pipe-EOF check.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -35,8 +36,6 @@ def pdeathsig_hook() -> Callable[[], None] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
-
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None

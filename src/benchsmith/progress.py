@@ -12,6 +12,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
 if TYPE_CHECKING:  # rich is imported when a bar shows, not by a --quiet or piped run
     from rich.progress import Progress
 
@@ -53,15 +63,6 @@ def bar(description: str, total: float | None = None) -> Iterator[Bar]:
     if not enabled():
         yield Bar(None, description, total)
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
     progress = Progress(
         SpinnerColumn(),

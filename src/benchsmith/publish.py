@@ -28,17 +28,30 @@ import logging
 import os
 import resource
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, constants, get_token
+from huggingface_hub.errors import HfHubHTTPError, HFValidationError
+from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils import validate_repo_id
+
 from benchsmith import hub_listing, redact, registry, seal
+from benchsmith.cards.card import render_files
 from benchsmith.errors import GateError, PublishError
 from benchsmith.hub_errors import brief, explain, from_xet, hub_session
 from benchsmith.release import Release
+from benchsmith.release_identity import MANIFEST, same_release
 from benchsmith.seal import Seal
+from benchsmith.source import benchsmith_home
+from benchsmith.validation.gate import require_passed
+from benchsmith.validation.runner import find_builder
+from benchsmith.viewer import require_viewer_compatible
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +62,6 @@ def preflight(release: Release, *, allow_partial: bool = False, keep_open: dict[
     hashed: the seal, never the manifest's own sha256, is the authority), the build is complete
     (unless ``allow_partial``) and every source file has a registered checksum. Returns the seal;
     ``keep_open`` receives the checked files' fds (see :func:`benchsmith.seal.differences`)."""
-    from benchsmith.validation.gate import require_passed
-
     require_passed(release)
     sealed = _require_sealed(release, keep_open)
     try:
@@ -219,7 +230,6 @@ def hub_record_registry(release: Release, registry_root: Path | None) -> Path:
     path = release.path.resolve()
     if path.name == release.version and path.parent.name == release.name:
         return path.parent.parent
-    from benchsmith.source import benchsmith_home
 
     return benchsmith_home() / "registry"
 
@@ -261,10 +271,6 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
       other than huggingface.co (a self-hosted or test Hub, which has no xet storage) switch
       xet off for this call through that constant; huggingface.co keeps the library default.
     """
-    from huggingface_hub import HfApi, constants, get_token
-    from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id
-
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:
@@ -286,8 +292,6 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
             _check_marker(target, sealed, release)
             rendered = _hub_rendered(release, repo_id)
             # the viewer check runs on the card as it will be uploaded, before the Hub is contacted
-            from benchsmith.viewer import require_viewer_compatible
-
             require_viewer_compatible(release, card_text=rendered.get("README.md"))
             if fds is None:  # too many files to hold open: upload a checked private copy
                 staged = registry.make_staging(target.parent, release.version, kind="publish")
@@ -381,10 +385,6 @@ def _same_release_on_hub(api: Any, repo_id: str, tagged: str, expected: list[Any
     """Whether the tag holds the same release as this upload (:func:`benchsmith.release_identity.same_release`:
     the same data and declared metadata, e.g. from a second runner whose validation differs):
     ``(kept, [])`` with the report-derived paths the tag keeps, or ``(None, reasons)``."""
-    import tempfile
-
-    from benchsmith.release_identity import MANIFEST, same_release
-
     def theirs() -> bytes:
         with tempfile.TemporaryDirectory(prefix="benchsmith-tag-") as tmp:
             path = _retrying(lambda: api.hf_hub_download(repo_id, MANIFEST, repo_type="dataset", revision=tagged,
@@ -422,8 +422,6 @@ def retry_delays() -> tuple[float, ...]:
 
 def transient(exc: BaseException) -> bool:
     """Worth retrying: no connection, a timeout, 429 Too Many Requests, or a 5xx of the Hub."""
-    from huggingface_hub.errors import HfHubHTTPError
-
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
         return status == 429 or (status is not None and status >= 500)
@@ -431,10 +429,6 @@ def transient(exc: BaseException) -> bool:
         return False
     if isinstance(exc, ConnectionError | TimeoutError):
         return True
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover - huggingface_hub 1.x+ depends on httpx
-        return False
     return isinstance(exc, httpx.TransportError)
 
 
@@ -498,8 +492,6 @@ def _tag_once(api: Any, repo_id: str, tag: str, commit_oid: str, message: str) -
 
 def _remote_files(api: Any, repo_id: str, revision: str) -> list[Any]:
     """The files (``RepoFile``: size, blob id, LFS sha256) of a commit, retried."""
-    from huggingface_hub.hf_api import RepoFile
-
     entries = _retrying(lambda: list(api.list_repo_tree(repo_id, repo_type="dataset", revision=revision,
                                                         recursive=True)), "list the files")
     return [e for e in entries if isinstance(e, RepoFile)]
@@ -507,8 +499,6 @@ def _remote_files(api: Any, repo_id: str, revision: str) -> list[Any]:
 
 def _create_repo(api: Any, repo_id: str) -> bool:
     """Create the dataset repo; False when it appeared meanwhile (someone else created it)."""
-    from huggingface_hub.errors import HfHubHTTPError
-
     try:
         api.create_repo(repo_id, repo_type="dataset", exist_ok=False)
     except HfHubHTTPError as exc:
@@ -521,9 +511,6 @@ def _create_repo(api: Any, repo_id: str) -> bool:
 def _hub_rendered(release: Release, repo_id: str) -> dict[str, str]:
     """The card, Croissant and lm_eval/ files rendered for the Hub copy (loading snippet with
     the repo and revision, lm-eval configs pointing at it); the local release stays as it is."""
-    from benchsmith.cards.card import render_files
-    from benchsmith.validation.runner import find_builder
-
     return render_files(release, find_builder(release)[0], hub={"repo": repo_id, "revision": release.version})
 
 
@@ -542,8 +529,6 @@ def _mirror_operations(api: Any, repo_id: str, head: str | None, local: dict[str
     """The commit operations that make ``main`` hold exactly the checked files (``local``: path
     in the release -> upload path), ``seal.json`` and ``.gitattributes``, with the Hub's
     ``rendered`` texts in place of the local copies of those paths; also the paths it deletes."""
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
     remote = {f.path for f in _remote_files(api, repo_id, head)} if head else set()
     removed = sorted(remote - set(local) - {".gitattributes", hub_listing.SEAL_FILE})
     adds = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=rendered[rel].encode("utf-8") if rel in rendered

@@ -40,13 +40,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from huggingface_hub import HfApi, constants, get_token, snapshot_download
+from huggingface_hub.errors import RepositoryNotFoundError
+
 from benchsmith import hub_http
-from benchsmith.hub_errors import explain, hub_session
 from benchsmith.cache import benchsmith_home
-from benchsmith.errors import ReleaseError
+from benchsmith.errors import ConfigError, ReleaseError
+from benchsmith.hub_errors import explain, hub_session
+from benchsmith.hub_listing import verify_snapshot
 from benchsmith.lookup import resolve_release
 from benchsmith.redact import redact
+from benchsmith.registry import write_text_atomic
 from benchsmith.release import Release
+from benchsmith.semver import parse_version
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +96,6 @@ def resolve(text: str, registry: Path | None = None, *, endpoint: str | None = N
 
 def _commit_of(ref: HubRef, api, folder: Path) -> str:
     """The commit id the revision names now (recorded under ``refs/``), or offline the last one."""
-    from huggingface_hub import constants
-
     refs = folder / "refs" / ref.revision.replace("/", "%2F")
     if constants.HF_HUB_OFFLINE:
         if refs.is_file():
@@ -102,7 +106,6 @@ def _commit_of(ref: HubRef, api, folder: Path) -> str:
     if not sha or not re.fullmatch(r"[0-9a-f]{40}", sha):
         raise ReleaseError(f"the Hub answered no commit id for {ref}", hint="Check the revision name")
     refs.parent.mkdir(parents=True, exist_ok=True)
-    from benchsmith.registry import write_text_atomic
 
     write_text_atomic(refs, sha + "\n")
     return sha
@@ -112,12 +115,6 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
     """The highest semver tag of a Hub dataset repo that is not above ``at_most`` (the same
     version included: a rebuild is then compared with what was published under it); None
     when there is none, the repo does not exist, or ``HF_HUB_OFFLINE`` is set."""
-    from huggingface_hub import HfApi, constants
-    from huggingface_hub.errors import RepositoryNotFoundError
-
-    from benchsmith.errors import ConfigError
-    from benchsmith.semver import parse_version
-
     if constants.HF_HUB_OFFLINE:
         return None
     hub_http.install()
@@ -144,10 +141,6 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
 
 def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None = None):
     """Download (once) and open the release at a Hub revision (see the module docstring)."""
-    from huggingface_hub import HfApi, snapshot_download
-
-    from benchsmith.release import Release
-
     api = HfApi(endpoint=endpoint, token=token)
     folder = hub_cache() / ref.repo_id.replace("/", "--")
     try:
@@ -172,8 +165,6 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     except ReleaseError:
         raise
     except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
-        from huggingface_hub import get_token
-
         problem, hint = explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
         secret = token or get_token()
         raise ReleaseError(redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),
@@ -209,8 +200,6 @@ def _check_seal(release, ref: HubRef) -> None:
     (:func:`benchsmith.hub_listing.verify_snapshot`: a :class:`ReleaseError` naming the file
     that differs); a snapshot without one is accepted, and the note is logged and kept on the
     release (``seal_note``) for reports."""
-    from benchsmith.hub_listing import verify_snapshot
-
     note = verify_snapshot(release, str(ref))
     release.seal_note = note  # type: ignore[attr-defined]
     if note:

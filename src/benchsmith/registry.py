@@ -50,10 +50,11 @@ import re
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from benchsmith.errors import PublishError, ReleaseError
 
@@ -149,68 +150,26 @@ LOCK_POLL_S = 0.05
 @contextmanager
 def lock(target: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the per-version lock of ``<root>/<name>/<version>`` (blocking up to ``timeout``
-    seconds; 0: one try; negative: no limit).
-
-    An exclusive ``fcntl.flock`` on ``<root>/.locks/<name>/<version>.lock``, which is what
-    filelock's ``FileLock`` takes on POSIX, so the two exclude each other (tests/test_registry_lock.py).
-    Taken here without filelock where ``fcntl`` is: importing filelock 4 was 0.016-0.023 s CPU of
-    every build (``python -X importtime``), ~2 % of ComVE's. Where ``fcntl`` is missing (Windows)
-    or the file system refuses ``flock`` (an error other than "held elsewhere"), ``filelock``
-    takes the lock, as before.
+    seconds; 0: one try; negative: no limit): filelock's ``FileLock`` on
+    ``<root>/.locks/<name>/<version>.lock`` (an exclusive ``flock`` on POSIX).
     """
     lock_dir = target.parent.parent / LOCK_DIR / target.parent.name
     lock_dir.mkdir(parents=True, exist_ok=True)
     path = lock_dir / f"{target.name}.lock"
+    held = FileLock(str(path))
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        fcntl = None  # type: ignore[assignment]
-    fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644) if fcntl is not None else None
-    try:
-        start = time.monotonic()
-        while fd is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:  # held by another build or publish
-                if 0 <= timeout <= time.monotonic() - start:
-                    raise _locked(target, path) from None
-                time.sleep(LOCK_POLL_S)
-            except OSError:  # no flock on this file system: filelock's fallbacks
-                os.close(fd)
-                fd = None
-        if fd is None:
-            with _filelock(target, path, timeout - (time.monotonic() - start) if timeout > 0 else timeout):
-                yield
-            return
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _locked(target: Path, path: Path) -> ReleaseError:
-    return ReleaseError(f"{target.parent.name} {target.name} is locked by another build or publish", path=path,
-                        hint="Wait for it to finish; if no benchsmith process is running, delete the lock file")
-
-
-@contextmanager
-def _filelock(target: Path, path: Path, timeout: float) -> Iterator[None]:
-    """:func:`lock` through ``filelock.FileLock`` (no ``fcntl``, or no ``flock`` on the file system)."""
-    from filelock import FileLock, Timeout
-
-    flock = FileLock(str(path))
-    try:
-        flock.acquire(timeout=max(timeout, 0) if timeout >= 0 else -1)
+        held.acquire(timeout=timeout if timeout >= 0 else -1, poll_interval=LOCK_POLL_S)
     except Timeout:
         raise _locked(target, path) from None
     try:
         yield
     finally:
-        flock.release()
+        held.release()
+
+
+def _locked(target: Path, path: Path) -> ReleaseError:
+    return ReleaseError(f"{target.parent.name} {target.name} is locked by another build or publish", path=path,
+                        hint="Wait for it to finish; if no benchsmith process is running, delete the lock file")
 
 
 # --------------------------------------------------------------------------- recovery

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import BenchsmithError, ConfigError, did_you_mean
+from benchsmith.release import write_text_atomic
 
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
@@ -95,8 +96,6 @@ def evaluate(builder: Builder, release: Release, predictions: Path | None, *, co
             predictions option (``{"scores": path}``) stands for ``predictions``.
         details: write the per-item records of the metrics that give them (JSON lines) there.
     """
-    from benchsmith.release import write_text_atomic
-
     declared = builder.metrics()
     if not declared:
         raise ConfigError(f"{builder.name} declares no metrics",

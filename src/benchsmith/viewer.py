@@ -27,6 +27,11 @@ import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.parquet as pq
+from huggingface_hub import DatasetCard
+
+from benchsmith.errors import PublishError
+
 if TYPE_CHECKING:
     from benchsmith.release import Release
 
@@ -35,8 +40,6 @@ MAX_ROW_GROUP_BYTES = 300_000_000
 
 
 def _schema_problems(release: Release) -> list[str]:
-    import pyarrow.parquet as pq
-
     problems = []
     for config in release.configs():
         first: tuple[str, Any] | None = None
@@ -65,8 +68,6 @@ def _first_difference(a: Any, b: Any) -> str:
 
 
 def _row_group_problems(release: Release, limit: int) -> list[str]:
-    import pyarrow.parquet as pq
-
     problems = []
     for config in release.configs():
         for split in release.splits(config):
@@ -81,8 +82,6 @@ def _row_group_problems(release: Release, limit: int) -> list[str]:
 
 
 def _card_problems(release: Release, card_text: str | None) -> list[str]:
-    from huggingface_hub import DatasetCard
-
     card_path = release.path / "README.md"
     if card_text is None:
         if not card_path.is_file():
@@ -153,8 +152,6 @@ def viewer_problems(release: Release, *, card_text: str | None = None,
 
 def require_viewer_compatible(release: Release, *, card_text: str | None = None) -> None:
     """:class:`~benchsmith.errors.PublishError` naming the first problem (and how many more)."""
-    from benchsmith.errors import PublishError
-
     problems = viewer_problems(release, card_text=card_text)
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -288,43 +288,6 @@ def harvested(info: ReleaseInfo) -> bool:
     return bool(sources) and all(s.get("origin") == "harvest-input" for s in sources)
 
 
-#: a split of at most this many bytes (the manifest's ``num_bytes``) is kept in memory while the
-#: card is rendered, so the builder's sections read it once; a bigger one is read per request
-READ_ONCE_MAX_BYTES = 256 << 20
-
-
-class _ReadOnce(Release):
-    """The release as a builder's card sections see it: :meth:`table` reads each (small) split
-    once and serves every later request, whole or a selection of columns, from that read.
-
-    The sections ask for the same splits many times (XCOPA's asked 183 times for 45 splits);
-    the values are the same Arrow table either way (``Release.table`` casts to the features'
-    schema whether it reads some columns or all). Everything else is the
-    release's own: a :class:`Release` (what ``Builder.card_sections`` is typed to take) sharing
-    the release's path and typed metadata, read once already. ``tables``: splits already in
-    memory, ``{(config, split): table}`` as :meth:`Release.table` reads them back (a build hands
-    over what it just wrote, so its card reads no parquet back).
-    """
-
-    def __init__(self, release: Release, tables: Mapping[tuple[str, str], Any] | None = None) -> None:
-        # not super().__init__: it would read release.json again
-        self.path, self.info = release.path, release.info
-        self._release = release
-        self._tables: dict[tuple[str, str], Any] = dict(tables or {})
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._release, name)
-
-    def table(self, config: str, split: str, columns: Any = None) -> Any:
-        key = (config, split)
-        if key not in self._tables:
-            if self._release.split_info(config, split).num_bytes > READ_ONCE_MAX_BYTES:
-                return self._release.table(config, split, columns)
-            self._tables[key] = self._release.table(config, split)
-        table = self._tables[key]
-        return table if columns is None else table.select(list(columns))
-
-
 def _changes_markdown(release: Release) -> str | None:
     """The "Changes since" excerpt a build wrote into the release (benchsmith.changelog), without
     its own heading (the template has one)."""
@@ -345,8 +308,8 @@ def lm_eval_connectors(builder: Builder | None) -> Any:
     return getattr(builder, "lm_eval_connectors", None)
 
 
-def card_context(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
-                 tables: Mapping[tuple[str, str], Any] | None = None) -> dict[str, Any]:
+def card_context(release: Release, builder: Builder | None = None, *,
+                 hub: dict[str, str] | None = None) -> dict[str, Any]:
     """The values the card's body is written from (the template's variables). Arguments as
     :func:`render_card`'s."""
     info = release.info
@@ -355,7 +318,7 @@ def card_context(release: Release, builder: Builder | None = None, *, hub: dict[
     rpath = release.reports_dir / "validation.json"
     if rpath.is_file():
         report = json.loads(rpath.read_text(encoding="utf-8"))
-    sections = dict(builder.card_sections(_ReadOnce(release, tables))) if builder is not None else {}
+    sections = dict(builder.card_sections(release)) if builder is not None else {}
     sections.update(known_artifacts(builder, report))  # declared partial-input artifacts (gate warns)
     first = next(iter(info.configs))
     skipped = {c: {s: reason(why) for s, why in cfg.skipped_splits.items()}
@@ -389,25 +352,23 @@ def render_body(context: Mapping[str, Any]) -> str:
     return _ENV.get_template("dataset_card.md.j2").render(**context)
 
 
-def render_card(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
-                tables: Mapping[tuple[str, str], Any] | None = None) -> str:
+def render_card(release: Release, builder: Builder | None = None, *,
+                hub: dict[str, str] | None = None) -> str:
     """Markdown card (YAML front matter + prose) for a :class:`~benchsmith.release.Release`.
 
     ``hub``: ``{"repo": "ORG/NAME", "revision": "<tag>"}`` once the release is published there.
-    ``tables``: splits the caller holds in memory, as :meth:`Release.table` would read them
-    (:class:`_ReadOnce`).
     """
-    body = render_body(card_context(release, builder, hub=hub, tables=tables))
+    body = render_body(card_context(release, builder, hub=hub))
     return f"---\n{card_yaml(release.info)}\n---\n\n{body}"
 
 
-def render_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
-                 tables: Mapping[tuple[str, str], Any] | None = None) -> dict[str, str]:
+def render_files(release: Release, builder: Builder | None = None, *,
+                 hub: dict[str, str] | None = None) -> dict[str, str]:
     """Every rendered file of a release, ``{path relative to the release: text}``: README.md,
     croissant.json and the lm_eval/ folder. ``publish --hub`` can commit these (rendered with
     ``hub=``) in place of the local ones without touching the release folder."""
     files = {
-        CARD: render_card(release, builder, hub=hub, tables=tables),
+        CARD: render_card(release, builder, hub=hub),
         CROISSANT: json.dumps(scrub_tree(croissant(release, hub=hub)), indent=2, ensure_ascii=False) + "\n",
     }
     files.update(lm_eval_files(release, hub=hub, connectors=lm_eval_connectors(builder)))
@@ -415,13 +376,12 @@ def render_files(release: Release, builder: Builder | None = None, *, hub: dict[
 
 
 def write_card_files(release: Release, builder: Builder | None = None, *, hub: dict[str, str] | None = None,
-                     tables: Mapping[tuple[str, str], Any] | None = None, staged: bool = False) -> None:
+                     staged: bool = False) -> None:
     """(Re)write README.md, croissant.json and lm_eval/ inside a release directory; files of
-    an earlier rendering that this one does not produce are removed from lm_eval/. ``tables``:
-    as :func:`render_card`'s. ``staged``: the release is a build's staging folder, which no reader
-    sees until it is renamed into place, so each file is written directly rather than through a
-    temporary sibling renamed over it (XCOPA's 26 files: ~10 ms CPU of a build)."""
-    files = render_files(release, builder, hub=hub, tables=tables)
+    an earlier rendering that this one does not produce are removed from lm_eval/. ``staged``:
+    the release is a build's staging folder, which no reader sees until it is renamed into
+    place, so each file is written directly rather than through a temporary sibling."""
+    files = render_files(release, builder, hub=hub)
     root = Path(release.path)
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

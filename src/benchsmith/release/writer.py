@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,6 @@ from benchsmith import fingerprint_registry, progress, registry
 from benchsmith.cards import card  # a module: cards.card reads releases (benchsmith.release.reader)
 from benchsmith.builder import Builder, Config
 from benchsmith.changelog import newest_older, record_changes
-from benchsmith.dist_version import version
 from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import BenchsmithError, EnvironmentFault, MissingSourceError, ReleaseError
 from benchsmith.fingerprint import CANONICAL_BATCH_ROWS
@@ -62,12 +62,6 @@ def _tool_versions() -> dict[str, str]:
         "pyarrow": pa.__version__,
         "python": platform.python_version(),
     }
-
-
-#: the most Arrow bytes of written splits a build keeps in memory for its card's statistics
-#: (:meth:`ReleaseWriter._keep`); splits past it are read back from their shards. Every real release
-#: fits (MuCoW's 15 MB is the largest); a bigger build holds at most this much more at its peak
-KEEP_FOR_CARD_BYTES = 32 << 20
 
 
 def _settle(pending: Future | None) -> None:
@@ -150,8 +144,6 @@ class ReleaseWriter:
         self.overwrite = overwrite
         self.batch_rows = batch_rows
         self.shard_bytes = shard_bytes
-        self._kept: dict[tuple[str, str], pa.Table] = {}  # written splits for the card (_keep)
-        self._kept_bytes = 0
         self._written: ReleaseInfo | None = None  # the manifest _write_into wrote last
 
     @property
@@ -202,7 +194,6 @@ class ReleaseWriter:
 
     def _write_into(self, tmp: Path) -> dict[str, dict[str, SplitInfo | SkippedSplit]]:
         splits: dict[str, dict[str, SplitInfo | SkippedSplit]] = {}
-        self._kept, self._kept_bytes = {}, 0
         # One writer thread for the whole release (not one per split: XCOPA has 45 small ones).
         # Splits overlap by one: split N's last batch is written while split N+1 is read and
         # encoded (ComVE's 16 one-batch splits were written with the main thread waiting), and
@@ -243,17 +234,9 @@ class ReleaseWriter:
                           else lambda: newest_older(find_releases(self.registry, staged.name), staged.version)
                           ) is not None:
             staged = Release(tmp)
-        card.write_card_files(staged, self.builder, tables=self._kept, staged=True)
-        self._kept = {}
+        card.write_card_files(staged, self.builder, staged=True)
         self._written = staged.info  # the committed release's manifest (write())
         return splits
-
-    def _keep(self, config: Config, split: str, batches: list[pa.RecordBatch] | None,
-              schema: pa.Schema) -> None:
-        """Hand a written split to the card (``_ReadOnce``) while the kept splits stay under
-        :data:`KEEP_FOR_CARD_BYTES`, so the card need not read it back from parquet. The batches are what the shards hold, in the declared schema (``Release.table``'s)."""
-        if batches is not None:
-            self._kept[config.name, split] = pa.Table.from_batches(batches, schema=schema)
 
     def _write_split(
         self, root: Path, config: Config, split: str, pool: ThreadPoolExecutor
@@ -269,7 +252,6 @@ class ReleaseWriter:
         # (determinism).
         pending: Future | None = None
         n_rows = 0
-        kept: list[pa.RecordBatch] | None = [] if self._kept_bytes < KEEP_FOR_CARD_BYTES else None
         try:
             examples = iter(errata.apply(self.builder.examples(config, split, self.sources)))
             # islice pulls a batch at C speed; memory is bounded by batch_rows.
@@ -282,12 +264,6 @@ class ReleaseWriter:
                     pending = pool.submit(sink.write, batch)
                     n_rows += batch.num_rows
                     bar.advance(batch.num_rows)
-                    if kept is not None:
-                        self._kept_bytes += batch.nbytes
-                        if self._kept_bytes <= KEEP_FOR_CARD_BYTES:
-                            kept.append(batch)
-                        else:
-                            kept = None
                     if not batch.num_rows:  # empty split: a schema-only file was written
                         break
             yield  # the last batch is being written: the caller starts the next split meanwhile
@@ -298,7 +274,6 @@ class ReleaseWriter:
             error = enc.first_duplicate([root / f for f in info.files])
             if error is not None:
                 raise error
-            self._keep(config, split, kept, enc.schema)
             return info
         except MissingSourceError as exc:
             _settle(pending)  # the writer thread may still hold a shard open

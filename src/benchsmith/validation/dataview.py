@@ -85,19 +85,6 @@ def tokens(text: str) -> list[str]:
     return _token_pattern().findall(text)
 
 
-#: :func:`tokens` of an ASCII string: with no combining mark and no character of a script
-#: written without spaces, the first alternative of the full pattern never matches and the
-#: others are ``\w+`` and ``[^\w\s]``, so the tokens are the same (``str.isascii`` is O(1)).
-#: ComVE's 98,000 distinct values: 1.55 -> 0.86 CPU s, the same tokens (tests/test_validation_tokens.py).
-#: Tried for every string without a mark or such a character (found by one more regex
-#: search): no faster on MuCoW's non-ASCII sentences (2.27 vs 2.28 s), so ASCII only.
-_ASCII_TOKEN = re.compile(r"\w+|[^\w\s]")
-
-
-def _findall(text: str) -> list[str]:
-    return _ASCII_TOKEN.findall(text) if text.isascii() else _token_pattern().findall(text)
-
-
 #: ASCII bytes by class for :func:`_count`: w = word character (``\w``), space (``\s``: also
 #: 0x1c-0x1f, which ``str.isspace`` counts), p = anything else (a token of its own)
 _ASCII_CLASS = bytes(ord("w") if chr(c).isalnum() or chr(c) == "_" else ord(" ") if chr(c).isspace() else ord("p")
@@ -108,8 +95,7 @@ def _count(text: str) -> int:
     """``len(tokens(text))``. An ASCII string is counted without a regex: its tokens are the
     runs of word characters and each other non-space character, so their number is the count
     of ``p`` plus the run starts (`` w`` and ``pw``) in its byte classes (``bytes.count``, C).
-    MuCoW's 102,000 distinct ASCII values (7.2 M characters): 1.09 -> 0.05 CPU s; the same
-    counts (tests/test_validation_tokens.py, on the raw data and on random ASCII)."""
+    Kept for speed: 1M distinct ASCII values, 1.2 CPU s against 5.1 for ``len(tokens(text))``."""
     if not text.isascii():
         return len(_token_pattern().findall(text))
     classes = b" " + text.encode("ascii").translate(_ASCII_CLASS)
@@ -194,8 +180,8 @@ class Vocabulary:
         """int32 ids of ``toks`` (new tokens are added).
 
         A long list is dictionary-encoded by Arrow first (hashing in C), and only its distinct
-        tokens are looked up here: 1.35 M tokens of MuCoW's sources and references, all known,
-        0.99 -> 0.60 CPU s. New tokens get their ids in the same order either way (sorted)."""
+        tokens are looked up here; new tokens get their ids in the same order either way (sorted).
+        Kept for speed: 5 M known tokens, 1.4 CPU s against 3.2 looked up one by one."""
         if len(toks) > _ARROW_IDS_MIN:
             encoded = pc.dictionary_encode(pa.array(toks, type=pa.large_string()))
             return self._ids(encoded.dictionary.to_pylist())[as_int64(encoded.indices)]
@@ -219,7 +205,7 @@ class Vocabulary:
         """uint64 :func:`stable_hash` of each id's case-folded string, indexed by id.
 
         Computed on first use, for the tokens added since (only the hashed features of
-        ``partial_input`` read them: MuCoW's 173,000 distinct tokens cost 1.8 CPU s to hash)."""
+        ``partial_input`` read them)."""
         with self._lock:
             done, names = len(self._hash_array), self.names[len(self._hash_array):]
             if names:
@@ -383,22 +369,8 @@ def import_tokens(state: dict[str, Any]) -> bool:
 
 
 def as_int64(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """An Arrow integer array without nulls as int64 numpy, read from its data buffer.
-
-    ``Array.to_numpy`` goes through pyarrow's pandas conversion, which imports pandas (0.3-0.55
-    CPU s) in a process that needs it for nothing else. Anything else (nulls, another type) goes through ``to_numpy`` as before."""
-    if isinstance(values, pa.ChunkedArray):
-        parts = [as_int64(c) for c in values.chunks]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    t = values.type
-    if values.null_count or not pa.types.is_integer(t):
-        return values.to_numpy().astype(np.int64)
-    dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(t) else 'u'}{t.bit_width // 8}")
-    data = values.buffers()[1]
-    if data is None:  # an empty array may have no buffer
-        return np.zeros(0, dtype=np.int64)
-    whole = np.frombuffer(data, dtype=dtype, count=values.offset + len(values))
-    return whole[values.offset:].astype(np.int64)
+    """An Arrow integer array without nulls (or a float one, truncated) as int64 numpy."""
+    return values.to_numpy().astype(np.int64, copy=False)
 
 
 def _is_list_type(t: pa.DataType) -> bool:
@@ -435,9 +407,8 @@ def _tokenise(files: tuple[str, ...], field: str) -> TokenColumn:
 def _tokenise_values(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(token ids, tokens per value) of one batch of values.
 
-    A string column is tokenised once per *distinct* value (``dictionary_encode``, in C):
-    MuCoW's 352,000 text values hold 148,000 distinct ones, and tokenising them all took
-    4.0 of its 12.3 CPU seconds of validation (regex 2.3, ids 1.7); the ids of each value are
+    A string column is tokenised once per *distinct* value (``dictionary_encode``, in C;
+    MuCoW's 352,000 text values hold 148,000 distinct ones); the ids of each value are
     then gathered from its distinct value's. Other types go value by value through
     :func:`as_text` (the same tokens)."""
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
@@ -504,7 +475,7 @@ class TokenMemo:
         missing = list(dict.fromkeys(v for v in values if v not in memo))
         fresh: dict[str, np.ndarray] = {}
         if missing:
-            toks = list(map(_findall, missing))
+            toks = list(map(tokens, missing))
             lens = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
             ids = VOCAB.ids(list(itertools.chain.from_iterable(toks)))
             ids.flags.writeable = False
@@ -549,7 +520,6 @@ TOKEN_MEMO = TokenMemo(128 << 20)
 def _labels(files: tuple[str, ...], field: str) -> np.ndarray:
     parts = []
     for f in files:
-        # ParquetFile.read, not read_table: no pyarrow.dataset, which imports pandas (see as_int64)
         col = pq.ParquetFile(f).read(columns=[field]).column(field)
         try:
             parts.append(as_int64(pc.fill_null(col, -1)))
@@ -712,8 +682,8 @@ class ConfigView:
 
         A config with neither a label nor options feeds no check that reads token ids (cues,
         the partial-input probe and the cheap baselines need one or the other), so its lengths
-        are counted without mapping tokens to ids: MuCoW's 352,000 text values 3.5 -> 2.1 CPU s.
-        The counts are the same either way (tests/test_validation_tokens.py)."""
+        are counted without mapping tokens to ids (:func:`_count`); the counts are the same
+        either way (tests/test_validation_tokens.py)."""
         key = self.content_key(split)
         if self.label_field is not None or self.multiple_choice is not None:
             return self.token_column(split, field).lengths()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -39,6 +40,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith import seal
+from benchsmith.cache import cache_path, read_json, write_bytes
 from benchsmith.validation.check import Check, CheckResult, Status
 
 if TYPE_CHECKING:
@@ -64,8 +67,6 @@ def _hash_file(h: Any, path: Path) -> None:
 def code_digest() -> str:
     """sha256 over every file of the installed benchsmith packages and the names (with
     versions) of the installed distributions (see module docstring)."""
-    import importlib
-
     h = hashlib.sha256(f"format {FORMAT}\n".encode())
     roots: list[Path] = []
     for name in _PACKAGES:
@@ -93,8 +94,6 @@ def release_digest(release: Release) -> str:
     """sha256 over the bytes of the release's data files and ``release.json``, read through the
     seal's regular-files-only walk (:func:`benchsmith.seal.walk` / :func:`~benchsmith.seal.hash_file`:
     a link or special file anywhere is a ReleaseError, nothing outside the folder is opened)."""
-    from benchsmith import seal
-
     h = hashlib.sha256()
     for rel, _ in seal.walk(release.path):
         if rel == "release.json" or rel.startswith("data/"):
@@ -128,15 +127,11 @@ def check_key(check: Check, release_key: str) -> str | None:
 
 
 def _path(key: str) -> Path:
-    from benchsmith.cache import cache_path
-
     return cache_path("validation", f"{key}.json")
 
 
 def load(key: str) -> list[CheckResult] | None:
     """The stored results of ``key``, or None (missing, unreadable, or malformed)."""
-    from benchsmith.cache import read_json
-
     got = read_json(_path(key))
     if not isinstance(got, list):
         return None
@@ -155,8 +150,6 @@ def store(key: str, results: list[CheckResult]) -> list[CheckResult]:
     """Store results (as the report's JSON writes them: ``default=str``; best effort) and
     return them as they will be read back, so a run that stores and a run that hits
     report the same values (tuples read back as lists, numpy scalars as numbers)."""
-    from benchsmith.cache import write_bytes
-
     try:
         text = json.dumps([r.to_dict() for r in results], ensure_ascii=False, allow_nan=False, default=str)
     except (TypeError, ValueError):  # NaN, or a key JSON cannot hold: not cached

@@ -22,9 +22,12 @@ the gate still stops the release.
 
 from __future__ import annotations
 
+import errno
 import gc
-import os
+import importlib
 import logging
+import multiprocessing
+import os
 import threading
 import time
 import traceback
@@ -34,12 +37,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.check import Check, CheckResult, Status, registered_checks
-
-from benchsmith import progress
-from benchsmith.errors import ConfigError, did_you_mean
+import benchsmith.validation.checks  # noqa: F401  (registers the generic checks)
+from benchsmith import progress, registry, seal
+from benchsmith.builder import Builder, get_builder, is_registered
+from benchsmith.cards.card import write_card_files
+from benchsmith.errors import ConfigError, ReleaseError, did_you_mean
 from benchsmith.lifeline import die_with_parent
 from benchsmith.release import Release
+from benchsmith.validation.baselines.cheap import CheapBaselines
+from benchsmith.validation.baselines.checks import GatedBaselines, RecordedBaselines
+from benchsmith.validation.baselines.model import ModelBaselines
+from benchsmith.validation.baselines.probe import FineTunedProbe
+from benchsmith.validation.check import Check, CheckResult, Status, registered_checks
+from benchsmith.validation.checks.leakage import NearDuplicateCheck
+from benchsmith.validation.checks.partial_input import PartialInputCheck
+from benchsmith.validation.dataview import export_tokens, import_tokens
+from benchsmith.validation.drift import DriftCheck, previous_release
+from benchsmith.validation.fidelity import FidelityCheck
+from benchsmith.validation.known_artifacts import declared
+from benchsmith.validation.report import build_report, write_report, write_report_json
+from benchsmith.validation.result_cache import CachedCheck, cached_checks, stored
 
 log = logging.getLogger(__name__)
 BASELINE_LEVELS = ("none", "cheap", "model")
@@ -74,10 +91,6 @@ def find_builder(release: Release) -> tuple[Any | None, str | None]:
     releases) is imported when it lies under ``benchsmith.builders``, and its
     ``for_validation(release)`` supplies the checks and figures.
     """
-    import importlib
-
-    from benchsmith.builder import Builder, get_builder, is_registered
-
     if is_registered(release.name):
         try:
             return get_builder(release.name, release.version), None
@@ -102,9 +115,6 @@ def find_builder(release: Release) -> tuple[Any | None, str | None]:
 def generic_checks(near_dup_threshold: float | None = None) -> list[Check]:
     """One instance of every registered generic check, in :data:`FAMILY_ORDER`;
     ``near_dup_threshold`` (``--near-dup-threshold``) overrides the configs' metadata."""
-    import benchsmith.validation.checks  # noqa: F401  (registers the generic checks)
-    from benchsmith.validation.checks.leakage import NearDuplicateCheck
-
     classes = sorted(
         registered_checks().values(),
         key=lambda c: FAMILY_ORDER.index(c.family) if c.family in FAMILY_ORDER else len(FAMILY_ORDER),
@@ -137,15 +147,9 @@ def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Ch
     check_level(level)
     if level == "none":
         return []
-    from benchsmith.validation.baselines.cheap import CheapBaselines
-    from benchsmith.validation.baselines.checks import GatedBaselines, RecordedBaselines
-    from benchsmith.validation.baselines.probe import FineTunedProbe
-    from benchsmith.validation.checks.partial_input import PartialInputCheck
 
     out: list[Check] = [PartialInputCheck(), FineTunedProbe(model_path, cpu=level == "model"), CheapBaselines()]
     if level == "model":
-        from benchsmith.validation.baselines.model import ModelBaselines
-
         out += [ModelBaselines(model_path), GatedBaselines(model_path)]
     out.append(RecordedBaselines())
     return out
@@ -154,8 +158,6 @@ def baseline_checks(level: str, model_path: str | Path | None = None) -> list[Ch
 def builder_checks(builder: Any) -> list[Check]:
     """Fidelity (when the builder declares expectations), then the builder's own checks
     (classes are instantiated)."""
-    from benchsmith.validation.fidelity import FidelityCheck
-
     out: list[Check] = []
     expectations = list(builder.expectations())
     if expectations:
@@ -175,12 +177,12 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
 
     On two cores or more (fork available, ``$BENCHSMITH_VALIDATE_WORKERS`` not ``0``) one worker
     process is forked before the first check and the checks are shared between it and this
-    process (:func:`plan`, README.md "validate against build", sixth pass):
+    process (:func:`plan`):
 
     * the ``concurrent`` checks (the scikit-learn probes: their import and fits) run in the
-      worker, first. The worker imports what they declare (``Check.imports``: scikit-learn, ~1.5
-      CPU s) while this process does the work they share with its own checks (``Check.prepare``:
-      tokenising the fields the probe reads, ~1 CPU s on ComVE) and sends it the result
+      worker, first. The worker imports what they declare (``Check.imports``: scikit-learn)
+      while this process does the work they share with its own checks (``Check.prepare``:
+      tokenising the fields the probe reads) and sends it the result
       (:func:`benchsmith.validation.dataview.export_tokens`, pickled through a pipe), so neither
       waits for the other and nothing is tokenised twice;
     * the ``portable`` checks (near and exact duplicates, unique ids, empty fields, fingerprints:
@@ -193,7 +195,7 @@ def run_checks(release: Release, checks: Sequence[Check]) -> list[CheckResult]:
 
     A check the result cache holds stays here (a hit costs nothing). The worker sends its results
     back pickled, so they are the objects an in-process run returns; if it dies before it answers,
-    every check it took runs here. Measured in README.md ("validate against build", sixth pass).
+    every check it took runs here.
     """
     checks = list(checks)
     side, shared = plan(checks) if _workers_allowed() else ([], [])
@@ -274,9 +276,6 @@ def _run_one(release: Release, check: Check) -> list[CheckResult]:
 
 
 def _workers_allowed() -> bool:
-    import multiprocessing
-    import os
-
     if os.environ.get(WORKERS_ENV, "").strip() == "0":
         return False
     if "fork" not in multiprocessing.get_all_start_methods():  # the worker is a fork (see run_checks)
@@ -289,15 +288,11 @@ def _workers_allowed() -> bool:
 
 
 def _inner(check: Check) -> Check:
-    from benchsmith.validation.result_cache import CachedCheck
-
     return check.inner if isinstance(check, CachedCheck) else check
 
 
 def _flag(check: Check, attr: str) -> bool:
     """``check.<attr>`` (``concurrent`` / ``portable``), false for a result the cache holds."""
-    from benchsmith.validation.result_cache import CachedCheck, stored
-
     if isinstance(check, CachedCheck):
         return bool(getattr(check.inner, attr, False)) and not stored(check.key)
     return bool(getattr(check, attr, False))
@@ -338,8 +333,6 @@ class _Worker:
     (see :func:`run_checks`)."""
 
     def __init__(self, release: Release, checks: list[Check], side: list[int], shared: list[int]) -> None:
-        import multiprocessing
-
         # a copy of this process: nothing imported again; multiprocessing flushes stdout and stderr
         # before it forks, so nothing buffered is written twice
         ctx = multiprocessing.get_context("fork")
@@ -360,8 +353,6 @@ class _Worker:
         """Send the worker this process's token columns (``Check.prepare`` made them), taken
         here (the checks that follow change the store) and sent from a thread: the pipe holds
         64 KB, and the worker reads only once its imports are done."""
-        from benchsmith.validation.dataview import export_tokens
-
         state = export_tokens()
         self._sender = threading.Thread(target=_send_tokens, args=(self._tokens, state), daemon=True)
         self._sender.start()
@@ -411,10 +402,6 @@ def _claim(counter: Any, n: int) -> int | None:
 
 def _work(release: Release, checks: list[Check], side: list[int], shared: list[int], counter: Any,
           conn: Any, pipe: tuple[Any, Any], imports: list[str], parent: int) -> None:
-    import importlib
-
-    from benchsmith.validation.dataview import import_tokens
-
     # killed with validate (SIGKILL included): an orphan would hold validate's stdout/stderr and
     # run its checks for nobody
     die_with_parent(parent)
@@ -483,7 +470,7 @@ def _gc_paused() -> Iterator[None]:
 
     Checks allocate millions of small acyclic objects (shingle sets, token lists);
     each generation-2 collection rescans all of them, which made near-duplicate
-    detection superlinear (11.6 s instead of 4.6 s on 50k rows). Reference counting
+    detection superlinear (50k rows: 11.6 s with it, 4.6 s without). Reference counting
     still frees them; only reference cycles wait until the check returns.
     """
     was_enabled = gc.isenabled()
@@ -518,11 +505,6 @@ def validate(
         cache: reuse the stored results of cacheable checks run before on the same data,
             code and parameters (:mod:`benchsmith.validation.result_cache`; ``--no-cache``).
     """
-    from benchsmith.validation.drift import DriftCheck, previous_release
-    from benchsmith.validation.report import build_report, write_report
-
-    from benchsmith import seal
-
     start = time.perf_counter()
     checks = generic_checks(near_dup_threshold)  # fail fast on a bad level before any work
     for _ in seal.walk(release.path):  # regular files only (a link is refused before any check reads it)
@@ -541,7 +523,6 @@ def validate(
             crashed.append(_crash_result("builder_checks", "fidelity", exc))
     # the builder's known artifacts turn a failing partial-input probe into a warning (up to the
     # declared gain); a malformed known_artifacts.yaml is the builder's input error (exit 2)
-    from benchsmith.validation.known_artifacts import declared
 
     known = declared(builder)
     from benchsmith.validation import acknowledge
@@ -560,14 +541,11 @@ def validate(
         checks.append(DriftCheck(previous))
     else:
         notes.append("no previous release of this dataset to compare with: no drift results")
-    from benchsmith import registry
 
     published = registry.published_fingerprints(release.path) is not None
     report_dir = registry.detached_reports_dir(release.path) if published else release.reports_dir
     cached: list[str] = []
     if cache:
-        from benchsmith.validation.result_cache import cached_checks
-
         checks = cached_checks(release, checks, cached)
     results = crashed + _changed_files(release) + run_checks(release, checks)
     results, stale = acknowledge.apply(results, acks)
@@ -587,8 +565,6 @@ def validate(
         notes += _read_only_note(published, report_dir)
         report = build_report(release, results, baselines=baselines, previous=previous, notes=notes)
         if Release(release.path).fingerprints() != report["fingerprints"]:
-            from benchsmith.errors import ReleaseError
-
             raise ReleaseError(f"{release.name} {release.version} was rebuilt while it was being validated: "
                                "nothing was written", path=release.path, hint="Validate it again")
         if published:
@@ -604,10 +580,6 @@ def _version_lock(release: Release) -> Iterator[None]:
     release in a registry. A folder outside any registry is written without it: nothing outside
     the folder is written (no ``<grandparent>/.locks``), and no build or publish takes that lock.
     A registry whose lock folder cannot be created (not writable) is written without it too."""
-    import errno
-
-    from benchsmith import registry
-
     if not registry.in_registry(release.path):
         yield
         return
@@ -640,11 +612,6 @@ def write_sealed(release: Release, report: dict[str, Any], builder: Any | None) 
     covers the card, croissant.json and lm_eval/ as rendered. A link or special file in the
     folder is refused before anything is written, and a card that fails to render puts the
     previous report back: a failed validate leaves the release as it was."""
-    from benchsmith.cards.card import write_card_files
-    from benchsmith.validation.report import write_report, write_report_json
-
-    from benchsmith import registry, seal
-
     list(seal.walk(release.path))  # regular files only, before anything is written
     before = {name: _read_inside(release, name) for name in seal.BY_RULE}
     report.pop("seal", None)
@@ -668,8 +635,6 @@ def write_sealed(release: Release, report: dict[str, Any], builder: Any | None) 
 
 def _read_inside(release: Release, rel: str) -> str | None:
     """A by-rule report file's text (None: absent), read without following links."""
-    from benchsmith import seal
-
     try:
         fd = seal.open_regular(release.path, rel)
     except FileNotFoundError:

@@ -38,16 +38,17 @@ from typing import ClassVar
 
 from datasets import ClassLabel, Features, List, Value
 
-from benchsmith.loaders.cognition_files import read_cg_test, read_lexicon
-from benchsmith.loaders.moses import iter_parallel
-
 from benchsmith.builder import Builder, Config, Policy, register
 from benchsmith.errors import ParseError
 from benchsmith.expectation import Measure
+from benchsmith.loaders.cognition_files import read_cg_test, read_lexicon
+from benchsmith.loaders.moses import iter_parallel
 from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.source import Source, Sources
 
-from .atoms import CATEGORIES, PATTERNS, parse_compound
+from .atoms import CATEGORIES, PATTERNS, parse_compound, pattern_roles
+from .checks import CGTestProfile, CGTestStructure, profile
+from .measures import MEASURES
 
 #: the card's scoring section: which BLEU and which CTER rule the paper's figures are
 EVALUATION_NOTE = (
@@ -219,20 +220,14 @@ class CognitionBuilder(Builder):
 
     def measures(self) -> dict[str, Measure]:
         """The measures of ``published.yaml`` (:mod:`.measures`)."""
-        from .measures import MEASURES
-
         return dict(MEASURES)
 
     def checks(self) -> list:
-        from .checks import CGTestProfile, CGTestStructure
-
         return [CGTestStructure(), CGTestProfile()]
 
     def card_sections(self, release) -> dict[str, str]:
         if "cg_test" not in release.configs():
             return {}
-        from .atoms import pattern_roles
-        from .checks import profile
 
         p = profile(release)
         rows = ["| pattern | roles | lines |", "|---|---|---|"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from benchsmith.validation.baselines.spec import BaselineSpec, Seq2SeqItem, Setup
 
 from .atoms import CATEGORIES
+from .metric import CTER, CognitionBLEU, Lexicon
 from .seq2seq import nmt_engine  # noqa: F401 - registers the nmt engine
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ def score_translations(release: Release, config: str, split: str, items: Sequenc
     """BLEU (character-level sacreBLEU, as ``evaluate cognition``); on the CG-test also CTER
     (the default rule ``paper``: upstream's eval.py, as Table 6) overall and per category, and BLEU
     per category. CTER and BLEU are 0-100; ``n_by_group`` counts the lines of each category."""
-    from .metric import CTER, CognitionBLEU, Lexicon
-
     refs = [it.references[0] for it in items]
     bleu = CognitionBLEU()
     overall = bleu.score(hypotheses, refs)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, NoReturn
 from benchsmith.errors import ConfigError
 from benchsmith.expectation import Figure, Measure
 
+from .stats import frequency_bucket
+
 if TYPE_CHECKING:
     from benchsmith.release import Release
 
@@ -46,8 +48,6 @@ def atom_inventory(release: Release, figure: Figure) -> dict[str, list[str]]:
 
 
 def frequency_buckets(release: Release, figure: Figure) -> dict[str, int]:
-    from .stats import frequency_bucket
-
     few = [f for f in range(1001) if frequency_bucket(f) == "few-shot"]
     many = [f for f in range(1001) if frequency_bucket(f) == "many-shot"]
     return {"few_shot_min": min(few), "few_shot_max": max(few), "many_shot_min": min(many)}

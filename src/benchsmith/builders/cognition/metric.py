@@ -75,12 +75,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
+from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric, Option, Score
 from benchsmith.validation.metrics.bleu import SacreBLEU
-
-from benchsmith.errors import ConfigError, PredictionError, did_you_mean
-from benchsmith.nlp.segment import unsegment
 
 from .atoms import CATEGORIES, MODIFIERS, lexicon_roles
 from .paper_rule import PaperJudge
@@ -483,8 +482,6 @@ class CognitionBLEU(Metric[Sequence[str], Sequence[Mapping[str, Any]]]):
         hyps = [normalise(h) for h in predictions]
         refs = [normalise(r if isinstance(r, str) else r["zh"]) for r in references]
         if self.tokenisation == "jieba":
-            from benchsmith.nlp.segment import segment
-
             hyps, refs = [" ".join(segment(h)) for h in hyps], [" ".join(segment(r)) for r in refs]
         res = self.bleu.score(hyps, [[r] for r in refs])
         signature = res.signature + (self._seg() if self.tokenisation == "jieba" else "")

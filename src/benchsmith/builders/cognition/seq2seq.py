@@ -40,11 +40,11 @@ from dataclasses import asdict, dataclass, field, fields, make_dataclass, replac
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines import engine, runtime
-from benchsmith.validation.baselines.spec import Options
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.nlp.segment import segment, unsegment
+from benchsmith.validation.baselines import engine, runtime
+from benchsmith.validation.baselines.spec import Options
 
 from . import subword
 from .subword import BOS_ID, EOS_ID, PAD, PAD_ID
@@ -125,8 +125,6 @@ def prepare(pairs: Sequence[Sequence[str]], hp: Hyperparameters, source: Any = N
     """One feature per pair (``input_ids`` x + ``</s>``, ``labels`` y + ``</s>``) and the source /
     target vocabularies (:mod:`.subword`), learned from ``pairs`` when not given. The Chinese side
     is re-segmented by jieba (Section 5.1), the English side split on spaces."""
-    from benchsmith.nlp.segment import segment
-
     english = [en for en, _ in pairs]
     chinese = [" ".join(segment(zh)) for _, zh in pairs]
     source = source or subword.source_vocab(english)
@@ -347,7 +345,7 @@ def generation_vocab(net: Any) -> Iterator[None]:
 
     Our Marian has separate vocabularies (``vocab_size`` = English words, ``decoder_vocab_size`` =
     target BPE). transformers 5.17's beam search sized its scores by ``config.vocab_size`` and failed
-    on the first batch (the H100 run of 2026-11-26, torch 2.11 + transformers 5.17: "RuntimeError:
+    on the first batch (torch 2.11 + transformers 5.17: "RuntimeError:
     shape '[64, 9950]' is invalid for input of size 1986880": 1,990 source words, 6,209 target
     pieces); 5.24 reads the width of the logits. The encoder's embeddings are built already, so the
     value only steers generation, and it is restored afterwards."""
@@ -363,8 +361,6 @@ def translate(model: TrainedModel, sources: Sequence[str], beam: int = 5, *, len
               batch_size: int = 64) -> list[str]:
     """Plain Chinese translations of English sentences (what ``evaluate cognition`` reads), in
     order; at most ``2 * longest source in the batch + 10`` new tokens."""
-    from benchsmith.nlp.segment import unsegment
-
     if type(beam) is not int or beam < 1:
         raise ConfigError(f"beam={beam!r}; expected a positive int")
     net, dev, padder = model.model, model.device, _padder(model.source)

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.loaders.rocstories import read_rocstories
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError
+from benchsmith.loaders.rocstories import read_rocstories
 from benchsmith.nlp.tokenize import get_tokenizer
+from benchsmith.release import write_text_atomic
 
 
 def tokenize(sentence: str) -> list[str]:
@@ -76,8 +76,6 @@ def vocab_filter(paths: Sequence[Path], top_n: int = 2000, max_words: int = 20) 
 
 def write_lines(path: Path, lines: Sequence[str]) -> None:
     """Write one line per item, atomically (a temporary sibling renamed into place), creating the folder."""
-    from benchsmith.release import write_text_atomic
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, "".join(f"{line}\n" for line in lines))

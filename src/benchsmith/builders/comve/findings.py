@@ -22,6 +22,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from benchsmith.errors import ParseError, did_you_mean
 
 #: the findings file beside the builder
@@ -50,8 +52,6 @@ def _text(value: Any) -> str:
 
 def read_findings(path: str | Path) -> list[Finding]:
     """Every finding of ``path`` in file order (``[]`` when the file does not exist)."""
-    import yaml
-
     path = Path(path)
     if not path.is_file():
         return []

@@ -46,12 +46,14 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
 from benchsmith.errors import ConfigError
 from benchsmith.lifeline import pdeathsig_hook
+from benchsmith.source import benchsmith_home
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +90,6 @@ def require_eflomal() -> ModuleType:
 
 
 def eflomal_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("eflomal")
     except PackageNotFoundError:
@@ -126,8 +126,6 @@ def eflomal_binary() -> Path | None:
 
 def seeded_binary() -> Path | None:
     """A copy of eflomal's binary that reads its seed from ``./eflomal.seed`` (None if it cannot be made)."""
-    from benchsmith.source import benchsmith_home
-
     original = eflomal_binary()
     if original is None:
         return None
@@ -217,7 +215,7 @@ class EflomalAligner:
 #   end only the parent holds, and calls ``os._exit`` when it closes) fails with fork: the write ends
 #   of the pipes made before a fork are copied into the forked worker, and when both workers' pipes
 #   exist before either fork, each worker keeps the other's pipe open; both then outlived a killed
-#   harvest, parent 1, forever (2 of 8 killed runs on a quiet machine; found 2026-11-27);
+#   harvest, parent 1, forever (2 of 8 killed runs on a quiet machine);
 # * each eflomal child is started with ``PR_SET_PDEATHSIG`` (Linux, :func:`run_child`): the kernel
 #   kills it when the worker that started it dies, however it dies;
 # * ``os._exit`` runs no ``finally``, so scratch folders are named ``<prefix><owner pid>-...`` and the

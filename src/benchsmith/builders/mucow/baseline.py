@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from benchsmith.validation.baselines.spec import BaselineSpec, Setup
 
 from .lm_scoring import lm_scoring_engine  # noqa: F401 - registers the lm_scoring engine
+from .metric import MucowScoringAccuracy, read_scores
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 def score_scores_file(release: Release, config: str, split: str, items: Sequence[Mapping[str, Any]],
                       scores: Path) -> dict[str, Any]:
     """Accuracy (%) of a suite's scores file, as ``benchsmith evaluate mucow --scores`` computes it."""
-    from .metric import MucowScoringAccuracy, read_scores
-
     pair = release.config_info(config).metadata.get("pair")
     metric = MucowScoringAccuracy(pair=pair)
     res = metric.score(read_scores(scores, metric.expected_lines(items)), items)

@@ -38,14 +38,21 @@ upstream's WMT 2019 release, not a harvest.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
+import socket
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlparse
 
+from benchsmith import progress
+from benchsmith.builder import Builder, Config, Example
 from benchsmith.builders.mucow import CITATION
 from benchsmith.builders.mucow.align import (
     AlignParams,
@@ -82,14 +89,13 @@ from benchsmith.builders.mucow.suites import (
     select_candidates,
     translation_items,
 )
-from benchsmith.loaders.sense_inventory import Inventory, check_languages, load_inventory
-
-from benchsmith import progress
-from benchsmith.lifeline import die_with_parent
-from benchsmith.builder import Builder, Config, Example
 from benchsmith.errors import ConfigError
-from benchsmith.nlp.tokenize import iso3
+from benchsmith.lifeline import die_with_parent
+from benchsmith.loaders.sense_inventory import Inventory, check_languages, load_inventory
+from benchsmith.nlp.tokenize import get_tokenizer, iso3
 from benchsmith.source import FileRecord, ResolvedSource, Source, Sources, sha256_file
+
+from .checks import strict_checks
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -147,9 +153,6 @@ class HarvestResult:
 
 def _reachable(address: str, timeout: float = 5.0) -> None:
     """Fail fast (instead of Dask's retry loop) when nothing listens at a tcp:// address."""
-    import socket
-    from urllib.parse import urlparse
-
     url = urlparse(address if "://" in address else f"tcp://{address}")
     if url.scheme not in ("tcp", "tls") or url.hostname is None or url.port is None:
         return  # other transports (inproc, ucx): let Dask judge
@@ -234,9 +237,6 @@ def _die_with_harvest(parent: int) -> Any:
 
 
 def _can_fork() -> bool:
-    import multiprocessing
-    import sys
-
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -247,8 +247,6 @@ class _Laps:
     """Logs (DEBUG, ``-v``) the seconds each stage took."""
 
     def __init__(self) -> None:
-        import time
-
         self._clock = time.perf_counter
         self._last = self._clock()
 
@@ -339,8 +337,6 @@ def run_harvest(parallel: Sequence[str | Path], inventory_dir: str | Path, opts:
         aligner = EflomalAligner(opts.seed)
     params = AlignParams(opts.src, opts.tgt, opts.max_tokens)
     from dask.distributed import as_completed
-
-    from benchsmith.nlp.tokenize import get_tokenizer
 
     get_tokenizer(opts.src), get_tokenizer(opts.tgt)  # built once here: forked local workers inherit them
     lap = _Laps()
@@ -443,8 +439,6 @@ class HarvestBuilder(Builder):
 
     def checks(self) -> Sequence[Any]:
         """MuCoW's construction checks, every violation failing (``checks.strict_checks``)."""
-        from .checks import strict_checks
-
         return strict_checks()
 
     def _result(self) -> HarvestResult:

@@ -39,10 +39,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
+from benchsmith.nlp.tokenize import get_tokenizer, same_language
 from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric, Option, Score
-
-from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -295,8 +295,6 @@ class MucowTranslationPRF(Metric):
         Raises:
             PredictionError: predictions and items differ in number.
         """
-        from benchsmith.nlp.tokenize import get_tokenizer
-
         items = references
         if len(predictions) != len(items):
             raise PredictionError(f"{len(predictions)} translations for {len(items)} items")
@@ -326,8 +324,6 @@ METRICS = (MucowScoringAccuracy, MucowTranslationPRF)
 
 def _same_pair(a: str | None, b: str) -> bool:
     """Whether two SRC-TGT pairs name the same languages (``de-en`` is ``deu-eng``: a harvest records ISO 639-3)."""
-    from benchsmith.nlp.tokenize import same_language
-
     if not a or a.count("-") != 1 or b.count("-") != 1:
         return a == b
     return all(same_language(x, y) for x, y in zip(a.split("-"), b.split("-")))

@@ -3,7 +3,7 @@
 ``mucow_source_length`` needs, for each scoring source it cannot bound away (``checks.source_lengths``),
 its number of words (Moses tokens with a letter or digit) and of Moses tokens. On the real release that
 is 5,076 of 18,051 sources, 5,005 of them really 10 words or fewer, and ``MosesTokenizer.tokenize``
-costs ~0.18 ms each (~0.9 CPU s). Most of them are plain sentences, for which the count follows from
+costs ~0.18 ms each. Most of them are plain sentences, for which the count follows from
 what Moses does, with the tokeniser's own character class (``IsAlnum``) and nonbreaking prefixes:
 
 * a *plain* text is pieces of word characters (``IsAlnum`` and ``str.isalnum``) and hyphens,
@@ -22,11 +22,9 @@ what Moses does, with the tokeniser's own character class (``IsAlnum``) and nonb
   with a word character (a hyphen, a mark, a comma or a stop has no letter or digit).
 
 Any other text (apostrophes, dashes other than ``-``, a comma inside a number, quotes outside
-ASCII, an abbreviation with dots, an ellipsis...) returns None and is tokenised. Real release:
-1,079 of the 5,076 sources are tokenised, the others counted here (~0.1 CPU s);
-``mucow_source_length`` 1.50-1.76 -> 0.94-1.01 CPU s in-process (two runs each, interleaved, load
-~4, 2026-11-27), of which sacremoses' import is ~0.45 s: it stays, the tokeniser's class and
-prefixes come from it. tests/test_mucow_checks.py compares the
+ASCII, an abbreviation with dots, an ellipsis...) returns None and is tokenised (real release:
+1,079 of the 5,076 sources; the check 1.0 against 1.6 CPU s). The tokeniser's character class and
+prefixes come from sacremoses. tests/test_mucow_checks.py compares the
 counts with the tokeniser's on every real scoring source (slow), on made-up sentences (every rule
 above met and broken) and on random ones.
 """
@@ -83,7 +81,7 @@ def plain_counts(tokenizer: Any) -> Counts:
 @lru_cache(maxsize=4)
 def _patterns(alnum_class: str) -> tuple[set[str], str, re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     """What :func:`plain_counts` reads of a Moses ``IsAlnum`` class (the same string for every
-    language but Chinese, Japanese and Korean: built once, ~0.045 CPU s)."""
+    language but Chinese, Japanese and Korean: built once)."""
     alnum = set(alnum_class)
     marks = "".join(c for c in MARKS if c not in alnum)
     word_chars = "".join(sorted(c for c in alnum if c.isalnum()))

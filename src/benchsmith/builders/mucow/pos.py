@@ -24,11 +24,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from benchsmith import cache
 from benchsmith.builders.mucow.senses import AmbiguousWord
 from benchsmith.builders.mucow.suites import Occurrence
-
-from benchsmith import cache
 from benchsmith.errors import ConfigError
+from benchsmith.nlp.tag import get_tagger, is_noun, stanza_dir
 from benchsmith.nlp.tokenize import iso1
 
 log = logging.getLogger(__name__)
@@ -43,8 +43,6 @@ def cache_path() -> Path:
 
 def environment_key(lang: str, backend: str) -> str:
     """What decides whether a tagger for ``lang`` exists: installed distributions and stanza's models."""
-    from benchsmith.nlp.tag import stanza_dir
-
     dists = sorted({name for entry in sys.path if entry and os.path.isdir(entry)
                     for name in os.listdir(entry) if name.endswith((".dist-info", ".egg-info", ".egg-link"))})
     root = stanza_dir()
@@ -67,8 +65,6 @@ def _remember_none(path: Path, key: str, lang: str, backend: str, message: str) 
 
 def probe(lang: str, backend: str = "auto") -> Any:
     """The tagger for ``lang``, or the ConfigError that says there is none (cached: see module docstring)."""
-    from benchsmith.nlp.tag import get_tagger
-
     code = iso1(lang)
     path = cache_path()
     key = environment_key(code, backend)
@@ -93,8 +89,6 @@ def start_probe(lang: str, backend: str) -> Future:
 
 def noun_test(found: Any, backend: str, words: dict[str, AmbiguousWord]) -> tuple[NounTest, str]:
     """Occurrence-level noun test from a probe's answer: the tagger, else (``auto``) the inventory's POS."""
-    from benchsmith.nlp.tag import is_noun
-
     if isinstance(found, ConfigError):
         if backend != "auto":
             raise found

@@ -1,6 +1,6 @@
 """Agreement among XCOPA's annotators: Fleiss' kappa, and the translators' labels behind ``changed``.
 
-**What ``changed`` is (measured, 2026-11-22).** Each of the 11 translators labelled every
+**What ``changed`` is.** Each of the 11 translators labelled every
 item before translating it (Section 2, "Final Dataset"); the released ``label`` is the
 majority label, and ``changed`` marks the items where *this language's translator chose
 the other alternative* and was overridden ("we override a single translator's label with
@@ -86,10 +86,9 @@ def read_annotations(path: str | Path) -> dict[str, dict[tuple[str, int], dict[s
 def fleiss(labels_per_item: list[list[int]]) -> float:
     """Fleiss' kappa of items x raters labels (0/1), for two categories.
 
-    statsmodels' ``aggregate_raters(..., n_cat=2)`` + ``fleiss_kappa(method="fleiss")``
-    written out in numpy with the same operations in the same order, so the value is the
-    same float (tests/test_build_overhead.py holds it to statsmodels on the release's
-    translator matrices): importing statsmodels (and scipy.stats) cost the card ~0.7 s.
+    statsmodels' ``aggregate_raters(..., n_cat=2)`` + ``fleiss_kappa(method="fleiss")``,
+    written out in numpy: the build's card reports it, and statsmodels is only in the
+    ``validation`` extra, which a build does not need.
     """
     data = np.asarray(labels_per_item)
     if data.ndim != 2:

@@ -16,13 +16,20 @@ segmenter is a dependency: its word counts are left out, its characters are repo
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.cache import cache_path, read_json, write_json
+from benchsmith.errors import ConfigError
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
+from benchsmith.nlp.segment import segment
 
+from .agreement import changed_counts, fleiss, translator_matrix
 from .alignment import _words
+from .fields import FIELD_DOCS, HUB_COMPARISON
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -163,7 +170,7 @@ def length_ratios(release: Release) -> dict[str, dict[str, float]]:
     en_chars = {s: {i: (len(e["premise"]), len(e["choice1"]) + len(e["choice2"])) for i, e in en.items()}
                 for s, en in en_rows.items() if en is not None}
     for lang in languages_in(release):
-        # sums and counts of the lengths of aligned items: _mean's exact figures without the lists
+        # sums and counts of the lengths of aligned items: _mean_of's figures without the lists
         n_items = p_l = p_e = c_l = c_e = 0
         for split in SPLITS:
             en = en_chars.get(split)
@@ -203,9 +210,6 @@ def word_counter(lang: str) -> tuple[str | None, Callable[[str], int] | None]:
     if how == "whitespace":
         return how, lambda text: len(text.split())
     if how == "jieba":
-        from benchsmith.errors import ConfigError
-        from benchsmith.nlp.segment import segment
-
         try:
             segment("")
         except ConfigError:  # jieba not installed: characters only
@@ -226,17 +230,13 @@ def _segmenter_version(how: str | None) -> str | None:
     """The installed version of a segmenter package (its dictionary ships with it), or None."""
     if how != "jieba":
         return None
-    from benchsmith.dist_version import version  # the version without indexing sys.path (~20 ms CPU)
-
     try:
         return version("jieba")
-    except ModuleNotFoundError:  # PackageNotFoundError (not imported): no jieba, no cache, characters only
+    except PackageNotFoundError:  # no jieba: no cache, characters only
         return None
 
 
 def _word_key(how: str, version: str, premises: list[str], choices: list[str]) -> str:
-    import hashlib
-
     h = hashlib.sha256(f"{_WORD_RULE}\0{how}\0{version}\0".encode())
     for group in (premises, choices):
         h.update(b"\1")
@@ -246,32 +246,21 @@ def _word_key(how: str, version: str, premises: list[str], choices: list[str]) -
 
 
 def _word_cache_path() -> Any:
-    from benchsmith.cache import cache_path
-
     return cache_path(WORD_COUNT_CACHE)
 
 
 def _read_word_cache() -> dict[str, Any]:
-    from benchsmith.cache import read_json
-
     data = read_json(_word_cache_path())
     return data if isinstance(data, dict) else {}
 
 
 def _write_word_cache(entries: dict[str, Any]) -> None:
-    from benchsmith.cache import write_json
-
     write_json(_word_cache_path(), dict(list(entries.items())[-WORD_COUNT_CACHE_ENTRIES:]))
 
 
-def _mean(values: list[int]) -> float | int:
-    """``statistics.mean`` of ints, without its Fraction arithmetic: the exact mean, an int
-    where it is one (as ``statistics.mean`` returns), else the correctly rounded float."""
-    return _mean_of(sum(values), len(values))
-
-
 def _mean_of(total: int, n: int) -> float | int:
-    """:func:`_mean` of ``n`` ints that sum to ``total``."""
+    """The mean of ``n`` ints that sum to ``total``: an int where it is one (as
+    ``statistics.mean`` returns, so the card prints ``5`` rather than ``5.0``), else the float."""
     if n == 0:
         raise ValueError("mean requires at least one data point")
     return total // n if total % n == 0 else total / n
@@ -281,10 +270,8 @@ def _word_means(how: str | None, count: Callable[[str], int] | None, premises: l
                 choices: list[str]) -> tuple[Any, Any]:
     if not count:
         return None, None
-    if how == "whitespace":  # str.split counted in C: the same ints as ``count`` (a tenth of the CPU)
-        return (round(_mean_of(sum(map(len, map(str.split, premises))), len(premises)), 1),
-                round(_mean_of(sum(map(len, map(str.split, choices))), len(choices)), 1))
-    return (round(_mean([count(t) for t in premises]), 1), round(_mean([count(t) for t in choices]), 1))
+    return (round(_mean_of(sum(map(count, premises)), len(premises)), 1),
+            round(_mean_of(sum(map(count, choices)), len(choices)), 1))
 
 
 def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str, Any]]:
@@ -338,9 +325,6 @@ def text_lengths(release: Release, *, cache: bool = True) -> dict[str, dict[str,
 
 def card_sections(release: Release) -> dict[str, str]:
     """The card's XCOPA sections: fields, translator agreement, alignment with COPA, balance and lengths."""
-    from .agreement import changed_counts, fleiss, translator_matrix
-    from .fields import FIELD_DOCS, HUB_COMPARISON
-
     fields = [name for c in release.configs() for name in release.config_info(c).features_dict]
     out = {"Field meanings": "\n".join(
         ["| field | meaning |", "|---|---|"]

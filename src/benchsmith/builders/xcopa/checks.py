@@ -30,11 +30,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchsmith.errors import SourceError
 from benchsmith.validation.check import Check, CheckResult, Status
 
-from benchsmith.errors import SourceError
-
+from .agreement import changed_counts, fleiss, fleiss_by_language, translator_matrix
 from .audit import SPLITS, balance, consistency, languages_in, length_ratios, text_lengths, text_order
+from .baseline import evaluate
+from .diversity import diversity_indices
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -158,8 +160,6 @@ class XcopaPartialInput(Check):
         return ()
 
     def run(self, release: Release) -> list[CheckResult]:
-        from .baseline import evaluate
-
         if "en" not in release.configs() or "train" not in release.splits("en"):
             return [self.result(Status.SKIP, "needs en/train to train the baselines")]
         train = release.table("en", "train").to_pylist()
@@ -188,8 +188,6 @@ class XcopaDiversity(Check):
     family = "distribution"
 
     def run(self, release: Release) -> list[CheckResult]:
-        from .diversity import diversity_indices
-
         langs = languages_in(release)
         if not langs:
             return [self.result(Status.SKIP, "no XCOPA language config in this release")]
@@ -221,8 +219,6 @@ class XcopaAgreement(Check):
 
     def run(self, release: Release) -> list[CheckResult]:
         if self.annotations is not None:
-            from .agreement import fleiss_by_language
-
             kappas = fleiss_by_language(self.annotations)
             low = {lang: k["kappa"] for lang, k in kappas.items() if k["kappa"] < self.warn_below}
             return [self.result(
@@ -235,8 +231,6 @@ class XcopaAgreement(Check):
 
     def _translators(self, release: Release) -> list[CheckResult]:
         """Fleiss' kappa over the languages' translators, per split, from ``label`` and ``changed``."""
-        from .agreement import changed_counts, fleiss, translator_matrix
-
         langs = languages_in(release)
         if len(langs) < 2:
             return [self.result(Status.SKIP, "needs two XCOPA languages (translators) or per-annotator labels "

@@ -60,13 +60,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.loaders.xcopa_jsonl import LANGUAGES
-
+from benchsmith.cache import cache_path, read_json, write_json
 from benchsmith.errors import ConfigError, SourceError, did_you_mean
 from benchsmith.expectation import Figure, read_published_yaml
+from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
 from .audit import languages_in
 
@@ -190,8 +191,6 @@ def uriel_syntax(iso_codes: tuple[str, ...], feature_set: str = URIEL_FEATURE_SE
 
 
 def _lang2vec_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("lang2vec")
     except PackageNotFoundError:
@@ -201,8 +200,6 @@ def _lang2vec_version() -> str | None:
 def _read_uriel_cache(version: str | None) -> dict[str, dict[str, list[float | None]]]:
     """``{feature_set: {iso639_3: vector}}`` read with lang2vec ``version`` from :data:`URIEL_SNAPSHOT`
     and the cache (the cache wins); {} if neither is of that version."""
-    from benchsmith.cache import cache_path, read_json
-
     sets: dict[str, dict[str, list[float | None]]] = {}
     for data in (read_json(URIEL_SNAPSHOT), read_json(cache_path(URIEL_CACHE))):
         if isinstance(data, dict) and data.get("lang2vec") == version and isinstance(data.get("sets"), dict):
@@ -212,8 +209,6 @@ def _read_uriel_cache(version: str | None) -> dict[str, dict[str, list[float | N
 
 
 def _write_uriel_cache(version: str, sets: dict[str, dict[str, list[float | None]]]) -> None:
-    from benchsmith.cache import cache_path, write_json
-
     write_json(cache_path(URIEL_CACHE), {"lang2vec": version, "sets": sets})
 
 

@@ -27,12 +27,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from benchsmith.loaders.xcopa_jsonl import LANGUAGES
-
 from benchsmith.errors import ConfigError
 from benchsmith.expectation import Figure, Measure
+from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 
-from .agreement import changed_counts, majority_agreement_pct, translator_matrix
+from .agreement import changed_counts, fleiss, majority_agreement_pct, translator_matrix
 from .audit import languages_in
 from .diversity import diversity_measure
 
@@ -66,8 +65,6 @@ def disagreeing_per_item(release: Release, figure: Figure) -> dict[int, int]:
 
 
 def translator_kappa(release: Release, figure: Figure) -> float:
-    from .agreement import fleiss
-
     return round(fleiss(translator_matrix(release, figure.split, _all_languages(release, figure))), 4)
 
 

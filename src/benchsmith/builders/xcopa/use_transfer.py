@@ -18,13 +18,11 @@ same 16 languages and 512-d output. The run sits at chance (All 50.64; paper 54.
 bug: builders/xcopa/README.md, "What is measured vs the paper".
 
 The loop stays hand-written (:func:`_train_one`): ``transformers.Trainer`` trains the same head
-slower, its per-step machinery costing more than a 512x512 head's arithmetic:
-``benchmarks/use_head_loop.py`` (400 items, 300 updates, one CPU thread, shared 2-core machine)
-gives Trainer/ours 0.71 in updates/s (2026-11-25, best of 3: 124.2 vs 175.3; 0.72 on 2026-11-26),
-the same best validation accuracy (0.6675); the bar is 0.9. Its sampler would also draw another
-batch order (CO-ZS All moves within seed noise: 50.2-52.0 over seeds 0-4). scikit-learn has no such
-head: its MLP classifies one vector per row, not a softmax over an item's options with one shared
-scorer, and stops early on a random split of its own.
+slower, its per-step machinery costing more than a 512x512 head's arithmetic
+(``benchmarks/use_head_loop.py``: 0.71x our updates/s, the same best validation accuracy).
+Its sampler would also draw another batch order (CO-ZS All moves within seed noise: 50.2-52.0
+over seeds 0-4). scikit-learn has no such head: its MLP classifies one vector per row, not a
+softmax over an item's options with one shared scorer, and stops early on a random split of its own.
 """
 
 from __future__ import annotations
@@ -37,12 +35,13 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines import engine, runtime
-from benchsmith.validation.baselines.multiple_choice import MCItem, check_items, score_head
-from benchsmith.validation.baselines.spec import Options
+import numpy as np
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError
+from benchsmith.validation.baselines import engine, runtime
+from benchsmith.validation.baselines.multiple_choice import MCItem, check_items, score_head
+from benchsmith.validation.baselines.spec import Options
 
 Encoder = Callable[[list[str]], Any]  # texts -> (n, dim) array
 Data = tuple[Any, Any, Any]  # (items, options, dim) vectors, the mask of real options, the labels
@@ -66,7 +65,6 @@ def default_encoder() -> Encoder:
 def encode(items: Sequence[MCItem], encoder: Encoder, device: str = "cpu") -> Data:
     """(items, most options, dim) option vectors, the mask of real options, the labels, on ``device``.
     Each distinct sentence is encoded once, sorted, 256 at a time."""
-    import numpy as np
     import torch
     from torch.nn.utils.rnn import pad_sequence
 

@@ -265,9 +265,7 @@ class UniqueIdsCheck(Check):
                 empty[split] = n_empty
                 ids = pa.chunked_array(chunks, type=view.features.arrow_schema.field(view.id_field).type)
                 counts = pc.value_counts(ids)
-                # a typed 1: pyarrow infers a bare Python int's type through its pandas layer, which
-                # imports pandas (0.3-0.55 CPU s) in validate's process (validation/runner.py, _skip_pandas)
-                more_than_once = pc.greater(counts.field("counts"), pa.scalar(1, pa.int64()))
+                more_than_once = pc.greater(counts.field("counts"), 1)
                 repeated = counts.filter(more_than_once).field("values").drop_null()
                 if len(repeated):
                     within[split] = repeated.to_pylist()

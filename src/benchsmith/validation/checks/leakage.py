@@ -71,9 +71,8 @@ LSH_MAX_THRESHOLD = 0.9
 #: recall: b=16, r=8 finds 95% at 0.8, 99.4% at 0.85, ~100% from 0.9.
 LSH_WEIGHTS = (0.05, 0.95)
 #: MinHash values computed per numpy call (num_perm x this many uint32: 2 MB, so the products
-#: stay in the CPU cache between the multiply, the add and the minimum): 32 MB chunks (1 << 16)
-#: took 2.7x as long (ComVE's 14,018 tuples, 1.1 M shingles: 0.49 -> 0.18 CPU s; 1 << 11 and
-#: 1 << 10 0.24 and 0.22: the per-call overhead wins there). The same signatures at any size.
+#: stay in the CPU cache between the multiply, the add and the minimum; 32 MB chunks took 2.7x
+#: as long on 1.1 M shingles). The same signatures at any size.
 _CHUNK_SHINGLES = 1 << 12
 #: texts whose shingles are hashed per numpy pass (a few MB of per-shingle arrays)
 _SIGNATURE_ROWS = 8_192
@@ -116,9 +115,9 @@ def _content_key(view: ConfigView, split: str) -> tuple:
 def content_batches(view: ConfigView, split: str) -> Iterator[list[str]]:
     """Normalised content strings of a split, one list per record batch (see module docstring).
 
-    ``exact_duplicates`` and ``near_duplicates`` both read every split's content (ComVE: 0.35 CPU s
-    to normalise, each); they are one ``Check.group``, so the second reads what the first kept
-    (:class:`Contents`, up to :data:`CONTENT_MEMO_BYTES` a split), the same strings in the same batches."""
+    ``exact_duplicates`` and ``near_duplicates`` both read every split's content; they are one
+    ``Check.group``, so the second reads what the first kept (:class:`Contents`, up to
+    :data:`CONTENT_MEMO_BYTES` a split), the same strings in the same batches."""
     key = _content_key(view, split)
     kept = STORE.peek(key)
     if kept is not None:
@@ -296,21 +295,11 @@ def shingle_hash(shingle: str, n: int) -> int:
 
 @lru_cache(maxsize=8)
 def _permutations(num_perm: int) -> tuple[np.ndarray, np.ndarray]:
-    """``datasketch.MinHash(num_perm, seed=1).permutations`` (the affine32 scheme of datasketch
-    >= 2: odd ``a``, any ``b``, from ``RandomState(1)``), drawn here as datasketch draws them:
-    importing datasketch costs ~0.45 CPU s (it imports scipy.integrate for its LSH), more
-    than the MinHash of a small release. tests/test_validation_checks.py compares the two."""
-    gen = np.random.RandomState(1)
-    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
-    return np.ascontiguousarray(a), np.ascontiguousarray(b)
+    """``datasketch.MinHash(num_perm, seed=1).permutations`` (its affine32 scheme) as uint32 arrays."""
+    from datasketch import MinHash
 
-
-#: datasketch's optimum (bands, rows) for (threshold, num_perm) with :data:`LSH_WEIGHTS`, for the
-#: default threshold: ``MinHashLSH`` finds it by ~700 numerical integrations after importing
-#: datasketch and scipy.integrate (~0.5 CPU s in all); other thresholds still ask it.
-#: tests/test_validation_checks.py recomputes every entry with datasketch.
-KNOWN_BANDS: dict[tuple[float, int], tuple[int, int]] = {(0.8, 128): (16, 8)}
+    a, b = MinHash(num_perm=num_perm, seed=1).permutations
+    return np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
 
 
 @lru_cache(maxsize=16)
@@ -319,9 +308,6 @@ def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
     # datasketch cannot band for thresholds near 1; a lower LSH threshold only adds
     # candidates, and every candidate is verified on its exact Jaccard
     threshold = min(threshold, LSH_MAX_THRESHOLD)
-    known = KNOWN_BANDS.get((threshold, num_perm))
-    if known is not None:
-        return known
     from datasketch import MinHashLSH
 
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=LSH_WEIGHTS)

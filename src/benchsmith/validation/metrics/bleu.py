@@ -31,8 +31,7 @@ from benchsmith.errors import ConfigError, did_you_mean
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU
 
-# sacrebleu is imported where a score or signature is made (~0.1 CPU s: ComVE's builder imports this
-# module with its checks at validate's start-up, before the worker's fork; its first BLEU comes later)
+# sacrebleu (the ``validation`` extra) is imported where a score or signature is made
 
 
 class CorpusBLEU(Metric[Sequence[str], Sequence[Sequence[str]]]):
