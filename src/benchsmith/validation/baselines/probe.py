@@ -258,6 +258,13 @@ class FineTunedProbe(PerConfigBaseline):
 
     name = NAME
     family = "artifacts"
+    topic = "a fine-tuned model beats chance on the partial input"
+    why = ("a pretrained encoder fine-tuned on part of the input (the options, the hypothesis) scores above "
+           "chance: an artifact bag-of-words may miss (word order, a negation's scope) that changes what a "
+           "paper may claim from the full-input score")
+    todo = ("declare the artifact with its evidence in known_artifacts.yaml under partial_input_finetuned, or "
+            "remove the cue in the builder; never raise the threshold")
+    figure_metric = "gain"
     cacheable = True  # a function of the data, the code, the model's bytes and the device (cache_params)
 
     def __init__(self, model_path: str | Path | None = None, device: str | None = None, *,
