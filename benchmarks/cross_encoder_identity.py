@@ -32,9 +32,10 @@ def main() -> None:
     import torch
 
     sys.path.insert(0, str(ROOT / "tests"))
-    from benchsmith.validation.baselines import multiple_choice as new
     from model_helpers import tiny_bert
     from test_baselines_multiple_choice import WORDS, make_items
+
+    from benchsmith.validation.baselines import multiple_choice as new
 
     torch.set_num_threads(1)
     old = old_module(sys.argv[1] if len(sys.argv) > 1 else "8a19564")

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 import torch
+
 from benchsmith.builders.xcopa.use_transfer import USEZeroShotOptions, _accuracy, _logits, _train_one
 from benchsmith.validation.baselines.multiple_choice import score_head
 

@@ -112,10 +112,9 @@ def _cpu() -> float:
 
 def child_validate(path: Path, baselines: str) -> None:
     """In the child: validate one release, print per-check seconds and the near-duplicate count."""
-    from benchsmith.validation import runner
-
     from benchsmith import progress
     from benchsmith.release import Release
+    from benchsmith.validation import runner
 
     progress.set_enabled(False)
     per_check: dict[str, float] = {}

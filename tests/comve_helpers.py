@@ -7,11 +7,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from benchsmith.builder import get_builder
 from benchsmith.builders.comve import ComVE
 from benchsmith.builders.comve import errata as comve_errata
 from benchsmith.builders.comve.errata import Restoration
-
-from benchsmith.builder import get_builder
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import resolve_sources
 

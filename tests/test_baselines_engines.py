@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import one_json, run_cli
+from validation_helpers import make_release, mc_features, mc_rows
+
+from benchsmith.builder import get_builder
+from benchsmith.errors import ConfigError
 from benchsmith.validation.baselines.engine import (
     EngineCall,
     EngineOutput,
@@ -20,11 +25,6 @@ from benchsmith.validation.baselines.engine import (
 from benchsmith.validation.baselines.multiple_choice import MCOptions
 from benchsmith.validation.baselines.run import run_spec
 from benchsmith.validation.baselines.spec import BaselineSpec, engine_names, get_engine, register_engine
-from conftest import one_json, run_cli
-from validation_helpers import make_release, mc_features, mc_rows
-
-from benchsmith.builder import get_builder
-from benchsmith.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,11 @@ from functools import partial
 
 import numpy as np
 import pytest
+from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
+
 from benchsmith.builders.xcopa import use_transfer as ut
 from benchsmith.builders.xcopa.baseline import COPA_PROMPTS, TABLE5_AVERAGES, copa_items
+from benchsmith.errors import ConfigError, SchemaError
 from benchsmith.validation.baselines import label_issues as li
 from benchsmith.validation.baselines.multiple_choice import (
     MCItem,
@@ -37,9 +40,6 @@ from benchsmith.validation.baselines.multiple_choice import (
     trainer_overrides,
 )
 from benchsmith.validation.baselines.runtime import model_sha256
-from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
-
-from benchsmith.errors import ConfigError, SchemaError
 
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
@@ -161,8 +161,9 @@ def test_best_epoch_is_loaded_and_no_checkpoint_stays(tiny, train, tmp_path, mon
 def test_cuda_settings_on_cpu(tiny, tmp_path):
     """What ``--device cuda`` gives Trainer (bf16, or fp16 and its grad scaler) and what CPU gets."""
     import torch
-    from benchsmith.validation.baselines.runtime import trainer_defaults
     from transformers import TrainingArguments
+
+    from benchsmith.validation.baselines.runtime import trainer_defaults
 
     def arguments(opts, device, dtype, select):
         return {**trainer_defaults(device, 0, dtype), **trainer_overrides(opts, device, steps=30, select=select)}
@@ -185,6 +186,7 @@ def test_bf16_training_path_on_cpu(tiny, train, monkeypatch):
     """The CUDA run's precision path (bf16 autocast through Trainer, the option mask on bf16 scores,
     mean pooling under autocast), run on CPU autocast: the dtype ``--device cuda`` picks on an H100."""
     import torch
+
     from benchsmith.validation.baselines import runtime
 
     monkeypatch.setattr(runtime, "autocast_dtype", lambda device: torch.bfloat16)

@@ -25,9 +25,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 
-from benchsmith.builders.cognition import seq2seq, subword
 from model_helpers import one_thread  # noqa: F401 - autouse fixture
 
+from benchsmith.builders.cognition import seq2seq, subword
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.segment import segment
 
@@ -305,9 +305,8 @@ def test_score_suite_writes_what_the_scores_reader_accepts(marian, tmp_path, cap
 def test_lm_scoring_engine_reports_what_evaluate_reports(marian, tmp_path, capsys):
     """``benchsmith baseline mucow`` (the lm_scoring engine) writes the scores file score_suite writes and
     reports the accuracy ``benchsmith evaluate mucow --scores`` computes from it."""
-    from benchsmith.builders.mucow.lm_scoring import score_suite
-
     from benchsmith.builder import get_builder
+    from benchsmith.builders.mucow.lm_scoring import score_suite
     from benchsmith.cli import main
     from benchsmith.release import ReleaseWriter
     from benchsmith.source import resolve_sources
@@ -331,8 +330,9 @@ def test_lm_scoring_engine_reports_what_evaluate_reports(marian, tmp_path, capsy
 
 
 def test_sum_of_log_probs_matches_the_model_loss(marian):
-    from benchsmith.builders.mucow.lm_scoring import sentence_log_probs
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from benchsmith.builders.mucow.lm_scoring import sentence_log_probs
 
     tok = AutoTokenizer.from_pretrained(marian)
     model = AutoModelForSeq2SeqLM.from_pretrained(marian)
@@ -357,10 +357,11 @@ COMVE = [
 
 
 def test_generation_with_a_tiny_causal_lm(tmp_path):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     from benchsmith.validation.baselines.engine import pairs
     from benchsmith.validation.baselines.generation import finetune_and_generate
     from benchsmith.validation.baselines.spec import Seq2SeqItem
-    from transformers import GPT2Config, GPT2LMHeadModel
 
     tok = _word_tokenizer([s for p in COMVE for s in p] + ["->"], eos_after=False)
     torch.manual_seed(0)

@@ -37,8 +37,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from benchsmith.validation.baselines.checks import GatedBaselines
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits, select_specs
 from conftest import FIXTURES, one_json, run_cli
 from model_helpers import one_thread, tiny_bert  # noqa: F401 - one_thread: autouse fixture
 from validation_helpers import make_release, mc_features, mc_rows
@@ -49,6 +47,8 @@ from benchsmith.errors import ConfigError
 from benchsmith.manifest import ConfigInfo, ReleaseInfo
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
+from benchsmith.validation.baselines.checks import GatedBaselines
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits, select_specs
 
 RECORD_FIELDS = ("baseline", "model", "model_sha256", "seed", "device", "dtype", "hyperparameters", "steps",
                  "wall_time_s", "versions")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from benchsmith.builders.xcopa import audit
 from benchsmith.builders.xcopa.agreement import fleiss
 

@@ -30,16 +30,16 @@ from typing import Any, ClassVar
 import datasets
 import pytest
 import yaml
-from benchsmith.builders.xcopa.lm_eval import CONNECTORS
-from benchsmith.cards import croissant as croissant_mod
-from benchsmith.cards import lm_eval as lm_eval_mod
-from benchsmith.cards.card import FULL_TABLE_MAX, render_card, render_files, write_card_files
 from comve_helpers import GOOD as COMVE_GOOD
 from comve_helpers import build as build_comve
 from conftest import FIXTURES
 from xcopa_helpers import build_fixture
 
 from benchsmith.builder import Builder, Config, Policy, get_builder
+from benchsmith.builders.xcopa.lm_eval import CONNECTORS
+from benchsmith.cards import croissant as croissant_mod
+from benchsmith.cards import lm_eval as lm_eval_mod
+from benchsmith.cards.card import FULL_TABLE_MAX, render_card, render_files, write_card_files
 from benchsmith.manifest import ReleaseInfo
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import Sources, resolve_sources

@@ -9,19 +9,19 @@ from typing import ClassVar
 
 import datasets
 import pytest
-from benchsmith.builders.cognition import CognitionBuilder
-from benchsmith.builders.cognition.atoms import CATEGORIES, INVENTORY, MODIFIERS, PATTERNS, lexicon_roles
-from benchsmith.builders.cognition.checks import CGTestProfile, CGTestStructure
-from benchsmith.loaders.cognition_files import read_lexicon
-from benchsmith.validation.check import Status
-from benchsmith.validation.fidelity import FidelityCheck
 from conftest import FIXTURES
 
 from benchsmith.builder import get_builder
+from benchsmith.builders.cognition import CognitionBuilder
+from benchsmith.builders.cognition.atoms import CATEGORIES, INVENTORY, MODIFIERS, PATTERNS, lexicon_roles
+from benchsmith.builders.cognition.checks import CGTestProfile, CGTestStructure
 from benchsmith.errors import MissingSourceError, ParseError
+from benchsmith.loaders.cognition_files import read_lexicon
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import resolve_sources
 from benchsmith.testing import BuilderTestBase
+from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
 
 
 class TestCognitionBuilder(BuilderTestBase):

@@ -4,8 +4,8 @@ dependency parse (spaCy) or a constituency tree (benepar / stanza)."""
 from __future__ import annotations
 
 import pytest
-from benchsmith.builders.cognition.chunks import Chunk, Chunker, chunks_from_tree, get_chunker
 
+from benchsmith.builders.cognition.chunks import Chunk, Chunker, chunks_from_tree, get_chunker
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.parse import Parser
 

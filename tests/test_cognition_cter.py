@@ -8,6 +8,11 @@ from collections import Counter
 
 import pytest
 import typer
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+import benchsmith
+from benchsmith.builder import get_builder
 from benchsmith.builders.cognition.atoms import lexicon_roles, parse_compound
 from benchsmith.builders.cognition.evaluate import reference_agreement
 from benchsmith.builders.cognition.metric import (
@@ -19,18 +24,13 @@ from benchsmith.builders.cognition.metric import (
     Verdict,
     normalise,
 )
-from benchsmith.loaders.cognition_files import read_lexicon
-from benchsmith.validation.metric import Metric
-from conftest import FIXTURES
-from typer.testing import CliRunner
-
-import benchsmith
-from benchsmith.builder import get_builder
-from benchsmith.errors import ConfigError, PredictionError
 from benchsmith.cli.evaluate import evaluate_app
+from benchsmith.errors import ConfigError, PredictionError
+from benchsmith.loaders.cognition_files import read_lexicon
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.scoring import evaluate as score_file
 from benchsmith.source import resolve_sources
+from benchsmith.validation.metric import Metric
 
 
 def evaluate(release: Release, pred, split: str | None = None, rule: str | None = None,

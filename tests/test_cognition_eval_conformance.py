@@ -23,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
 from benchsmith.builders.cognition.atoms import lexicon_roles, parse_compound
 from benchsmith.builders.cognition.metric import CTER, CompoundJudge, Lexicon
 from benchsmith.builders.cognition.paper_rule import EVAL_PY_SHA256

@@ -12,12 +12,12 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
-from benchsmith.builders.cognition.atoms import parse_compound
-from benchsmith.builders.cognition.baseline import PAPER, score_translations, translation_items
-from benchsmith.builders.cognition.stats import compound_statistics, constituent_shares, corpus_statistics
 from conftest import FIXTURES
 
 from benchsmith.builder import get_builder
+from benchsmith.builders.cognition.atoms import parse_compound
+from benchsmith.builders.cognition.baseline import PAPER, score_translations, translation_items
+from benchsmith.builders.cognition.stats import compound_statistics, constituent_shares, corpus_statistics
 from benchsmith.expectation import read_published_yaml
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources

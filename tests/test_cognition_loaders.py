@@ -6,11 +6,11 @@ import gzip
 import shutil
 
 import pytest
+
+from benchsmith.errors import ParseError
 from benchsmith.loaders.cognition_files import read_cg_test, read_lexicon
 from benchsmith.loaders.moses import iter_parallel, read_lines, read_parallel
 from benchsmith.loaders.rocstories import read_rocstories
-
-from benchsmith.errors import ParseError
 
 
 def test_parallel_pairs_lines(tmp_path):

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 
-import benchsmith.builders.cognition.cli  # noqa: F401  (registers the stage commands)
 import pytest
 import typer
+from typer.testing import CliRunner
+
+import benchsmith.builders.cognition.cli  # noqa: F401  (registers the stage commands)
 from benchsmith.builders.cognition.atoms import enumerate_compounds, parse_compound
 from benchsmith.builders.cognition.chunks import get_chunker
 from benchsmith.builders.cognition.stats import compound_statistics
@@ -18,8 +20,6 @@ from benchsmith.builders.cognition.templates import (
     read_templates,
 )
 from benchsmith.builders.cognition.vocab import vocab_filter
-from typer.testing import CliRunner
-
 from benchsmith.cli import stage_app
 from benchsmith.errors import ConfigError, ParseError
 

@@ -6,10 +6,10 @@ import math
 
 import pytest
 import sacrebleu
-from benchsmith.validation.metrics.accuracy import Accuracy
-from benchsmith.validation.metrics.bleu import CorpusBLEU
 
 from benchsmith.errors import ConfigError
+from benchsmith.validation.metrics.accuracy import Accuracy
+from benchsmith.validation.metrics.bleu import CorpusBLEU
 
 # (hypotheses, references per hypothesis, options, expected BLEU on the 0-100 scale, why)
 TABLE = [

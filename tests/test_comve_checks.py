@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from comve_helpers import GOOD, build, sources_with
+
 from benchsmith.builders.comve import ComVE
 from benchsmith.builders.comve.checks import (
     Baselines,
@@ -20,12 +22,10 @@ from benchsmith.builders.comve.checks import (
     comve_checks,
 )
 from benchsmith.builders.comve.findings import Finding, read_findings
-from benchsmith.validation.check import Status
-from benchsmith.validation.fidelity import FidelityCheck
-from comve_helpers import GOOD, build, sources_with
-
 from benchsmith.errors import ParseError
 from benchsmith.expectation import bind, read_published_yaml
+from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
 
 
 @pytest.fixture(scope="module")

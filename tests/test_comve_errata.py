@@ -15,11 +15,11 @@ from pathlib import Path
 
 import datasets
 import pytest
+from comve_helpers import FIXTURE_DATA, GOOD, FixtureComVE, build, derive_fixture_errata
+
 from benchsmith.builders.comve import FEATURES, ComVE
 from benchsmith.builders.comve import errata as comve_errata
 from benchsmith.builders.comve.errata import Restoration, derive_rows
-from comve_helpers import FIXTURE_DATA, GOOD, FixtureComVE, build, derive_fixture_errata
-
 from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ParseError, SchemaError
 from benchsmith.manifest import ReleaseInfo

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import datasets
 import pytest
-from benchsmith.loaders import comve_csv
-from benchsmith.loaders.comve_csv import SplitFiles, load_instances, read_answers, read_rows, read_subtask_b
 from comve_helpers import FIXTURE_DATA, GOOD, MALFORMED, build, malformed_sources
 
 from benchsmith.errors import ParseError
+from benchsmith.loaders import comve_csv
+from benchsmith.loaders.comve_csv import SplitFiles, load_instances, read_answers, read_rows, read_subtask_b
 
 RAW = GOOD / "comve" / "ALL data"
 

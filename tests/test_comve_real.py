@@ -17,17 +17,17 @@ from pathlib import Path
 
 import datasets
 import pytest
+from comve_helpers import build
+
+from benchsmith.builder import get_builder
 from benchsmith.builders.comve import ComVE, stats
 from benchsmith.builders.comve import baseline as baselines
 from benchsmith.builders.comve import errata as comve_errata
 from benchsmith.builders.comve.checks import comve_checks
 from benchsmith.builders.comve.findings import read_findings
-from benchsmith.validation.check import Status
-from comve_helpers import build
-
-from benchsmith.builder import get_builder
 from benchsmith.erratum import read_errata_tsv
 from benchsmith.scoring import evaluate
+from benchsmith.validation.check import Status
 
 
 def evaluate_file(release, subtask: str, path: Path) -> dict:

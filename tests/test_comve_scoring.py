@@ -6,15 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from benchsmith.builders.comve.metric import ComVEAccuracy, ComVEBLEU, comve_metric
-from benchsmith.validation.metric import Metric
-from benchsmith.validation.metrics.accuracy import Accuracy
-from benchsmith.validation.metrics.bleu import CorpusBLEU
 from comve_helpers import GOOD, build
 
 from benchsmith.builder import get_builder
+from benchsmith.builders.comve.metric import ComVEAccuracy, ComVEBLEU, comve_metric
 from benchsmith.errors import ConfigError, PredictionError
 from benchsmith.scoring import evaluate
+from benchsmith.validation.metric import Metric
+from benchsmith.validation.metrics.accuracy import Accuracy
+from benchsmith.validation.metrics.bleu import CorpusBLEU
 
 # the fixture's test split: id -> (subtask A label, subtask B label, first reference)
 TEST_GOLD = {

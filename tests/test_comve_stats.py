@@ -4,6 +4,7 @@ that are neither null nor blank."""
 from __future__ import annotations
 
 import pyarrow as pa
+
 from benchsmith.builders.comve.stats import token_counts
 
 

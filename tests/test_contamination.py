@@ -380,7 +380,7 @@ def test_validate_checks_only_what_the_policy_declares(release, capsys):
 def test_a_declared_dataset_missing_from_the_registry_is_named(release, tmp_path, capsys):
     copy = tmp_path / "reg" / "planted" / "1.1.0"
     shutil.copytree(release.path, copy)
-    code, out, _ = run_cli(capsys, "validate", str(copy), "--baselines", "none", "--json")
+    _, out, _ = run_cli(capsys, "validate", str(copy), "--baselines", "none", "--json")
     found = [r for r in one_json(out)["results"] if r["check"] == "contamination"]
     assert any(r["status"] == "skip" and "otherset, which has no release" in r["summary"] for r in found)
 

@@ -4,12 +4,12 @@ without the declaration the same difference fails; a lost split fails either way
 
 from __future__ import annotations
 
-from benchsmith.validation.check import Status
-from benchsmith.validation.drift import DriftCheck
 from validation_helpers import balanced_text_rows, make_builder, text_features
 
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import Sources
+from benchsmith.validation.check import Status
+from benchsmith.validation.drift import DriftCheck
 
 
 def _build(registry, test_rows, reproducible=True, splits=("train", "test")):

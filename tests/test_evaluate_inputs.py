@@ -17,17 +17,17 @@ import threading
 from pathlib import Path
 
 import pytest
-from benchsmith.builders.mucow.metric import read_lines_exact, read_scores
-from benchsmith.validation import predictions
 from comve_helpers import GOOD
 from comve_helpers import build as build_comve
 from xcopa_helpers import build_fixture
 
 from benchsmith.builder import get_builder
+from benchsmith.builders.mucow.metric import read_lines_exact, read_scores
 from benchsmith.errors import PredictionError
 from benchsmith.release import ReleaseWriter
 from benchsmith.scoring import evaluate
 from benchsmith.source import resolve_sources
+from benchsmith.validation import predictions
 
 
 def score_xcopa(release, path: Path) -> dict:

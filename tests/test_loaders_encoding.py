@@ -7,12 +7,12 @@ from __future__ import annotations
 import gzip
 
 import pytest
-from benchsmith.loaders.copa_xml import read_copa_xml
-from benchsmith.loaders.rawfile import check_declared_encoding
-from benchsmith.loaders.tmx import iter_tmx
 from xcopa_helpers import COPA_FIX, build_fixture, sources_with
 
 from benchsmith.errors import ParseError
+from benchsmith.loaders.copa_xml import read_copa_xml
+from benchsmith.loaders.rawfile import check_declared_encoding
+from benchsmith.loaders.tmx import iter_tmx
 
 TEXT = "M\u00fd b\u00f6dy cast a shadow."  # Mý bödy: read as latin-1 its UTF-8 bytes are "MÃ½ bÃ¶dy"
 

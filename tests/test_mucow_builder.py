@@ -13,18 +13,18 @@ from typing import ClassVar
 
 import datasets
 import pytest
-from benchsmith.builders.mucow import SCORING_PAIRS, TRANSLATION_PAIRS, MucowBuilder
-from benchsmith.builders.mucow.checks import strict_checks
-from benchsmith.validation.check import Status
-from benchsmith.validation.fidelity import FidelityCheck
 
 from benchsmith.builder import get_builder
+from benchsmith.builders.mucow import SCORING_PAIRS, TRANSLATION_PAIRS, MucowBuilder
+from benchsmith.builders.mucow.checks import strict_checks
 from benchsmith.cli import main
 from benchsmith.errors import ConfigError, MissingSourceError, ParseError
 from benchsmith.expectation import read_published_yaml
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 from benchsmith.testing import BuilderTestBase
+from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
 
 FIX = Path(__file__).parent / "fixtures" / "mucow"  # a --sources DIR: FIX/mucow/WMT2019/...
 
@@ -381,8 +381,9 @@ def test_real_source_length_rule_is_broken_in_every_pair(raw, declared_results):
     fewer (a word: a Moses token with a letter or digit), yet none has fewer than 10 Moses tokens counting
     punctuation. Counted here with sacremoses directly on the json; ``mucow_source_length`` as MucowBuilder
     declares it (a warning) warns with the same counts per pair."""
-    from benchsmith.builders.mucow.checks import SourceLength
     from sacremoses import MosesTokenizer
+
+    from benchsmith.builders.mucow.checks import SourceLength
 
     (declared,) = [c for c in get_builder("mucow").checks() if isinstance(c, SourceLength)]
     assert declared.severity == Status.WARN

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from benchsmith.builder import Builder, Config
 from benchsmith.builders.mucow.checks import (
     ContrastiveAligned,
     ContrastiveDiffers,
@@ -27,12 +29,10 @@ from benchsmith.builders.mucow.checks import (
 )
 from benchsmith.builders.mucow.moses_counts import plain_counts
 from benchsmith.builders.mucow.schema import SCORING_FEATURES, TRANSLATION_FEATURES
-from benchsmith.validation.check import Status
-
-from benchsmith.builder import Builder, Config
 from benchsmith.errors import ConfigError
 from benchsmith.release import Release, ReleaseWriter
 from benchsmith.source import Sources
+from benchsmith.validation.check import Status
 
 #: a source of 12 words (14 Moses tokens): longer than the paper's 10
 LONG_SOURCE = "Satz {k} mit der Bank , die wir gestern im Park gesehen haben ."
@@ -275,7 +275,6 @@ TRICKY_SOURCES = [
 @pytest.mark.parametrize("min_words", [0, 5, 10, 12, 40])
 def test_source_lengths_tokenise_only_what_decides_a_figure_and_agree_with_every_source_tokenised(min_words):
     from benchsmith.builders.mucow.checks import source_lengths
-
     from benchsmith.nlp.tokenize import get_tokenizer
 
     tok = get_tokenizer("de")
@@ -315,7 +314,6 @@ PLAIN_SENTENCES = [
 def test_plain_counts_are_the_moses_tokenisers_counts(lang):
     """Each plain sentence's count equals Moses' (None: tokenised); the rules are met and broken."""
     from benchsmith.builders.mucow.suites import n_words
-
     from benchsmith.nlp.tokenize import get_tokenizer
 
     tok = get_tokenizer(lang)
@@ -338,7 +336,6 @@ def test_plain_counts_agree_with_moses_on_random_sentences():
     import random
 
     from benchsmith.builders.mucow.suites import n_words
-
     from benchsmith.nlp.tokenize import get_tokenizer
 
     rng = random.Random(7)
@@ -383,7 +380,6 @@ def test_source_lengths_on_the_real_suites_agree_with_every_source_tokenised(raw
 
     from benchsmith.builders.mucow.checks import SCORING_MIN_WORDS, source_lengths
     from benchsmith.builders.mucow.suites import n_words
-
     from benchsmith.nlp.tokenize import get_tokenizer
 
     for f in sorted((raw / "mucow" / "WMT2019" / "scoring test suite" / "json").glob("*.json")):

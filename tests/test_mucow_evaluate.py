@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from benchsmith.builders.mucow.metric import MucowScoringAccuracy, MucowTranslationPRF, read_scores
 
 import benchsmith
 from benchsmith.builder import get_builder
+from benchsmith.builders.mucow.metric import MucowScoringAccuracy, MucowTranslationPRF, read_scores
 from benchsmith.cli import main
 from benchsmith.errors import ConfigError, PredictionError
 from benchsmith.release import ReleaseWriter

@@ -12,17 +12,17 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
+
 from benchsmith.builders.mucow.align import grow_diag_final_and, one_to_one, require_eflomal
 from benchsmith.builders.mucow.harvest import HarvestBuilder, HarvestOptions, run_harvest
 from benchsmith.builders.mucow.senses import build_senses, use_embedder
 from benchsmith.builders.mucow.suites import Occurrence, match_case, token_span, translation_items
-from benchsmith.loaders.sense_inventory import load_inventory
-from benchsmith.validation.check import Status
-
 from benchsmith.cli import main
 from benchsmith.errors import ConfigError
+from benchsmith.loaders.sense_inventory import load_inventory
 from benchsmith.nlp.tokenize import get_tokenizer
 from benchsmith.release import Release
+from benchsmith.validation.check import Status
 
 FIX = Path(__file__).parent / "fixtures"
 OPUS = FIX / "opus" / "toy-deu-eng"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from process_helpers import running, wait_until
+
 from benchsmith.builders.mucow import harvest as harvest_mod
 from benchsmith.builders.mucow.aligner import (
     ALIGN_PREFIX,
@@ -29,7 +30,6 @@ from benchsmith.builders.mucow.aligner import (
     require_eflomal,
 )
 from benchsmith.builders.mucow.metric import _same_pair
-
 from benchsmith.cli import main
 from benchsmith.errors import ConfigError
 

@@ -7,13 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from benchsmith.builders.mucow.corpora import discover_corpora, iter_chunks, label_of
+from benchsmith.errors import ConfigError, ParseError
 from benchsmith.loaders.mucow_json import read_mucow_json
 from benchsmith.loaders.mucow_txt import read_translation_suite
 from benchsmith.loaders.sense_inventory import load_inventory
 from benchsmith.loaders.tmx import iter_tmx, iter_tmx_pairs
-
-from benchsmith.errors import ConfigError, ParseError
 from benchsmith.nlp.tag import available, get_tagger
 from benchsmith.nlp.tokenize import get_tokenizer, iso1, iso3
 

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
+
 from benchsmith.builders.mucow import align as align_module
 from benchsmith.builders.mucow.align import pieces_per_chunk, split_chunk
 from benchsmith.builders.mucow.aligner import EflomalAligner, FixedAlignment, chunk_seed, eflomal_iterations
 from benchsmith.builders.mucow.corpora import Chunk, discover_corpora, iter_chunks
 from benchsmith.builders.mucow.harvest import HarvestOptions, run_harvest
-
 from benchsmith.cli import main
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.tokenize import get_tokenizer

@@ -47,15 +47,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from benchsmith.loaders import cognition_files, comve_csv, moses, mucow_txt, rocstories, sense_inventory, tmx
-from benchsmith.loaders.copa_xml import read_copa_xml
-from benchsmith.loaders.mucow_json import read_mucow_json
-from benchsmith.loaders.xcopa_jsonl import read_xcopa_jsonl
 from conftest import DEFAULT_PROFILE, SLOW_PROFILE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchsmith.errors import BenchsmithError
+from benchsmith.loaders import cognition_files, comve_csv, moses, mucow_txt, rocstories, sense_inventory, tmx
+from benchsmith.loaders.copa_xml import read_copa_xml
+from benchsmith.loaders.mucow_json import read_mucow_json
+from benchsmith.loaders.xcopa_jsonl import read_xcopa_jsonl
 
 #: the examples per reader of the default run and of the slow run (the two profiles' budgets)
 DEFAULT_EXAMPLES = settings.get_profile(DEFAULT_PROFILE).max_examples

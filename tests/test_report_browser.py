@@ -19,11 +19,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from benchsmith.validation.report import PAGE_BUDGET_BYTES
-from benchsmith.validation.runner import validate
 
 from benchsmith.builder import get_builder
 from benchsmith.release import ReleaseWriter
+from benchsmith.validation.report import PAGE_BUDGET_BYTES
+from benchsmith.validation.runner import validate
 
 VIEWPORT = {"width": 1280, "height": 800}
 #: the report of each real dataset must weigh at most this (issue 25: 600 KB)

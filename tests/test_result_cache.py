@@ -4,11 +4,12 @@ code and parameters; every other change runs the check again."""
 from __future__ import annotations
 
 import pytest
+from validation_helpers import balanced_text_rows, make_release, rewrite_split, text_features
+
 from benchsmith.validation import result_cache, runner
 from benchsmith.validation.checks.distribution import LengthCheck
 from benchsmith.validation.checks.integrity import SchemaCheck
 from benchsmith.validation.checks.leakage import NearDuplicateCheck
-from validation_helpers import balanced_text_rows, make_release, rewrite_split, text_features
 
 
 @pytest.fixture
@@ -122,9 +123,8 @@ def test_the_cheap_baselines_are_cached_and_a_hit_is_the_recomputation(tmp_path,
 
 
 def test_fidelity_is_keyed_by_its_figures_and_a_hit_is_the_recomputation(tmp_path):
-    from benchsmith.validation.fidelity import FidelityCheck
-
     from benchsmith.expectation import Expectation
+    from benchsmith.validation.fidelity import FidelityCheck
 
     r = _release(tmp_path)
     count = Expectation.count("default", "test", 30, "Table 1")

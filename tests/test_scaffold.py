@@ -36,10 +36,9 @@ def test_new_writes_the_package_and_refuses_to_overwrite(capsys, tmp_path):
 
 def test_the_generated_builder_builds_verifies_its_checksums_and_validates(tmp_path, monkeypatch):
     """The quick stand-in of the slow test below: the generated module imported from its src/."""
-    from benchsmith.validation.runner import validate
-
     from benchsmith.scaffold import scaffold
     from benchsmith.testing import build_release
+    from benchsmith.validation.runner import validate
 
     pkg = scaffold("quick_bench", tmp_path / "pkg")
     monkeypatch.syspath_prepend(str(pkg / "src"))

@@ -27,8 +27,8 @@ from test_core_seal import VALIDATE, flip_gold_labels, one_line, publish, reg_of
 from toy_builder import RegisteredToyBuilder
 
 from benchsmith import fingerprint_registry, registry, seal
-from benchsmith.lookup import gold_release
 from benchsmith.errors import GateError, ReleaseError
+from benchsmith.lookup import gold_release
 from benchsmith.release import Release
 
 

@@ -7,14 +7,14 @@ under the 0.15 asserted across seeds.
 from __future__ import annotations
 
 import pytest
+from validation_helpers import MC_META, balanced_text_rows, make_release, mc_features, mc_rows, text_features
+
+from benchsmith.builder import Expectation
 from benchsmith.validation.baselines.cheap import CheapBaselines
 from benchsmith.validation.check import Status
 from benchsmith.validation.checks.artifacts import CueCheck, cue_table
 from benchsmith.validation.checks.partial_input import PartialInputCheck
 from benchsmith.validation.fidelity import FidelityCheck
-from validation_helpers import MC_META, balanced_text_rows, make_release, mc_features, mc_rows, text_features
-
-from benchsmith.builder import Expectation
 
 
 def test_cue_statistics_match_niven_and_kao_definitions():
@@ -190,9 +190,10 @@ def _in_memory_accuracy(view):
     """The earlier partial-input baseline, kept as the reference: an exact CountVectorizer
     vocabulary (min_df=2) and one in-memory SGD fit per fold."""
     import numpy as np
+    from sklearn.feature_extraction.text import CountVectorizer
+
     from benchsmith.validation.checks.partial_input import mc_examples, option_level_cv
     from benchsmith.validation.dataview import tokens
-    from sklearn.feature_extraction.text import CountVectorizer
 
     options, labels, _ = mc_examples(view)
     texts = [o for opts in options for o in opts]
@@ -223,13 +224,14 @@ def test_partial_input_out_of_core_agrees_with_the_in_memory_fit(tmp_path, rows,
 @pytest.mark.parametrize("seed", [0, 3])
 def test_hypothesis_only_out_of_core_agrees_with_the_in_memory_fit(tmp_path, seed):
     import numpy as np
+    from sklearn.feature_extraction.text import CountVectorizer
+
     from benchsmith.validation.checks.partial_input import (
         agreement_tolerance,
         classification_cv,
         partial_input_examples,
     )
     from benchsmith.validation.dataview import ConfigView, tokens
-    from sklearn.feature_extraction.text import CountVectorizer
 
     rows = balanced_text_rows(400, "h", seed)
     for row in rows[:200]:  # half the examples carry a cue word
@@ -246,6 +248,7 @@ def test_hypothesis_only_out_of_core_agrees_with_the_in_memory_fit(tmp_path, see
 
 def test_distinct_examples_are_exact_under_forced_hash_collisions(tmp_path, monkeypatch):
     import numpy as np
+
     from benchsmith.validation.checks.partial_input import distinct_mc_rows, mc_examples
     from benchsmith.validation.dataview import ConfigView
 

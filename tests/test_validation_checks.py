@@ -3,15 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from benchsmith.validation.check import Status
-from benchsmith.validation.checks.distribution import LabelBalanceCheck, LengthCheck
-from benchsmith.validation.checks.integrity import (
-    EmptyFieldsCheck,
-    FingerprintCheck,
-    SchemaCheck,
-    UniqueIdsCheck,
-)
-from benchsmith.validation.checks.leakage import ExactDuplicateCheck, NearDuplicateCheck
 from validation_helpers import (
     MC_META,
     balanced_text_rows,
@@ -21,6 +12,16 @@ from validation_helpers import (
     rewrite_split,
     text_features,
 )
+
+from benchsmith.validation.check import Status
+from benchsmith.validation.checks.distribution import LabelBalanceCheck, LengthCheck
+from benchsmith.validation.checks.integrity import (
+    EmptyFieldsCheck,
+    FingerprintCheck,
+    SchemaCheck,
+    UniqueIdsCheck,
+)
+from benchsmith.validation.checks.leakage import ExactDuplicateCheck, NearDuplicateCheck
 
 
 def statuses(results):
@@ -306,9 +307,8 @@ def test_tokens_of_spaced_scripts_are_unchanged_by_the_per_character_scripts():
     assert len(before.findall(thai)) == 2 and len(tokens(thai)) == 24
 
 def test_fidelity_passes_warns_on_a_named_discrepancy_fails_otherwise_and_skips_what_it_needs(tmp_path):
-    from benchsmith.validation.fidelity import FidelityCheck
-
     from benchsmith.expectation import Expectation
+    from benchsmith.validation.fidelity import FidelityCheck
 
     release = make_release(tmp_path, {"train": balanced_text_rows(12, "tr")}, text_features())
 
@@ -389,8 +389,9 @@ def test_near_duplicates_are_exactly_the_brute_force_all_pairs_jaccard(tmp_path,
 def test_minhash_signatures_are_datasketchs_over_the_documented_shingle_hash():
     import random
 
-    from benchsmith.validation.checks.leakage import shingle_hash, shingles, signatures
     from datasketch import MinHash
+
+    from benchsmith.validation.checks.leakage import shingle_hash, shingles, signatures
 
     rng = random.Random(3)
     texts = ["", "a", "abcd", "abcde", "我喜欢猫", "🙂🙂🙂🙂🙂🙂"] + _random_texts(rng, 60, ["ab", "cde", "ü", "漢"])
@@ -424,6 +425,7 @@ def test_exact_duplicates_are_exact_under_forced_hash_collisions(tmp_path, monke
 
 def test_token_columns_count_what_tokens_counts(tmp_path):
     import datasets
+
     from benchsmith.validation.dataview import VOCAB, ConfigView, as_text, tokens
 
     feats = datasets.Features({"id": datasets.Value("string"), "text": datasets.Value("string"),
@@ -445,6 +447,7 @@ def test_length_rules_on_token_lengths_match_the_string_version():
     import random
 
     import numpy as np
+
     from benchsmith.validation.checks.distribution import length_rule_arrays, length_rule_scores
     from benchsmith.validation.dataview import tokens
 

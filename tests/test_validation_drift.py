@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from benchsmith.validation.check import Status
-from benchsmith.validation.drift import DriftCheck, previous_release
 from validation_helpers import balanced_text_rows, make_release, text_features
 
 from benchsmith.builder import Erratum
 from benchsmith.erratum import ErratumRow
 from benchsmith.release import Release
+from benchsmith.validation.check import Status
+from benchsmith.validation.drift import DriftCheck, previous_release
 
 
 def _splits(train=None, test=None):

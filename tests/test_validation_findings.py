@@ -8,15 +8,15 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import run_cli
+from validation_helpers import balanced_text_rows, make_release, text_features
+
+from benchsmith.errors import ConfigError, GateError
 from benchsmith.validation import acknowledge, gate, summary
 from benchsmith.validation.acknowledge import Acknowledgement, read_acknowledged
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.checks.integrity import UniqueIdsCheck
 from benchsmith.validation.report import build_report
-from conftest import run_cli
-from validation_helpers import balanced_text_rows, make_release, text_features
-
-from benchsmith.errors import ConfigError, GateError
 
 #: what each check's "what to do" must name: the place its findings are fixed or declared
 TODO_NAMES = [

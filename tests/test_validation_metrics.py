@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from benchsmith.builders.mucow.metric import read_lines_exact, read_scores
 
+from benchsmith.builders.mucow.metric import read_lines_exact, read_scores
 from benchsmith.errors import PredictionError
 
 

@@ -9,11 +9,11 @@ two configs keeps this to a few seconds.
 from __future__ import annotations
 
 import pytest
-from benchsmith.validation.runner import validate
 
 from benchsmith.builder import builders, get_builder
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
+from benchsmith.validation.runner import validate
 
 pytestmark = pytest.mark.realdata
 

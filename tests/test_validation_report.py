@@ -8,9 +8,9 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from benchsmith.validation import charts, report, summary
 
 from benchsmith.manifest import ReleaseInfo
+from benchsmith.validation import charts, report, summary
 
 HIST = {"kind": "hist", "title": "et: premise length", "xlabel": "tokens", "ylabel": "share of examples",
         "edges": [3, 4, 5, 6], "series": {"validation": [0.2, 0.5, 0.3], "test": [0.1, 0.6, 0.3]}}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+
 from benchsmith.validation import dataview
 from benchsmith.validation.dataview import TokenMemo, _count, _tokenise_values, tokens
 
@@ -68,8 +69,9 @@ def test_lengths_without_ids_are_the_token_columns_lengths(tmp_path):
     """A config with no label and no options counts its tokens without ids; the counts are the
     token column's, for string and list fields, nulls and empty items included."""
     import datasets
-    from benchsmith.validation.dataview import STORE, ConfigView, _count_tokens, _tokenise
     from validation_helpers import make_release
+
+    from benchsmith.validation.dataview import STORE, ConfigView, _count_tokens, _tokenise
 
     rows = [{"id": f"r{i}", "text": t, "items": items} for i, (t, items) in enumerate([
         ("The cat sat.", ["a b", "", "c"]), ("", []), (None, None), ("中文 words!", ["x", None, "y z ."]),

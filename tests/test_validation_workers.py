@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 from process_helpers import running, wait_until
+from validation_helpers import MC_META, balanced_text_rows, make_release, mc_features, mc_rows, text_features
+
 from benchsmith.validation import runner
 from benchsmith.validation.check import Check, Status
 from benchsmith.validation.result_cache import cached_checks
-from validation_helpers import MC_META, balanced_text_rows, make_release, mc_features, mc_rows, text_features
 
 PARENT = os.getpid()
 

@@ -8,11 +8,11 @@ import random
 
 import numpy as np
 import pytest
-from benchsmith.builders.xcopa import baseline
-from benchsmith.builders.xcopa.baseline import VARIANTS, apply_variant, evaluate, features
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 
+from benchsmith.builders.xcopa import baseline
+from benchsmith.builders.xcopa.baseline import VARIANTS, apply_variant, evaluate, features
 from benchsmith.errors import ConfigError, SchemaError
 
 WORDS = ["water", "the", "man", "spout", "flowed", "toilet", "filled", "ตา", "แดง", "眼睛", "rain", ""]

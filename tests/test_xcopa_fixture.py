@@ -14,6 +14,11 @@ import json
 import pyarrow as pa
 import pytest
 import typer
+from conftest import one_json, run_cli
+from typer.testing import CliRunner
+from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
+
+import benchsmith
 from benchsmith.builders.xcopa import Xcopa
 from benchsmith.builders.xcopa.agreement import fleiss, fleiss_by_language
 from benchsmith.builders.xcopa.alignment import (
@@ -32,17 +37,12 @@ from benchsmith.builders.xcopa.checks import (
     XcopaPartialInput,
 )
 from benchsmith.builders.xcopa.metric import XcopaAccuracy
-from benchsmith.validation.check import Status
-from benchsmith.validation.fidelity import FidelityCheck
-from conftest import one_json, run_cli
-from typer.testing import CliRunner
-from xcopa_helpers import COPA_FIX, XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
-
-import benchsmith
-from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.cli.evaluate import evaluate_app
+from benchsmith.erratum import read_errata_tsv, write_errata_tsv
 from benchsmith.errors import ConfigError, ParseError, PredictionError
 from benchsmith.expectation import read_published_yaml
+from benchsmith.validation.check import Status
+from benchsmith.validation.fidelity import FidelityCheck
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ import json
 import shutil
 
 import pytest
-from benchsmith.loaders.copa_xml import read_copa_xml
-from benchsmith.loaders.xcopa_jsonl import read_xcopa_jsonl, xcopa_relpath
 from xcopa_helpers import COPA_FIX, XCOPA_FIX
 
 from benchsmith.errors import ParseError, SourceError
+from benchsmith.loaders.copa_xml import read_copa_xml
+from benchsmith.loaders.xcopa_jsonl import read_xcopa_jsonl, xcopa_relpath
 
 MALFORMED_JSONL = XCOPA_FIX / "_malformed"
 MALFORMED_XML = COPA_FIX / "_malformed"

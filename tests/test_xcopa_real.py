@@ -15,6 +15,9 @@ from collections import Counter
 
 import datasets
 import pytest
+
+from benchsmith import changelog
+from benchsmith.builder import get_builder
 from benchsmith.builders.xcopa import Xcopa
 from benchsmith.builders.xcopa.alignment import (
     RawData,
@@ -26,17 +29,14 @@ from benchsmith.builders.xcopa.alignment import (
 from benchsmith.builders.xcopa.audit import text_lengths
 from benchsmith.builders.xcopa.checks import XcopaBalance, XcopaConsistency, XcopaDiversity, XcopaPartialInput
 from benchsmith.builders.xcopa.diversity import _import_lang2vec
+from benchsmith.erratum import read_errata_tsv
+from benchsmith.expectation import read_published_yaml
 from benchsmith.loaders.xcopa_jsonl import GMT_LANGUAGES, LANGUAGES
+from benchsmith.release import ReleaseWriter
+from benchsmith.source import resolve_sources
 from benchsmith.validation.check import Status
 from benchsmith.validation.checks.translation import UntranslatedCheck
 from benchsmith.validation.fidelity import FidelityCheck
-
-from benchsmith import changelog
-from benchsmith.builder import get_builder
-from benchsmith.erratum import read_errata_tsv
-from benchsmith.expectation import read_published_yaml
-from benchsmith.release import ReleaseWriter
-from benchsmith.source import resolve_sources
 
 pytestmark = pytest.mark.realdata
 

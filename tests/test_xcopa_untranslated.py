@@ -10,14 +10,14 @@ import json
 import shutil
 
 import pytest
-from benchsmith.builders.xcopa import HUMAN_POLICY
-from benchsmith.validation.check import Status
-from benchsmith.validation.checks.translation import UntranslatedCheck, normalise
 from xcopa_helpers import XCOPA_FIX, FixtureXcopa, build_fixture, sources_with
 
+from benchsmith.builders.xcopa import HUMAN_POLICY
 from benchsmith.erratum import read_errata
 from benchsmith.errors import ConfigError, ParseError
 from benchsmith.policy import Policy
+from benchsmith.validation.check import Status
+from benchsmith.validation.checks.translation import UntranslatedCheck, normalise
 
 ROW = ("et-untranslated\t1.2.0\tet/validation/0\tchoice1\tThe toilet filled with WATER\t"
        "Tualett täitus veega.\tupstream keeps the English of COPA item 401 alternative 1\n")

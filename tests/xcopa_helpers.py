@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 from benchsmith.builders.xcopa import Xcopa
-
 from benchsmith.release import ReleaseWriter
 from benchsmith.source import resolve_sources
 

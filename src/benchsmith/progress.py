@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -21,9 +21,6 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-
-if TYPE_CHECKING:  # rich is imported when a bar shows, not by a --quiet or piped run
-    from rich.progress import Progress
 
 T = TypeVar("T")
 

@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsmith.errors import ParseError
 from benchsmith.loaders.moses import read_lines
 from benchsmith.loaders.rawfile import short
-
-from benchsmith.errors import ParseError
 
 CONTEXTS_PER_COMPOUND = 5
 

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import NoReturn
 
 import defusedxml.sax
-from benchsmith.loaders.rawfile import check_declared_encoding, open_raw, unreadable
 from defusedxml import DefusedXmlException, EntitiesForbidden
 
 from benchsmith.errors import BenchsmithError, ParseError
+from benchsmith.loaders.rawfile import check_declared_encoding, open_raw, unreadable
 
 ASKS_FOR = ("cause", "effect")
 _HINT = "Restore the file from COPA-resources.tgz (datasets/copa-*.xml)"

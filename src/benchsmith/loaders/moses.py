@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 
-from benchsmith.loaders.rawfile import regular_file, unreadable
-
 from benchsmith.errors import ParseError
+from benchsmith.loaders.rawfile import regular_file, unreadable
 
 ALIGN_HINT = "The files must be line-aligned translations of each other; re-download or re-align them"
 

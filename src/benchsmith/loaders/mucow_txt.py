@@ -17,10 +17,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsmith.errors import ParseError
 from benchsmith.loaders.moses import line_count_error, read_lines
 from benchsmith.loaders.rawfile import short
-
-from benchsmith.errors import ParseError
 
 DOMAINS = ("in", "out")
 _INT = re.compile(r"-?[0-9]+")

@@ -19,9 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.loaders.rawfile import check_no_nul, read_bytes, short
-
 from benchsmith.errors import ParseError
+from benchsmith.loaders.rawfile import check_no_nul, read_bytes, short
 
 _SENTENCE_COL = re.compile(r"^(?:Input)?[Ss]entence\d$|^RandomFifthSentenceQuiz\d$")
 _ID_COLS = ("storyid", "InputStoryid")

@@ -37,10 +37,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchsmith.errors import ConfigError, ParseError
 from benchsmith.loaders.moses import iter_lines
 from benchsmith.loaders.rawfile import open_raw, short, unreadable
-
-from benchsmith.errors import ConfigError, ParseError
 from benchsmith.nlp.tokenize import iso3
 
 OMW_SYNSET = re.compile(r"^\d{8}-[nvasr]$")

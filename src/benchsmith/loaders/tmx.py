@@ -22,10 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchsmith.errors import BenchsmithError, ParseError
 from benchsmith.loaders.moses import GZIP_ERRORS, gzip_error, open_binary
 from benchsmith.loaders.rawfile import check_declared_encoding, short, unreadable
-
-from benchsmith.errors import BenchsmithError, ParseError
 from benchsmith.nlp.tokenize import same_language
 
 #: inline elements whose content is markup code, not text

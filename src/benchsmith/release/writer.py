@@ -26,8 +26,8 @@ import pyarrow as pa
 
 import benchsmith
 from benchsmith import fingerprint_registry, progress, registry
-from benchsmith.cards import card  # a module: cards.card reads releases (benchsmith.release.reader)
 from benchsmith.builder import Builder, Config
+from benchsmith.cards import card  # a module: cards.card reads releases (benchsmith.release.reader)
 from benchsmith.changelog import newest_older, record_changes
 from benchsmith.erratum import ErrataApplier
 from benchsmith.errors import BenchsmithError, EnvironmentFault, MissingSourceError, ReleaseError

@@ -34,11 +34,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.check import Check, CheckResult, Status
-from benchsmith.validation.dataview import ConfigView
-
 from benchsmith.builder import parse_version
 from benchsmith.release import Release, find_releases
+from benchsmith.validation.check import Check, CheckResult, Status
+from benchsmith.validation.dataview import ConfigView
 
 _SHOW = 20
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.validation.check import Check, CheckResult, Status
-
 from benchsmith.errors import ConfigError
+from benchsmith.validation.check import Check, CheckResult, Status
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

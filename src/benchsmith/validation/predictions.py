@@ -35,9 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchsmith.loaders.rawfile import json_error, short
-
 from benchsmith.errors import PredictionError
+from benchsmith.loaders.rawfile import json_error, short
 
 #: a plain decimal number: what every scorer accepts as a score
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)

@@ -37,13 +37,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.validation import charts, summary
-from benchsmith.validation.check import CheckResult, Status
-
 import benchsmith
 from benchsmith.jsonable import to_jsonable
 from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import write_text_atomic
+from benchsmith.validation import charts, summary
+from benchsmith.validation.check import CheckResult, Status
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

@@ -14,10 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchsmith.errors import PredictionError
 from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metrics.accuracy import Accuracy
-
-from benchsmith.errors import PredictionError
 
 HINT = 'Write one JSON object per line: {"idx": 0, "label": 1}'
 

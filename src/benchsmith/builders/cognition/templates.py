@@ -21,10 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchsmith.loaders.moses import read_lines
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError, ParseError
+from benchsmith.loaders.moses import read_lines
 
 from .atoms import CATEGORIES, INVENTORY, Compound, enumerate_compounds, parse_compound
 from .chunks import Chunker

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.builders.comve import DEGENERATE_OPTIONS as COMVE_DEGENERATE_OPTIONS
-
 from benchsmith.erratum import ANY, DROP, ErratumRow, read_errata_tsv, write_errata_tsv
 from benchsmith.errors import SchemaError
 

@@ -39,13 +39,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 from benchsmith.loaders.rawfile import short
 from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric, Option, Score
 from benchsmith.validation.metrics.accuracy import Accuracy
 from benchsmith.validation.metrics.bleu import CorpusBLEU
-
-from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

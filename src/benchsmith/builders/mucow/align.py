@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 
 from benchsmith.builders.mucow.aligner import Aligner, EflomalAligner, require_eflomal
 from benchsmith.builders.mucow.corpora import Chunk
-
 from benchsmith.nlp.tokenize import get_tokenizer
 
 __all__ = ["AlignParams", "AlignedChunk", "Alignment", "Piece", "TokenisedPiece", "align_chunk", "align_pieces",

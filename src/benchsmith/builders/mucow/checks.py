@@ -58,10 +58,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from benchsmith.validation.check import Check, CheckResult, Status
-
 from benchsmith.errors import ConfigError
 from benchsmith.nlp.tokenize import get_tokenizer
+from benchsmith.validation.check import Check, CheckResult, Status
 
 from .corpora import SUBTITLE_LABELS
 from .moses_counts import plain_counts

@@ -25,10 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsmith.errors import ConfigError
 from benchsmith.loaders.moses import count_lines, iter_parallel, line_count_error
 from benchsmith.loaders.tmx import iter_tmx, iter_tmx_pairs
-
-from benchsmith.errors import ConfigError
 from benchsmith.nlp.tokenize import iso1, iso3
 
 SUBTITLE_LABELS = ("opensubs", "opensubtitles", "subtitles")

@@ -27,12 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines import engine, runtime
-from benchsmith.validation.baselines.spec import Options
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError
 from benchsmith.registry import write_text_atomic
+from benchsmith.validation.baselines import engine, runtime
+from benchsmith.validation.baselines.spec import Options
 
 FIELDS = ("source", "reference", "contrastive_translations")
 #: tokens kept per sentence: the usual translation models' limit, far above MuCoW's sentences

@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from benchsmith.loaders.sense_inventory import Inventory
 
 from benchsmith.errors import ConfigError
+from benchsmith.loaders.sense_inventory import Inventory
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from benchsmith.loaders.xcopa_jsonl import LANGUAGES, read_utf8
 
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
+from benchsmith.loaders.xcopa_jsonl import LANGUAGES, read_utf8
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

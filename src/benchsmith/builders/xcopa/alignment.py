@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsmith.erratum import ErratumRow, write_errata_tsv
+from benchsmith.errors import ParseError
 from benchsmith.loaders.copa_xml import CopaItem, read_copa_xml
 from benchsmith.loaders.xcopa_jsonl import (
     GMT_LANGUAGES,
@@ -44,9 +46,6 @@ from benchsmith.loaders.xcopa_jsonl import (
     read_xcopa_jsonl,
     xcopa_relpath,
 )
-
-from benchsmith.erratum import ErratumRow, write_errata_tsv
-from benchsmith.errors import ParseError
 
 COPA_DEV, COPA_TEST = "datasets/copa-dev.xml", "datasets/copa-test.xml"
 #: split -> (COPA file inside the copa source, COPA id of XCOPA idx 0)

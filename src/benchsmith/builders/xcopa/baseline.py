@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from benchsmith.loaders.xcopa_jsonl import LANGUAGES
-from benchsmith.validation.baselines.multiple_choice import MCItem
-from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 
 from benchsmith.errors import ConfigError, SchemaError, did_you_mean
+from benchsmith.loaders.xcopa_jsonl import LANGUAGES
+from benchsmith.validation.baselines.multiple_choice import MCItem
+from benchsmith.validation.baselines.spec import BaselineSpec, Gate, Setup, Splits
 
 from .use_transfer import USEZeroShotOptions  # registers the use_zero_shot engine
 

@@ -38,13 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 from benchsmith.loaders.rawfile import short
 from benchsmith.loaders.xcopa_jsonl import LANGUAGES
 from benchsmith.validation import predictions as pred_files
 from benchsmith.validation.metric import Metric, Score
 from benchsmith.validation.metrics.accuracy import Accuracy
-
-from benchsmith.errors import ConfigError, PredictionError, did_you_mean
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from benchsmith.validation.check import Check, CheckResult, Status
 from benchsmith.validation.checks.distribution import length_rule_arrays
 from benchsmith.validation.dataview import ConfigView, configs

@@ -18,9 +18,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchsmith.validation.check import Check, CheckResult, Status
-
 from benchsmith.errors import ConfigError
+from benchsmith.validation.check import Check, CheckResult, Status
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

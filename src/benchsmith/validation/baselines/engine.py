@@ -16,13 +16,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchsmith.errors import ConfigError, did_you_mean
 from benchsmith.validation.baselines.generation import GenerationOptions
 from benchsmith.validation.baselines.label_issues import DEFAULT_FOLDS, FILTERS
 from benchsmith.validation.baselines.multiple_choice import POOLINGS, MCOptions
 from benchsmith.validation.baselines.runtime import RunRecord
 from benchsmith.validation.baselines.spec import BaselineSpec, Choices, Options, get_engine, register_engine
-
-from benchsmith.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

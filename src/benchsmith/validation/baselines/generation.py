@@ -26,11 +26,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchsmith.validation.baselines import runtime
-from benchsmith.validation.baselines.spec import Options
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError
+from benchsmith.validation.baselines import runtime
+from benchsmith.validation.baselines.spec import Options
 
 PROMPT_SEPARATOR = " ->"
 

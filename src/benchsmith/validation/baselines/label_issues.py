@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from benchsmith.errors import ConfigError
 from benchsmith.validation.baselines.multiple_choice import (
     MCItem,
     MCOptions,
@@ -27,8 +28,6 @@ from benchsmith.validation.baselines.multiple_choice import (
     train_multiple_choice,
 )
 from benchsmith.validation.baselines.runtime import RunRecord
-
-from benchsmith.errors import ConfigError
 
 DEFAULT_FOLDS = 5
 FILTERS = ("prune_by_noise_rate", "prune_by_class", "both", "confident_learning", "predicted_neq_given")

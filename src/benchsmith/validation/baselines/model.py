@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from benchsmith import progress
 from benchsmith.validation.baselines import runtime
 from benchsmith.validation.baselines.multiple_choice import pool
 from benchsmith.validation.check import CheckResult, Status
@@ -39,8 +41,6 @@ from benchsmith.validation.checks.partial_input import (
     verdict,
 )
 from benchsmith.validation.dataview import ConfigView
-
-from benchsmith import progress
 
 
 class Encoder:

@@ -44,11 +44,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchsmith.validation.baselines import runtime
-from benchsmith.validation.baselines.spec import Choices, Options
-
 from benchsmith import progress
 from benchsmith.errors import ConfigError, SchemaError
+from benchsmith.validation.baselines import runtime
+from benchsmith.validation.baselines.spec import Choices, Options
 
 BASELINE = "multiple_choice_cross_encoder"
 POOLINGS = ("auto", "mean", "cls")

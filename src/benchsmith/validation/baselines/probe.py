@@ -170,7 +170,10 @@ def classification_examples(view: ConfigView, fields: Sequence[str]) -> tuple[li
     assert lf is not None  # caller checked
     order = ["train", "test"] + [s for s in view.splits if s not in ("train", "test")] if holdout(view) \
         else list(view.splits)
-    texts, labels, sizes, seen = [], [], {}, set()
+    texts: list[str] = []
+    labels: list[int] = []
+    sizes: dict[str, int] = {}
+    seen: set[str] = set()
     for split in order:
         before = len(texts)
         cols = [view.column(split, f) for f in fields]

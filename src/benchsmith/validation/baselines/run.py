@@ -18,11 +18,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith.errors import ConfigError
 from benchsmith.validation.baselines.engine import RunOptions, run_engine
 from benchsmith.validation.baselines.runtime import RunRecord
 from benchsmith.validation.baselines.spec import BaselineSpec
-
-from benchsmith.errors import ConfigError
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

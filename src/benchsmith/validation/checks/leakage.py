@@ -51,10 +51,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from benchsmith.validation.check import Check, CheckResult, Status, register_check
-from benchsmith.validation.dataview import STORE, ConfigView, as_text, configs, gather_ranges, sorted_unique
 
 from benchsmith import progress
+from benchsmith.validation.check import Check, CheckResult, Status, register_check
+from benchsmith.validation.dataview import STORE, ConfigView, as_text, configs, gather_ranges, sorted_unique
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchsmith.validation.metric import Metric, Score
-
 from benchsmith.errors import ConfigError
+from benchsmith.validation.metric import Metric, Score
 
 
 class Accuracy(Metric[Mapping[str, str], Mapping[str, str]]):

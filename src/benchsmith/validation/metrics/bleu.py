@@ -23,10 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from benchsmith.validation.metric import Metric, Score
-
 import benchsmith
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.validation.metric import Metric, Score
 
 if TYPE_CHECKING:
     from sacrebleu.metrics.bleu import BLEU
