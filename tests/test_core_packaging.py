@@ -53,7 +53,7 @@ def test_wheel_installs_every_package_and_data_file(tmp_path):
     )
     out = subprocess.run([str(py), "-c", code], check=True, cwd=tmp_path, capture_output=True, text=True).stdout
     paths = [Path(line) for line in out.split()]
-    assert len(paths) == 10
+    assert len(paths) == 11  # five packages, five data files, the card template
     site = next(env_dir.glob("lib/python*/site-packages")).resolve()
     for p in paths:
         assert p.is_relative_to(site), f"{p} was not imported from the installed wheel"
