@@ -161,7 +161,7 @@ def test_no_tagger_is_remembered_until_the_environment_changes(tmp_path, monkeyp
         calls.append((lang, backend))
         raise ConfigError(f"no POS tagger installed for language {lang!r}")
 
-    monkeypatch.setattr("benchsmith.nlp.tag.get_tagger", get_tagger)
+    monkeypatch.setattr(pos, "get_tagger", get_tagger)  # the name pos looks up
     first = pos.probe("deu", "auto")
     assert isinstance(first, ConfigError) and calls == [("de", "auto")]
     second = pos.start_probe("deu", "auto").result()

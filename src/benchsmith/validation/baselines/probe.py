@@ -46,7 +46,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -70,6 +70,9 @@ from benchsmith.validation.checks.partial_input import (
     verdict,
 )
 from benchsmith.validation.dataview import ConfigView, as_text
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 NAME = "partial_input_finetuned"
 SEED = 0
@@ -290,7 +293,7 @@ class FineTunedProbe(PerConfigBaseline):
             return {"model_path": self.model_path, "known": known}
         return {"model_sha256": runtime.model_sha256(path), "device": runtime.pick_device(self.device), "known": known}
 
-    def run(self, release: Any) -> list[CheckResult]:
+    def run(self, release: Release) -> list[CheckResult]:
         missing = missing_extra()
         if missing is not None:
             return [self.result(Status.SKIP, f"fine-tuned partial-input probe not run: {missing} is not installed "
