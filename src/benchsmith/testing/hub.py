@@ -46,6 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from huggingface_hub import constants
+
 GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 
 
@@ -653,7 +655,6 @@ def go_online(monkeypatch: Any) -> None:
     ``HF_HUB_OFFLINE=1`` before huggingface_hub is imported, and the library reads it once,
     into ``huggingface_hub.constants``; the attribute is what every request checks.
     ``HF_TOKEN`` is set to a fake, so a developer's stored token is never read or sent."""
-    from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_TOKEN", FAKE_TOKEN)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import GateError
+from benchsmith.seal import read_report
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -57,7 +58,6 @@ def hint(failed: list[dict[str, Any]], limit: int = 3) -> str:
 
 def require_passed(release: Release) -> dict[str, Any]:
     """The release's report, if it passed and is current; GateError otherwise."""
-    from benchsmith.seal import read_report
 
     path = release.reports_dir / "validation.json"
     report = read_report(release.path)  # never through a link

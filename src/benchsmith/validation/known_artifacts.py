@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import ConfigError, ParseError, did_you_mean
+from benchsmith.expectation import read_yaml
 
 if TYPE_CHECKING:
     from benchsmith.builder import Builder
@@ -82,7 +83,6 @@ def _strings(value: Any) -> tuple[str, ...] | None:
 
 def read_known_artifacts(path: str | Path) -> list[KnownArtifact]:
     """The declarations of ``path`` (``[]`` when the file does not exist)."""
-    from benchsmith.expectation import read_yaml
 
     path = Path(path)
     doc = read_yaml(path)

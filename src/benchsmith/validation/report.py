@@ -43,6 +43,7 @@ from benchsmith.manifest import ReleaseInfo
 from benchsmith.registry import write_text_atomic
 from benchsmith.validation import charts, summary
 from benchsmith.validation.check import CheckResult, Status
+from benchsmith.validation.contamination.html import section
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -361,7 +362,6 @@ def _page(report: dict[str, Any], info: ReleaseInfo | None, limits: dict[int, in
         )
         parts.append("<h2 id='splits'>Splits</h2><table><tr><th>config</th><th>split</th><th>examples</th>"
                      f"<th>fingerprint</th></tr>{rows_}</table>")
-    from benchsmith.validation.contamination.html import section  # its own module (issue 27)
 
     parts.append(section(report))
     parts.append("</body></html>\n")

@@ -44,6 +44,7 @@ from benchsmith.cards.card import write_card_files
 from benchsmith.errors import ConfigError, ReleaseError, did_you_mean
 from benchsmith.lifeline import die_with_parent
 from benchsmith.release import Release
+from benchsmith.validation import acknowledge
 from benchsmith.validation.baselines.cheap import CheapBaselines
 from benchsmith.validation.baselines.checks import GatedBaselines, RecordedBaselines
 from benchsmith.validation.baselines.model import ModelBaselines
@@ -525,7 +526,6 @@ def validate(
     # declared gain); a malformed known_artifacts.yaml is the builder's input error (exit 2)
 
     known = declared(builder)
-    from benchsmith.validation import acknowledge
 
     acks = acknowledge.declared(builder, [c.name for c in checks + extra])  # a typo'd check: exit 2
     for c in extra:

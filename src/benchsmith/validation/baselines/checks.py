@@ -18,8 +18,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchsmith import registry
+from benchsmith.builder import builders, get_builder, is_registered
 from benchsmith.errors import ConfigError
+from benchsmith.validation.baselines.run import ScoreRow, gate_verdict, run_spec
+from benchsmith.validation.baselines.runtime import pick_device
 from benchsmith.validation.check import Check, CheckResult, Status
+from benchsmith.validation.known_artifacts import declared
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -35,7 +40,6 @@ SAVED = "baselines"
 
 def validate_run_options(model_path: str | Path | None = None) -> dict[str, Any]:
     """The run options of gated baselines under ``validate`` (see module docstring)."""
-    from benchsmith.validation.baselines.runtime import pick_device
 
     device = os.environ.get("BENCHSMITH_BASELINE_DEVICE", "auto")
     cpu = pick_device(device) == "cpu"
@@ -54,7 +58,6 @@ def validate_run_options(model_path: str | Path | None = None) -> dict[str, Any]
 
 def saved_dir(release: Release) -> Path:
     """Where ``benchsmith baseline`` saves results for ``release`` (the report's folder)."""
-    from benchsmith import registry
 
     published = registry.published_fingerprints(release.path) is not None
     base = registry.detached_reports_dir(release.path) if published else release.reports_dir
@@ -65,7 +68,6 @@ def builder_of(release: Release, any_version: bool = False) -> Any:
     """The registered builder of the release's name and version, or None (generic releases,
     harvested ones: they declare no baselines); with ``any_version``, when the release's version
     is no longer declared, the builder's current one (its declarations still apply)."""
-    from benchsmith.builder import builders, get_builder, is_registered
 
     if not is_registered(release.name):
         return None
@@ -129,7 +131,6 @@ class GatedBaselines(Check):
         self.known_artifacts: list[Any] | None = None
 
     def run(self, release: Release) -> list[CheckResult]:
-        from benchsmith.validation.baselines.run import run_spec
 
         builder = self.builder if self.builder is not None else builder_of(release)
         specs = self.specs if self.specs is not None else (builder.baselines() if builder is not None else ())
@@ -160,8 +161,6 @@ class RecordedBaselines(Check):
         self.known_artifacts: list[Any] | None = None
 
     def run(self, release: Release) -> list[CheckResult]:
-        from benchsmith.validation.baselines.run import ScoreRow, gate_verdict
-        from benchsmith.validation.known_artifacts import declared
 
         folder = saved_dir(release)
         if not folder.is_dir():

@@ -16,12 +16,22 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchsmith.cards.paths import reason
 from benchsmith.errors import ConfigError, did_you_mean
-from benchsmith.validation.baselines.generation import GenerationOptions
-from benchsmith.validation.baselines.label_issues import DEFAULT_FOLDS, FILTERS
-from benchsmith.validation.baselines.multiple_choice import POOLINGS, MCOptions
+from benchsmith.registry import write_text_atomic
+from benchsmith.validation.baselines.generation import GenerationOptions, finetune_and_generate
+from benchsmith.validation.baselines.label_issues import DEFAULT_FOLDS, FILTERS, detect_label_issues
+from benchsmith.validation.baselines.multiple_choice import (
+    POOLINGS,
+    MCItem,
+    MCOptions,
+    options_only,
+    train_multiple_choice,
+)
 from benchsmith.validation.baselines.runtime import RunRecord
 from benchsmith.validation.baselines.spec import BaselineSpec, Choices, Options, get_engine, register_engine
+from benchsmith.validation.dataview import ConfigView
+from benchsmith.validation.metrics.bleu import SacreBLEU
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -119,7 +129,6 @@ def train_split(spec: BaselineSpec, release: Release, opts: RunOptions) -> tuple
                           f"{release.version} does not have", hint=did_you_mean(config, release.configs()))
     splits = release.splits(config)
     if split not in splits:
-        from benchsmith.cards.paths import reason
 
         skipped = release.config_info(config).skipped_splits.get(split)
         why = f": the build skipped it ({reason(str(skipped))})" if skipped else ""
@@ -157,8 +166,6 @@ def mc_items(spec: BaselineSpec, release: Release, config: str, split: str) -> l
     """The spec's multiple-choice items for ``config/split``, ``options_only`` applied: its
     ``items`` adapter's, else from the config's typed policy (``choices`` are the options,
     ``context`` fields joined by a space the context, the label's int the answer)."""
-    from benchsmith.validation.baselines.multiple_choice import MCItem, options_only
-    from benchsmith.validation.dataview import ConfigView
 
     if spec.items is not None:
         items = list(spec.items(release, config, split))
@@ -209,7 +216,6 @@ def out_file(opts: RunOptions, name: str) -> Path | None:
 
 
 def write_lines(path: Path, lines: Sequence[str]) -> None:
-    from benchsmith.registry import write_text_atomic
 
     write_text_atomic(path, "".join(line.replace("\n", " ") + "\n" for line in lines))
 
@@ -221,7 +227,6 @@ def score_rows(spec: BaselineSpec, release: Release, config: str, split: str, it
     if spec.score is not None:
         scored = dict(spec.score(release, config, split, items, outputs))
     else:
-        from benchsmith.validation.metrics.bleu import SacreBLEU
 
         res = SacreBLEU().score(list(outputs), [list(it.references) for it in items])
         scored = {"bleu": round(res.value or 0.0, 2), "signature": res.signature}
@@ -276,7 +281,6 @@ def score_outputs(call: EngineCall, out: EngineOutput, batches: Sequence[tuple[s
 @register_engine("cross_encoder", options=MCOptions, accuracy=True, multiple_choice=True,
                  ignores={"max_steps": "it trains whole epochs"})
 def cross_encoder(call: EngineCall) -> EngineOutput:
-    from benchsmith.validation.baselines.multiple_choice import train_multiple_choice
 
     spec, opts = call.spec, call.run
     out = EngineOutput()
@@ -322,7 +326,6 @@ class LabelIssuesOptions(MCOptions):
 
 @register_engine("label_issues", options=LabelIssuesOptions, multiple_choice=True)
 def label_issues(call: EngineCall) -> EngineOutput:
-    from benchsmith.validation.baselines.label_issues import detect_label_issues
 
     spec, opts, o = call.spec, call.run, call.options
     items = []
@@ -350,7 +353,6 @@ def label_issues(call: EngineCall) -> EngineOutput:
 
 @register_engine("generation", options=GenerationOptions, needs_model_path=True)
 def generation(call: EngineCall) -> EngineOutput:
-    from benchsmith.validation.baselines.generation import finetune_and_generate
 
     spec, opts = call.spec, call.run
     out = EngineOutput()

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from benchsmith.errors import ConfigError
 from benchsmith.validation.baselines.multiple_choice import (
     MCItem,
@@ -62,7 +64,6 @@ def detect_label_issues(items: Sequence[MCItem], *, folds: int = DEFAULT_FOLDS, 
                         device: str = "auto") -> LabelIssueReport:
     """Candidate label errors among ``items``, most suspicious first (at most ``top``); every
     fold trains with ``seed``."""
-    import numpy as np
     from sklearn.model_selection import KFold
 
     try:

@@ -44,6 +44,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
+from scipy.special import softmax
+
 from benchsmith import progress
 from benchsmith.errors import ConfigError, SchemaError
 from benchsmith.validation.baselines import runtime
@@ -278,7 +280,6 @@ def top_accuracy(prediction: Any) -> dict[str, float]:
 
 def predict(trainer: Any, features: Sequence[Mapping[str, Any]]) -> list[Prediction]:
     """``Trainer.predict`` in length order (least padding), back in item order, as probabilities."""
-    from scipy.special import softmax
 
     order = sorted(range(len(features)), key=lambda i: length(features[i]))
     logits = trainer.predict([features[i] for i in order]).predictions  # one device->host copy

@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import ConfigError
+from benchsmith.expectation import read_published_yaml
+from benchsmith.semver import parse_version
 from benchsmith.validation.baselines.engine import RunOptions, run_engine
 from benchsmith.validation.baselines.runtime import RunRecord
 from benchsmith.validation.baselines.spec import BaselineSpec
+from benchsmith.validation.checks.partial_input import DEFAULT_MAX_GAIN, artifact_verdict
+from benchsmith.validation.known_artifacts import declared
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -122,8 +126,6 @@ def short_model(model: str) -> str:
 def published_figures(builder: Any, version: str) -> list[Any]:
     """The builder's ``published.yaml`` figures that apply to ``version`` (unbound: the model
     baselines' figures are compared here, not measured by validate)."""
-    from benchsmith.expectation import read_published_yaml
-    from benchsmith.semver import parse_version
 
     if builder is None or not hasattr(builder, "data_path"):
         return []
@@ -186,7 +188,6 @@ def gate_verdict(spec: BaselineSpec, release: Release, rows: Sequence[ScoreRow],
                  subsampled: bool = False) -> dict[str, Any]:
     """Pass / warn / fail of a gated spec over its eval splits (see module docstring); ``known``:
     the builder's known artifacts; ``subsampled``: the run saw a cut of its splits."""
-    from benchsmith.validation.checks.partial_input import DEFAULT_MAX_GAIN, artifact_verdict
 
     max_gain, min_accuracy = (spec.gate.max_gain, spec.gate.min_accuracy) if spec.gate else (None, None)
     checks = []
@@ -261,7 +262,6 @@ def run_spec(spec: BaselineSpec, release: Release, *, builder: Any = None, figur
         fingerprints={c: fp for c, fp in release.fingerprints().items() if c in used_configs},
     )
     if spec.gate is not None:
-        from benchsmith.validation.known_artifacts import declared
 
         result.gate = gate_verdict(spec, release, rows, known=declared(builder) if known is None else known,
                                    subsampled=any(c.startswith("subsampled") for c in result.caveats))

@@ -25,8 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.registry import STAGING
+from benchsmith.release import find_releases
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
+from benchsmith.validation.checks.leakage import content_batches
+from benchsmith.validation.contamination import corpus, scan
 from benchsmith.validation.dataview import configs
+from benchsmith.validation.drift import previous_release
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
@@ -42,7 +46,6 @@ def registry_root(release: Release) -> Path:
 def declared(release: Release) -> tuple[list[Release], list[str]]:
     """(the newest release of each dataset the configs' policies name in
     ``contamination_against``, the names with no release in the registry), sorted by name."""
-    from benchsmith.release import find_releases
 
     root = registry_root(release)
     names = sorted({n for view in configs(release) for n in view.policy.contamination_against} - {release.name})
@@ -68,7 +71,6 @@ class ContaminationCheck(Check):
             "contamination_max_fraction sets when it fails)")
 
     def run(self, release: Release) -> list[CheckResult]:
-        from benchsmith.validation.drift import previous_release
 
         out = self._others(release)
         previous = previous_release(release, registry_root(release))
@@ -81,7 +83,6 @@ class ContaminationCheck(Check):
         return out
 
     def _others(self, release: Release) -> list[CheckResult]:
-        from benchsmith.validation.contamination import corpus, scan
 
         others, missing = declared(release)
         skipped = [self.result(Status.SKIP, f"contamination_against names {name}, which has no release in "
@@ -119,7 +120,6 @@ class ContaminationCheck(Check):
         return results
 
     def _moved(self, release: Release, previous: Any) -> list[CheckResult]:
-        from benchsmith.validation.checks.leakage import content_batches
 
         results = []
         before = {v.config: v for v in configs(previous)}

@@ -33,17 +33,18 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from huggingface_hub import HfApi, hf_hub_download
+from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
 from benchsmith.errors import ConfigError, ParseError, SourceError
-
-if TYPE_CHECKING:
-    from benchsmith.release import Release
+from benchsmith.release import Release
+from benchsmith.validation.dataview import ConfigView, configs
 
 #: largest byte range of a plain-text or JSON-lines file read by one task
 CHUNK_BYTES = 8 << 20
@@ -256,8 +257,6 @@ def _parquet(part: Part) -> Iterator[tuple[int, str]]:
 def _release(part: Part) -> Iterator[tuple[Any, str, str]]:
     """(item id, field, text) of every matched value of a release's split (without an id
     field: the item's 1-based position)."""
-    from benchsmith.release import Release
-    from benchsmith.validation.dataview import ConfigView
 
     view = ConfigView(Release(part.path), part.config)
     ident = view.id_field
@@ -340,7 +339,6 @@ def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[pa.Array | li
 
 def release_parts(release: Release, label: str, fields_of: Any) -> list[Part]:
     """One part per config and split of another release; ``fields_of(view)`` its matched fields."""
-    from benchsmith.validation.dataview import configs
 
     parts = []
     for view in configs(release):
@@ -371,8 +369,6 @@ def hub_parts(spec: str, text_fields: tuple[str, ...]) -> list[Part]:
     query = parse_qs(url.query)
     config = (query.get("config") or [""])[0]
     fields = tuple(query.get("field") or ()) or text_fields
-    from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)  # read now: the library reads it at import
     try:

@@ -16,15 +16,23 @@ n-gram occurs.
 from __future__ import annotations
 
 import fnmatch
+import logging
+import multiprocessing
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as done
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from benchsmith import progress
 from benchsmith.errors import ConfigError
+from benchsmith.lookup import resolve_release
 from benchsmith.validation.contamination import corpus
 from benchsmith.validation.contamination.ngrams import DEFAULT_MIN_TOKENS, DEFAULT_NGRAM, Item, ItemIndex
 from benchsmith.validation.dataview import ConfigView, configs
@@ -124,7 +132,6 @@ def dask_client(address: str) -> Iterator[Any]:
         from dask.distributed import Client
     except ModuleNotFoundError as exc:
         raise ConfigError("dask[distributed] is not installed", hint="pip install 'benchsmith[scale]'") from exc
-    import logging
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     _reachable(address)
@@ -142,8 +149,6 @@ def dask_client(address: str) -> Iterator[Any]:
 
 def _reachable(address: str) -> None:
     """Fail at once (not after Dask's retries) when nothing listens at a tcp:// address."""
-    import socket
-    from urllib.parse import urlsplit
 
     url = urlsplit(address if "://" in address else f"tcp://{address}")
     if url.scheme not in ("tcp", "tls") or url.hostname is None or url.port is None:
@@ -178,9 +183,6 @@ def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | No
             for i, p in enumerate(parts):
                 on_done(i, scan_part(p))
             return "in process"
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures import as_completed as done
 
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         # a forked worker inherits _INDEX; a spawned one is handed the index once
@@ -236,9 +238,7 @@ def run(index: ItemIndex, parts: Sequence[corpus.Part], *, scheduler: str | None
 def source_parts(specs: Sequence[str], *, registry: Any = None, text_fields: tuple[str, ...] = (),
                  chunk: int = corpus.CHUNK_BYTES) -> tuple[list[corpus.Part], list[dict[str, Any]]]:
     """Partitions of every SOURCE argument, and a description of each source."""
-    from pathlib import Path
 
-    from benchsmith.lookup import resolve_release
 
     parts: list[corpus.Part] = []
     described = []
