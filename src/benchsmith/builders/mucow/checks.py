@@ -63,7 +63,6 @@ from benchsmith.nlp.tokenize import get_tokenizer
 from benchsmith.validation.check import Check, CheckResult, Status
 
 from .corpora import SUBTITLE_LABELS
-from .moses_counts import plain_counts
 from .schema import sense_of, suite_statistics
 from .suites import n_words
 
@@ -277,7 +276,7 @@ class SourceLength(SuiteCheck):
             raise ConfigError("the config declares no source language to tokenise with")
         tokenize = get_tokenizer(languages[0])
         rows = _rows(release, config, split, ["id", "source"])
-        m = source_lengths([r["source"] for r in rows], tokenize, min_words, count=plain_counts(tokenize))
+        m = source_lengths([r["source"] for r in rows], tokenize, min_words)
         short = [rows[i]["id"] for i in m.short]
         metrics = {"items": len(rows), "min_words": min_words, "short_items": len(short),
                    "shortest_words": m.shortest_words, "shortest_tokens": m.shortest_tokens,
@@ -310,8 +309,8 @@ _UNBOUNDED = re.compile(r"[\x00-\x1f]|MULTI")
 _WORD_CHUNK = re.compile(r"[^\W_]\S*")
 
 
-def source_lengths(sources: Sequence[str], tokenize: Any, min_words: int, *, exhaustive: bool = False,
-                   count: Any = None) -> SourceLengths:
+def source_lengths(sources: Sequence[str], tokenize: Any, min_words: int, *,
+                   exhaustive: bool = False) -> SourceLengths:
     """Words (Moses tokens with a letter or digit) and Moses tokens of the sources, tokenising
     only those that decide a figure.
 
@@ -321,19 +320,14 @@ def source_lengths(sources: Sequence[str], tokenize: Any, min_words: int, *, exh
     digit bound the words. A source is tokenised when its bounds do not clear ``min_words`` (it
     may be short) or while its bound is under the shortest count found so far (it may be the
     shortest); every other source's counts cannot change a figure (most of MuCoW's 18,000 scoring
-    sources have 20 words or more). ``count(text)``, when given, gives a
-    source's exact ``(words, tokens)`` or None (:func:`.moses_counts.plain_counts`: a plain
-    sentence is counted without Moses); None tokenises it. ``exhaustive`` tokenises every source
+    sources have 20 words or more). ``exhaustive`` tokenises every source
     (tests/test_mucow_checks.py compares both on the real suites)."""
     exact: dict[int, tuple[int, int]] = {}
 
     def measure(i: int) -> tuple[int, int]:
         if i not in exact:
-            counted = None if exhaustive or count is None else count(sources[i])
-            if counted is None:
-                toks = tokenize(sources[i])
-                counted = (n_words(toks), len(toks))
-            exact[i] = counted
+            toks = tokenize(sources[i])
+            exact[i] = (n_words(toks), len(toks))
         return exact[i]
 
     bounds: dict[int, tuple[int, int]] = {}
