@@ -224,11 +224,12 @@ def publish_local(release: Release, registry_root: Path, *, allow_partial: bool 
 
 def hub_record_registry(release: Release, registry_root: Path | None) -> Path:
     """Where a Hub publication is recorded: ``registry_root`` when given, else the registry that
-    holds the release folder (``<root>/<name>/<version>``), else the default registry."""
+    holds the release folder (``<root>/<name>/<version>`` with ``<root>`` a registry), else the
+    default registry. A copy shaped like a registry's folder is not one: nothing is written beside it."""
     if registry_root is not None:
         return Path(registry_root)
     path = release.path.resolve()
-    if path.name == release.version and path.parent.name == release.name:
+    if path.name == release.version and path.parent.name == release.name and registry.in_registry(path):
         return path.parent.parent
 
     return benchsmith_home() / "registry"

@@ -45,9 +45,9 @@ from huggingface_hub.errors import RepositoryNotFoundError
 
 from benchsmith import hub_http
 from benchsmith.cache import benchsmith_home
-from benchsmith.errors import ConfigError, ReleaseError
+from benchsmith.errors import ConfigError, GateError, ReleaseError
 from benchsmith.hub_errors import explain, hub_session
-from benchsmith.hub_listing import verify_snapshot
+from benchsmith.hub_listing import SEAL_FILE, verify_snapshot
 from benchsmith.lookup import resolve_release
 from benchsmith.redact import redact
 from benchsmith.registry import write_text_atomic
@@ -180,6 +180,22 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     return release
 
 
+def hub_gold(ref: HubRef, *, allow_unvalidated: bool = False, endpoint: str | None = None) -> Release:
+    """:func:`hub_release` for scoring (``evaluate --release hf://...``). A snapshot that matches
+    the ``seal.json`` its publish uploaded is certified: ``publish`` uploads only a release whose
+    validation passed, and the listing pins every byte. One without that listing (not published by
+    benchsmith) is a :class:`GateError` unless ``allow_unvalidated``, then scored with a warning."""
+    release = hub_release(ref, endpoint=endpoint)
+    if release.seal_note is None:  # type: ignore[attr-defined]
+        return release
+    if not allow_unvalidated:
+        raise GateError(f"{ref} has no {SEAL_FILE} (not published by benchsmith): its gold data is not certified",
+                        hint="Score against a revision benchsmith published, or pass --allow-unvalidated to "
+                        "score against it anyway")
+    logger.warning("%s: scoring against gold data nobody certified (--allow-unvalidated)", ref)
+    return release
+
+
 #: the most entries a Hub revision's file listing may have before it is downloaded: a release has
 #: a few files per config and split, so anything near this is not a release (and would take hours)
 MAX_HUB_ENTRIES = 20_000
@@ -206,4 +222,4 @@ def _check_seal(release, ref: HubRef) -> None:
         logger.warning("note: %s", note)
 
 
-__all__ = ["HubRef", "hub_release", "newest_hub_tag", "parse_hub_ref", "resolve"]
+__all__ = ["HubRef", "hub_gold", "hub_release", "newest_hub_tag", "parse_hub_ref", "resolve"]

@@ -27,6 +27,7 @@ from benchsmith.builder import builders, get_builder
 from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION
 from benchsmith.cli.output import console, emit, err_console, table
 from benchsmith.lookup import gold_release
+from benchsmith.reference import hub_gold, parse_hub_ref
 from benchsmith.scoring import evaluate, metric_options
 
 #: parameters of every generated command; a metric option may not take one of these names
@@ -67,7 +68,8 @@ def dataset_command(name: str) -> Any:
                 "Metric to score with, repeatable (default: every metric that scores the config): "
                 + ", ".join(declared) + ".", None, metavar="NAME"),
         _option("release", str, "--release",
-                f"Release directory or NAME[/VERSION] in the registry. Default: {name} (its newest version).", name,
+                "Release directory, NAME[/VERSION] in the registry, or a published revision "
+                f"hf://datasets/ORG/NAME@VERSION. Default: {name} (its newest version).", name,
                 metavar="RELEASE"),
         inspect.Parameter("registry", inspect.Parameter.KEYWORD_ONLY, default=REGISTRY_OPTION,
                           annotation=Path | None),
@@ -117,7 +119,9 @@ def _option(key: str, annotation: Any, flag: str, text: str, default: Any, **ext
 
 def _run(name: str, kwargs: dict[str, Any], options: dict[str, Any]) -> None:
     given = {k: v for k, v in kwargs.items() if k in options and v is not None and v is not False}
-    release = gold_release(kwargs["release"], kwargs["registry"], allow_unvalidated=kwargs["allow_unvalidated"])
+    ref = parse_hub_ref(kwargs["release"])
+    release = (hub_gold(ref, allow_unvalidated=kwargs["allow_unvalidated"]) if ref is not None else
+               gold_release(kwargs["release"], kwargs["registry"], allow_unvalidated=kwargs["allow_unvalidated"]))
     out = evaluate(get_builder(name), release, kwargs["predictions"], config=kwargs["config"], split=kwargs["split"],
                    metrics=kwargs["metric"] or (), options=given, details=kwargs["details"])
     for w in out["warnings"]:
