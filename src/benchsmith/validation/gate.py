@@ -24,13 +24,23 @@ def failures(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in report["results"] if r["status"] == "fail"]
 
 
-def describe(failed: list[dict[str, Any]], limit: int = 5) -> str:
-    """One line naming the first ``limit`` failures (check, config, summary) and how many more."""
+#: the most characters of one failure's summary in the gate's line (a fidelity summary quotes its paper)
+SUMMARY_CHARS = 100
+
+
+def describe(failed: list[dict[str, Any]], limit: int = 3) -> str:
+    """One line naming the first ``limit`` failures (check, config, summary cut to
+    :data:`SUMMARY_CHARS`) and how many more: the report has the rest."""
     shown = "; ".join(
-        f"{r['check']}" + (f" [{r['config']}]" if r.get("config") else "") + f": {r['summary']}" for r in failed[:limit]
+        f"{r['check']}" + (f" [{r['config']}]" if r.get("config") else "") + f": {_cut(str(r['summary']))}"
+        for r in failed[:limit]
     )
     more = f" (+{len(failed) - limit} more)" if len(failed) > limit else ""
     return shown + more
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1].rstrip() + "…"
 
 
 def enforce(report: dict[str, Any], where: Any = None) -> None:
