@@ -176,7 +176,7 @@ class Tokens:
     def joined(self) -> list[str]:
         """Each text's words joined by one space."""
         lists = pa.LargeListArray.from_arrays(pa.array(self.firsts, pa.int64()), self.words)
-        return pc.binary_join(lists, pa.scalar(" ", pa.large_string())).to_pylist()  # type: ignore[no-any-return]
+        return pc.binary_join(lists, pa.scalar(" ", self.words.type)).to_pylist()  # type: ignore[no-any-return]
 
 
 def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
@@ -266,8 +266,11 @@ def tokenise(texts: pa.Array | Sequence[str], table: Classes | None = None) -> T
     lengths = ends - starts
     word_offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=word_offsets[1:])
-    words = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(word_offsets),
-                                             pa.py_buffer(np.ascontiguousarray(data[keep])))
+    # 32-bit offsets where they fit (a batch's words always do): index_in hashes them faster
+    small = word_offsets[-1] < 2**31
+    words = (pa.StringArray if small else pa.LargeStringArray).from_buffers(
+        len(starts), pa.py_buffer(word_offsets.astype(np.int32) if small else word_offsets),
+        pa.py_buffer(np.ascontiguousarray(data[keep])))
     return Tokens(words, firsts)
 
 
@@ -303,7 +306,7 @@ def _spans(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> tuple[np
     if not len(data):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(len(offsets), dtype=np.int64), np.zeros(0, dtype=bool)
-    kind = table[data]  # right for ASCII; the bytes of a wider character are fixed below
+    kind = table[:256][data]  # right for ASCII; the bytes of a wider character are fixed below
     wide = np.flatnonzero(data >= 0xC0)
     if len(wide):
         last = len(data) - 1
@@ -340,10 +343,10 @@ def _spans(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> tuple[np
         k = kind[at] & 7
         start[depends] = (k == _SPL) | (k == _SPLMK)
     tok = kind != _NONE
-    boundary = np.flatnonzero(start | ~tok)
     s = np.flatnonzero(start)
-    ends = np.append(boundary, len(kind))[np.flatnonzero(start[boundary]) + 1]
-    return s, ends, np.searchsorted(s, offsets), tok
+    last = tok.copy()  # a word's last byte: the next one is in no word or starts one
+    last[:-1] &= np.logical_or(~tok[1:], start[1:], out=start[:-1])
+    return s, np.flatnonzero(last) + 1, np.searchsorted(s, offsets), tok
 
 
 def normalise(text: str) -> list[str]:
