@@ -214,7 +214,11 @@ class ItemIndex:
 
     def near(self, texts: pa.Array | Sequence[str],
              encoded: tuple[Tokens, np.ndarray] | None = None) -> list[tuple[int, int, float]]:
-        """(line, value, Jaccard) of every line of a batch that is a near duplicate of a value."""
+        """(line, value, Jaccard) of every line of a batch that is a near duplicate of a value
+        (without :meth:`enable_near`, nothing: and the leakage check's modules stay unimported)."""
+        near_keys = getattr(self, "near_keys", None)
+        if near_keys is None or not len(texts):
+            return []
         from benchsmith.validation.checks.leakage import (
             _candidates,
             band_keys,
@@ -223,9 +227,6 @@ class ItemIndex:
             signatures,
         )
 
-        near_keys = getattr(self, "near_keys", None)
-        if near_keys is None or not len(texts):
-            return []
         lines = (encoded[0] if encoded else tokenise(texts, self.classes)).joined()
         bands, rows = lsh_bands(self.near_threshold, self.near_perm)
         keys = band_keys(signatures(lines, self.near_ngram, self.near_perm), bands, rows)

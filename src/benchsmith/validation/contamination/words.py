@@ -306,7 +306,7 @@ def _spans(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> tuple[np
     if not len(data):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(len(offsets), dtype=np.int64), np.zeros(0, dtype=bool)
-    kind = table[:256][data]  # right for ASCII; the bytes of a wider character are fixed below
+    kind = table[data]  # right for ASCII; the bytes of a wider character are fixed below
     wide = np.flatnonzero(data >= 0xC0)
     if len(wide):
         last = len(data) - 1
@@ -343,10 +343,10 @@ def _spans(data: np.ndarray, offsets: np.ndarray, table: np.ndarray) -> tuple[np
         k = kind[at] & 7
         start[depends] = (k == _SPL) | (k == _SPLMK)
     tok = kind != _NONE
+    boundary = np.flatnonzero(start | ~tok)
     s = np.flatnonzero(start)
-    last = tok.copy()  # a word's last byte: the next one is in no word or starts one
-    last[:-1] &= np.logical_or(~tok[1:], start[1:], out=start[:-1])
-    return s, np.flatnonzero(last) + 1, np.searchsorted(s, offsets), tok
+    ends = np.append(boundary, len(kind))[np.flatnonzero(start[boundary]) + 1]
+    return s, ends, np.searchsorted(s, offsets), tok
 
 
 def normalise(text: str) -> list[str]:
