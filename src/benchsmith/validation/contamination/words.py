@@ -184,7 +184,9 @@ def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
     for the rows holding a character NFKC may change or whose case folding is not Arrow's
     lower-casing (:attr:`Classes.special`), which Python normalises and folds."""
     cls = table or classes()
-    texts = pc.fill_null(texts.cast(pa.large_string()), "")
+    texts = texts.cast(pa.large_string())
+    if texts.null_count:
+        texts = pc.fill_null(texts, "")
     lower = pc.utf8_lower(texts)
     _, off_buf, data_buf = texts.buffers()
     offsets = np.frombuffer(off_buf, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
