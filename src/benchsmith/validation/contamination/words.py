@@ -9,8 +9,8 @@ Myanmar, Khmer: :data:`benchsmith.validation.dataview._NO_SPACES`). This is
 
 How: :func:`tokenise` works on an Arrow string array. Lower-casing is an Arrow kernel
 (C++); the rows NFKC may change or whose case folding differs from Arrow's lower-casing
-(``ß``, ``İ``, Cherokee ...: one regex finds them, none in ASCII) are normalised and folded
-by Python, so the result is ``unicodedata.normalize("NFKC", text).casefold()`` (Python's
+(``ß``, ``İ``, Cherokee ...; numpy finds them from tables of every code point, none in
+ASCII) are normalised and folded by Python, so the result is ``unicodedata.normalize("NFKC", text).casefold()`` (Python's
 Unicode tables, whatever Arrow's are). The words are found by numpy over the UTF-8
 bytes: each character's class comes from a table of every code point (built once from
 Python's own ``\\w``, the mark categories and the spaceless ranges), token starts follow the
@@ -42,14 +42,12 @@ _WORD, _SPACELESS, _MARK = 1, 2, 4
 class Classes:
     """Per code point its kind (:data:`_KIND`: not in a word, word character, spaceless-script
     character, combining mark, spaceless-script mark); and what finds the texts Arrow's
-    lower-casing alone would not fold (:func:`_unstable`): ``special``, a regex for the texts
-    that may hold one, and per code point ``flags`` (:data:`_CHANGES`, :data:`_SECOND`,
+    lower-casing alone would not fold (:func:`_unstable`): per code point ``flags`` (:data:`_CHANGES`, :data:`_SECOND`,
     :data:`_MARKS_ONLY`), the canonical class of the first and last character of its
     decomposition (``first_ccc``, ``last_ccc``) and the sorted ``pairs`` (``P << 21 | m``) of a
     character and a second part that NFKC composes or changes."""
 
     table: np.ndarray
-    special: str
     flags: np.ndarray
     first_ccc: np.ndarray
     last_ccc: np.ndarray
@@ -57,17 +55,6 @@ class Classes:
 
 
 _CHANGES, _SECOND, _MARKS_ONLY = 1, 2, 4
-
-
-def _class(codes: list[int]) -> str:
-    """A regex character class of code points (RE2 syntax)."""
-    ranges: list[list[int]] = []
-    for x in sorted(set(codes)):
-        if ranges and ranges[-1][1] == x - 1:
-            ranges[-1][1] = x
-        else:
-            ranges.append([x, x])
-    return "[" + "".join(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in ranges) + "]"
 
 
 def _where(text: str, differs: Callable[[str], bool]) -> list[int]:
@@ -101,7 +88,7 @@ def classes() -> Classes:
     return Classes(_KIND[table], *_unstable(every, special))
 
 
-def _unstable(every: str, special: list[int]) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _unstable(every: str, special: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The tables of :class:`Classes` that find the texts NFKC and case folding change.
 
     NFKC decomposes every character, sorts each run of combining marks by canonical class
@@ -114,11 +101,9 @@ def _unstable(every: str, special: list[int]) -> tuple[str, np.ndarray, np.ndarr
     character ``P`` just before it counts and ``NFKC(P m) != P m`` decides (``pairs``); a
     marked ``m`` reaches past ``P`` only when ``P`` decomposes to marks alone (flagged
     :data:`_MARKS_ONLY`: such a text goes to Python whatever the starter before), else the
-    starter it may compose with lies in ``P`` and ``pairs`` decides again. The regex matches
-    every text that holds one of these cases (a changing character, a second part, two
-    neighbours with marks); :func:`folded` clears the Tamil vowel sign aa after its
-    consonant or two Thai marks in order with the tables, so only texts NFKC changes go to
-    Python."""
+    starter it may compose with lies in ``P`` and ``pairs`` decides again. So the Tamil vowel
+    sign aa after its consonant, or two Thai marks in order, no longer send their text to
+    Python (a fifth of the lines of a multilingual corpus, none of which NFKC changes)."""
     ccc = unicodedata.combining
     nfkd = {c: unicodedata.normalize("NFKD", chr(c)) for c in _where(every, lambda t: unicodedata.normalize(
         "NFKD", t) != t)}
@@ -155,9 +140,7 @@ def _unstable(every: str, special: list[int]) -> tuple[str, np.ndarray, np.ndarr
     for m, starters in firsts.items():
         near = {p for s in starters for p in (s, last_starter(s), *by_last.get(last_starter(s), [])) if p is not None}
         pairs += [p << 21 | m for p in near if unicodedata.normalize("NFKC", chr(p) + chr(m)) != chr(p) + chr(m)]
-    regex = "|".join([_class(np.flatnonzero(flags & (_CHANGES | _SECOND)).tolist()),
-                      _class(np.flatnonzero(last_ccc).tolist()) + _class(np.flatnonzero(first_ccc).tolist())])
-    return regex, flags, first_ccc, last_ccc, np.unique(np.array(pairs, dtype=np.uint64))
+    return flags, first_ccc, last_ccc, np.unique(np.array(pairs, dtype=np.uint64))
 
 
 @dataclass
@@ -181,8 +164,8 @@ class Tokens:
 
 def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
     """``casefold(NFKC(text))`` of every text (nulls as empty texts): Arrow's lower-casing, except
-    for the rows holding a character NFKC may change or whose case folding is not Arrow's
-    lower-casing (:attr:`Classes.special`), which Python normalises and folds."""
+    for the rows NFKC may change or holding a character whose case folding is not Arrow's
+    lower-casing (:func:`_changing`), which Python normalises and folds."""
     cls = table or classes()
     texts = texts.cast(pa.large_string())
     if texts.null_count:
@@ -193,15 +176,9 @@ def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
     if data_buf is None or not len(texts) or np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]].max(
             initial=0) < 0x80:
         return lower  # ASCII: nothing to normalise
-    maybe = pc.match_substring_regex(texts, cls.special)
-    if not pc.any(maybe).as_py():
-        return lower
-    rows = np.flatnonzero(maybe.to_numpy(zero_copy_only=False))
-    rows = rows[_changing(texts.take(pa.array(rows)), cls)]
-    if len(rows):
-        special = np.zeros(len(texts), dtype=bool)
-        special[rows] = True
-        fixed = [unicodedata.normalize("NFKC", t).casefold() for t in texts.take(pa.array(rows)).to_pylist()]
+    special = _changing(texts, cls)
+    if special.any():
+        fixed = [unicodedata.normalize("NFKC", t).casefold() for t in texts.filter(special).to_pylist()]
         lower = pc.replace_with_mask(lower, pa.array(special), pa.array(fixed, pa.large_string()))
     return lower
 
