@@ -74,7 +74,7 @@ def _where(text: str, differs: Callable[[str], bool]) -> list[int]:
 
 @lru_cache(maxsize=1)
 def classes() -> Classes:
-    """Built once per process from Python's definitions (~1 CPU s; the index carries them to
+    """Built once per process from Python's definitions (about a CPU second; the index carries them to
     Dask workers)."""
     cps = np.arange(0x110000, dtype=np.uint32)
     every = cps[(cps < 0xD800) | (cps >= 0xE000)].tobytes().decode("utf-32-le")
