@@ -23,6 +23,12 @@ from benchsmith.validation.contamination.words import normalise, tokenise
     ("हिन्दी शब्द", ["हिन्दी", "शब्द"]),  # Devanagari vowel signs stay inside their words
     ("தமிழ் சொல்", ["தமிழ்", "சொல்"]),
     ("cafe\u0301 café", ["café", "café"]),  # a combining accent composes (NFKC)
+    # NFKC where it composes or reorders, and the neighbours it leaves alone
+    ("\u0b95\u0bc6\u0bbe \u0b95\u0bbe", ["\u0b95\u0bca", "\u0b95\u0bbe"]),  # Tamil o from its two signs; aa stays
+    ("\u0e01\u0e48\u0e38", ["\u0e01\u0e38\u0e48"]),  # Thai marks out of canonical order are sorted
+    ("\u1100\u1161\u11a8", ["\uac01"]),  # Hangul jamo compose to a syllable
+    ("İki i\u0307ki", ["i\u0307ki", "i\u0307ki"]),  # a dot above after i stays
+    ("\u00e9\u0323", ["\u1eb9\u0301"]),  # a dot below reorders before the acute and composes
     ("a\x00b", ["a", "b"]),  # NUL is no word character, and no line separator
     ("", []),
     ("  ...  ", []),

@@ -84,6 +84,7 @@ class ItemIndex:
     classes: Classes = field(default_factory=classes, repr=False)
     _pending: list[tuple[int, str, str]] = field(default_factory=list, repr=False)
     _random: np.ndarray | None = field(default=None, repr=False)
+    _power: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def add_item(self, item: Item, texts: Sequence[tuple[str, str]]) -> None:
         """Add an item with its matched ``(field, text)`` values (list fields: one per element)."""
@@ -139,7 +140,8 @@ class ItemIndex:
     def encode(self, texts: pa.Array | Sequence[str]) -> tuple[Tokens, np.ndarray]:
         """The batch's words and their release word ids (0: not a release word)."""
         tokens = tokenise(texts, self.classes)
-        ids = pc.index_in(tokens.words, value_set=self.vocab)
+        vocab = self.vocab if self.vocab.type == tokens.words.type else self.vocab.cast(tokens.words.type)
+        ids = pc.index_in(tokens.words, value_set=vocab)
         return tokens, pc.fill_null(ids, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
 
     def scan(self, texts: pa.Array | Sequence[str], encoded: tuple[Tokens, np.ndarray] | None = None) -> list[Hit]:
@@ -155,15 +157,8 @@ class ItemIndex:
         line_end = np.repeat(firsts[1:], counts)
         unknown = np.zeros(total + 1, dtype=np.int64)
         np.cumsum(ids == 0, out=unknown[1:])
+        power, inverse = self._powers(total)
         with np.errstate(over="ignore"):
-            power = np.empty(total, dtype=np.uint64)  # P^k
-            power[0] = 1
-            power[1:] = _POLY
-            np.cumprod(power, out=power)
-            inverse = np.empty(total, dtype=np.uint64)  # P^-k
-            inverse[0] = 1
-            inverse[1:] = _POLY_INVERSE
-            np.cumprod(inverse, out=inverse)
             prefix = np.zeros(total + 1, dtype=np.uint64)
             np.cumsum(self._random[ids] * inverse, out=prefix[1:])
         hits: list[Hit] = []
@@ -192,6 +187,15 @@ class ItemIndex:
         hits.sort(key=lambda h: (h.line, h.word, h.n, h.value, h.start))  # line order, whatever n found them
         return hits
 
+    def _powers(self, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """``P^k`` and ``P^-k`` for ``k < size``, kept from batch to batch (grown by doubling)."""
+        if self._power is None or len(self._power[0]) < size:
+            n = max(size, 2 * len(self._power[0]) if self._power is not None else 1 << 16)
+            with np.errstate(over="ignore"):
+                self._power = tuple(np.cumprod(np.concatenate([[np.uint64(1)], np.full(n - 1, p, dtype=np.uint64)]))
+                                    for p in (_POLY, _POLY_INVERSE))  # type: ignore[assignment]
+        return self._power[0][:size], self._power[1][:size]
+
     # ------------------------------------------------------------------ near duplicates
     def enable_near(self, threshold: float, ngram: int = 5, num_perm: int = 128) -> ItemIndex:
         """Also find corpus lines that are near duplicates of a matched value: Jaccard similarity
@@ -210,7 +214,11 @@ class ItemIndex:
 
     def near(self, texts: pa.Array | Sequence[str],
              encoded: tuple[Tokens, np.ndarray] | None = None) -> list[tuple[int, int, float]]:
-        """(line, value, Jaccard) of every line of a batch that is a near duplicate of a value."""
+        """(line, value, Jaccard) of every line of a batch that is a near duplicate of a value
+        (without :meth:`enable_near`, nothing: and the leakage check's modules stay unimported)."""
+        near_keys = getattr(self, "near_keys", None)
+        if near_keys is None or not len(texts):
+            return []
         from benchsmith.validation.checks.leakage import (
             _candidates,
             band_keys,
@@ -219,9 +227,6 @@ class ItemIndex:
             signatures,
         )
 
-        near_keys = getattr(self, "near_keys", None)
-        if near_keys is None or not len(texts):
-            return []
         lines = (encoded[0] if encoded else tokenise(texts, self.classes)).joined()
         bands, rows = lsh_bands(self.near_threshold, self.near_perm)
         keys = band_keys(signatures(lines, self.near_ngram, self.near_perm), bands, rows)

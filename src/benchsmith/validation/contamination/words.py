@@ -9,8 +9,8 @@ Myanmar, Khmer: :data:`benchsmith.validation.dataview._NO_SPACES`). This is
 
 How: :func:`tokenise` works on an Arrow string array. Lower-casing is an Arrow kernel
 (C++); the rows NFKC may change or whose case folding differs from Arrow's lower-casing
-(``ß``, ``İ``, Cherokee ...: one regex finds them, none in ASCII) are normalised and folded
-by Python, so the result is ``unicodedata.normalize("NFKC", text).casefold()`` (Python's
+(``ß``, ``İ``, Cherokee ...; numpy finds them from tables of every code point, none in
+ASCII) are normalised and folded by Python, so the result is ``unicodedata.normalize("NFKC", text).casefold()`` (Python's
 Unicode tables, whatever Arrow's are). The words are found by numpy over the UTF-8
 bytes: each character's class comes from a table of every code point (built once from
 Python's own ``\\w``, the mark categories and the spaceless ranges), token starts follow the
@@ -41,26 +41,20 @@ _WORD, _SPACELESS, _MARK = 1, 2, 4
 @dataclass(frozen=True)
 class Classes:
     """Per code point its kind (:data:`_KIND`: not in a word, word character, spaceless-script
-    character, combining mark, spaceless-script mark); and a
-    regex for the texts Arrow's lower-casing alone would not fold: those holding a character
-    NFKC may change (a text without one is its own NFKC: characters that normalise to
-    something else, the second character of a canonical composition, Hangul vowels and
-    finals, and two combining marks in a row, which NFKC may reorder) or one whose case
-    folding is not Arrow's lower-casing (``ß``, ``İ``, Cherokee ...)."""
+    character, combining mark, spaceless-script mark); and what finds the texts Arrow's
+    lower-casing alone would not fold (:func:`_unstable`): per code point ``flags`` (:data:`_CHANGES`, :data:`_SECOND`,
+    :data:`_MARKS_ONLY`), the canonical class of the first and last character of its
+    decomposition (``first_ccc``, ``last_ccc``) and the sorted ``pairs`` (``P << 21 | m``) of a
+    character and a second part that NFKC composes or changes."""
 
     table: np.ndarray
-    special: str
+    flags: np.ndarray
+    first_ccc: np.ndarray
+    last_ccc: np.ndarray
+    pairs: np.ndarray
 
 
-def _class(codes: list[int]) -> str:
-    """A regex character class of code points (RE2 syntax)."""
-    ranges: list[list[int]] = []
-    for x in sorted(set(codes)):
-        if ranges and ranges[-1][1] == x - 1:
-            ranges[-1][1] = x
-        else:
-            ranges.append([x, x])
-    return "[" + "".join(f"\\x{{{a:x}}}" if a == b else f"\\x{{{a:x}}}-\\x{{{b:x}}}" for a, b in ranges) + "]"
+_CHANGES, _SECOND, _MARKS_ONLY = 1, 2, 4
 
 
 def _where(text: str, differs: Callable[[str], bool]) -> list[int]:
@@ -80,7 +74,7 @@ def _where(text: str, differs: Callable[[str], bool]) -> list[int]:
 
 @lru_cache(maxsize=1)
 def classes() -> Classes:
-    """Built once per process from Python's definitions (~0.3 CPU s; the index carries them to
+    """Built once per process from Python's definitions (about a CPU second; the index carries them to
     Dask workers)."""
     cps = np.arange(0x110000, dtype=np.uint32)
     every = cps[(cps < 0xD800) | (cps >= 0xE000)].tobytes().decode("utf-32-le")
@@ -89,17 +83,64 @@ def classes() -> Classes:
         for m in re.finditer(pattern, every):
             text = m.group()
             table[ord(text[0]) : ord(text[-1]) + 1] |= bit  # a run may span the surrogates: never in UTF-8
-    changes = [c for c in _where(every, lambda t: unicodedata.normalize("NFKD", t) != t)
-               if unicodedata.normalize("NFKC", chr(c)) != chr(c)]
+    # where Arrow's lower-casing (utf8proc's tables) is not Python's case folding
+    special = _where(every, lambda t: pc.utf8_lower(pa.scalar(t, pa.large_string())).as_py() != t.casefold())
+    return Classes(_KIND[table], *_unstable(every, special))
+
+
+def _unstable(every: str, special: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The tables of :class:`Classes` that find the texts NFKC and case folding change.
+
+    NFKC decomposes every character, sorts each run of combining marks by canonical class
+    and composes each second part ``m`` of a composition with the last starter before it,
+    unless a character between them blocks it (class 0, or a class at least ``m``'s). So a
+    text without a character that case folding or NFKC changes alone is its own NFKC unless
+    (1) two neighbours ``x y`` are out of order (the last class of ``x``'s decomposition above
+    the first of ``y``'s, that one not 0) or (2) a second part ``m`` composes with what
+    precedes it. For (2): a class-0 ``m`` is blocked by anything between, so only the
+    character ``P`` just before it counts and ``NFKC(P m) != P m`` decides (``pairs``); a
+    marked ``m`` reaches past ``P`` only when ``P`` decomposes to marks alone (flagged
+    :data:`_MARKS_ONLY`: such a text goes to Python whatever the starter before), else the
+    starter it may compose with lies in ``P`` and ``pairs`` decides again. So the Tamil vowel
+    sign aa after its consonant, or two Thai marks in order, no longer send their text to
+    Python (a fifth of the lines of a multilingual corpus, none of which NFKC changes)."""
+    ccc = unicodedata.combining
+    nfkd = {c: unicodedata.normalize("NFKD", chr(c)) for c in _where(every, lambda t: unicodedata.normalize(
+        "NFKD", t) != t)}
+    changes = [c for c in nfkd if unicodedata.normalize("NFKC", chr(c)) != chr(c)]
+    firsts: dict[int, set[int]] = {}  # second part -> the characters it composes with
     for c in _where(every, lambda t: unicodedata.normalize("NFD", t) != t):
         parts = unicodedata.decomposition(chr(c)).split()
         if len(parts) == 2 and not parts[0].startswith("<"):
-            changes.append(int(parts[1], 16))  # it composes with the character before it
-    changes += [*range(0x1161, 0x1176), *range(0x11A8, 0x11C3)]  # Hangul vowels and finals compose
-    combining = [ord(c) for c in every if unicodedata.combining(c)]
-    # where Arrow's lower-casing (utf8proc's tables) is not Python's case folding
-    special = _where(every, lambda t: pc.utf8_lower(pa.scalar(t, pa.large_string())).as_py() != t.casefold())
-    return Classes(_KIND[table], f"{_class(changes + special)}|{_class(combining)}{{2}}")
+            firsts.setdefault(int(parts[1], 16), set()).add(int(parts[0], 16))
+    for v in range(0x1161, 0x1176):  # Hangul: a leading consonant and a vowel, that syllable and a final
+        firsts[v] = set(range(0x1100, 0x1113))
+    for t in range(0x11A8, 0x11C3):
+        firsts[t] = set(range(0xAC00, 0xD7A4, 28))
+
+    def last_starter(c: int) -> int | None:
+        starters = [x for x in nfkd.get(c, chr(c)) if not ccc(x)]
+        return ord(starters[-1]) if starters else None
+
+    by_last: dict[int | None, list[int]] = {}  # a starter -> the characters whose decomposition's last starter it is
+    for c in nfkd:
+        by_last.setdefault(last_starter(c), []).append(c)
+    marks = {c: ccc(chr(c)) for c in _where(every, lambda t: any(map(ccc, t)))}
+    flags = np.zeros(0x110000, dtype=np.uint8)
+    flags[changes + special] |= _CHANGES
+    flags[list(firsts)] |= _SECOND
+    flags[[*marks, *(c for c, d in nfkd.items() if all(map(ccc, d)))]] |= _MARKS_ONLY
+    first_ccc = np.zeros(0x110000, dtype=np.uint8)
+    last_ccc = np.zeros(0x110000, dtype=np.uint8)
+    for c, k in marks.items():
+        first_ccc[c] = last_ccc[c] = k
+    for c, d in nfkd.items():
+        first_ccc[c], last_ccc[c] = ccc(d[0]), ccc(d[-1])
+    pairs = []
+    for m, starters in firsts.items():
+        near = {p for s in starters for p in (s, last_starter(s), *by_last.get(last_starter(s), [])) if p is not None}
+        pairs += [p << 21 | m for p in near if unicodedata.normalize("NFKC", chr(p) + chr(m)) != chr(p) + chr(m)]
+    return flags, first_ccc, last_ccc, np.unique(np.array(pairs, dtype=np.uint64))
 
 
 @dataclass
@@ -118,26 +159,71 @@ class Tokens:
     def joined(self) -> list[str]:
         """Each text's words joined by one space."""
         lists = pa.LargeListArray.from_arrays(pa.array(self.firsts, pa.int64()), self.words)
-        return pc.binary_join(lists, pa.scalar(" ", pa.large_string())).to_pylist()  # type: ignore[no-any-return]
+        return pc.binary_join(lists, pa.scalar(" ", self.words.type)).to_pylist()  # type: ignore[no-any-return]
 
 
 def folded(texts: pa.Array, table: Classes | None = None) -> pa.Array:
     """``casefold(NFKC(text))`` of every text (nulls as empty texts): Arrow's lower-casing, except
-    for the rows holding a character NFKC may change or whose case folding is not Arrow's
-    lower-casing (:attr:`Classes.special`), which Python normalises and folds."""
+    for the rows NFKC may change or holding a character whose case folding is not Arrow's
+    lower-casing (:func:`_changing`), which Python normalises and folds."""
     cls = table or classes()
-    texts = pc.fill_null(texts.cast(pa.large_string()), "")
+    texts = texts.cast(pa.large_string())
+    if texts.null_count:
+        texts = pc.fill_null(texts, "")
     lower = pc.utf8_lower(texts)
     _, off_buf, data_buf = texts.buffers()
     offsets = np.frombuffer(off_buf, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
     if data_buf is None or not len(texts) or np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]].max(
             initial=0) < 0x80:
         return lower  # ASCII: nothing to normalise
-    special = pc.match_substring_regex(texts, cls.special)
-    if pc.any(special).as_py():
+    special = _changing(texts, cls)
+    if special.any():
         fixed = [unicodedata.normalize("NFKC", t).casefold() for t in texts.filter(special).to_pylist()]
-        lower = pc.replace_with_mask(lower, special, pa.array(fixed, pa.large_string()))
+        lower = pc.replace_with_mask(lower, pa.array(special), pa.array(fixed, pa.large_string()))
     return lower
+
+
+def _changing(texts: pa.Array, cls: Classes) -> np.ndarray:
+    """Which texts NFKC or case folding may change (:func:`_unstable`'s rules, looked up at
+    each non-ASCII character: none of them concerns an ASCII character alone)."""
+    _, off_buf, data_buf = texts.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0] : offsets[-1]]
+    offsets = offsets - offsets[0]
+    at = np.flatnonzero(data >= 0xC0)  # the first byte of each non-ASCII character
+    cp = _code_point(data, at)
+    flags = cls.flags[cp]
+    first = cls.first_ccc[cp]
+    look = np.flatnonzero((flags != 0) | (first > 0))
+    at, cp, flags, first = at[look], cp[look], flags[look], first[look]
+    row_start = np.zeros(len(data) + 1, dtype=bool)
+    row_start[offsets] = True
+    after = ~row_start[at]  # a character with one before it in its text
+    back = np.maximum(at - 1, 0)
+    for _ in range(3):  # back to the first byte of the character before
+        back -= (data[back] & 0xC0) == 0x80
+    prev = np.where(after, _code_point(data, back), 0)
+    bad = (flags & _CHANGES) != 0
+    bad |= after & (first > 0) & (cls.last_ccc[prev] > first)
+    second = np.flatnonzero(after & ((flags & _SECOND) != 0))
+    if len(second):
+        key = prev[second].astype(np.uint64) << np.uint64(21) | cp[second].astype(np.uint64)
+        found = np.minimum(np.searchsorted(cls.pairs, key), len(cls.pairs) - 1)
+        bad[second] |= (cls.pairs[found] == key) | ((first[second] > 0)
+                                                    & ((cls.flags[prev[second]] & _MARKS_ONLY) != 0))
+    out = np.zeros(len(texts), dtype=bool)
+    out[np.searchsorted(offsets, at[bad], side="right") - 1] = True
+    return out
+
+
+def _code_point(data: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The code point of the UTF-8 character of ``data`` starting at each of ``at``."""
+    last = len(data) - 1
+    b0 = data[at].astype(np.int32)
+    b1, b2, b3 = ((data[np.minimum(at + k, last)] & 0x3F).astype(np.int32) for k in (1, 2, 3))
+    return np.where(b0 < 0x80, b0, np.where(b0 < 0xE0, ((b0 & 0x1F) << 6) | b1,
+                                            np.where(b0 < 0xF0, ((b0 & 0x0F) << 12) | (b1 << 6) | b2,
+                                                     ((b0 & 0x07) << 18) | (b1 << 12) | (b2 << 6) | b3)))
 
 
 def tokenise(texts: pa.Array | Sequence[str], table: Classes | None = None) -> Tokens:
@@ -159,8 +245,11 @@ def tokenise(texts: pa.Array | Sequence[str], table: Classes | None = None) -> T
     lengths = ends - starts
     word_offsets = np.zeros(len(starts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=word_offsets[1:])
-    words = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(word_offsets),
-                                             pa.py_buffer(np.ascontiguousarray(data[keep])))
+    # 32-bit offsets where they fit (a batch's words always do): index_in hashes them faster
+    small = word_offsets[-1] < 2**31
+    words = (pa.StringArray if small else pa.LargeStringArray).from_buffers(
+        len(starts), pa.py_buffer(word_offsets.astype(np.int32) if small else word_offsets),
+        pa.py_buffer(np.ascontiguousarray(data[keep])))
     return Tokens(words, firsts)
 
 
