@@ -365,8 +365,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     rec = _FUZZ_RESULTS.setdefault(report.nodeid, {"class": props["fuzz_class"], "cases": None, "failed": 0,
                                                    "item_failed": False, "skipped": False, "seconds": 0.0})
     rec["seconds"] += report.duration
-    rec["item_failed"] |= report.failed
-    rec["skipped"] |= report.skipped
+    rec["item_failed"] |= report.failed or hasattr(report, "wasxfail")  # an expected failure is a failed case
+    rec["skipped"] |= report.skipped and not hasattr(report, "wasxfail")
     if "fuzz_cases" in props:
         rec["cases"], rec["failed"] = props["fuzz_cases"]
 

@@ -97,7 +97,7 @@ def tamper(r: Release, what: str, rng: random.Random) -> None:
         rng.choice([r.path / "croissant.json", r.path / "README.md", *data]).unlink(missing_ok=True)
 
 
-def place_release(place: str, sealed_path: Path, tmp_path: Path, capsys, monkeypatch) -> Release:  # noqa: F811
+def place_release(place: str, sealed_path: Path, tmp_path: Path, capsys, monkeypatch) -> Release:
     """The sealed release copied to ``place``; a published one is published locally first."""
     if place == "outside":
         target = tmp_path / "download" / "toy" / "1.1.0"
