@@ -87,7 +87,7 @@ def test_a_hostile_hub_ends_in_bounded_time_typed_and_leaks_no_secret(case, rele
         start = time.monotonic()
         code, out, err = run_cli(capsys, *(["-v"] if d["verbose"] else []), *argv)
         took = time.monotonic() - start
-        received = list(away.authorizations)
+        received, reached = list(away.authorizations), len(away.requests)
     label = f"{d} -> {code} in {took:.1f} s: {err.strip().splitlines()[-1:] if err.strip() else ''}"
     assert took < BOUND_S, label
     assert code in (0, 1, 2, 3), label
@@ -107,3 +107,4 @@ def test_a_hostile_hub_ends_in_bounded_time_typed_and_leaks_no_secret(case, rele
     allowed = ("home/", "hf/", "reg/")
     assert all(p.startswith(allowed) for p in new), (sorted(p for p in new if not p.startswith(allowed)), label)
     assert list(cwd.iterdir()) == [], label
+    print(f"case {case}: exit {code} in {took:.1f} s; the other host answered {reached} requests")

@@ -38,7 +38,7 @@ TESTS = Path(__file__).parent
 SEED = 4320
 XCOPA_VERSION = "1.1.0"  # the fixture version the XCOPA tests build
 #: command -> (cases, the longest delay drawn, seconds: about the command's own run on the toy)
-COMMANDS = {"build": (4, 5.0), "validate": (6, 12.0), "publish": (3, 5.0), "harvest": (4, 20.0)}
+COMMANDS = {"build": (3, 5.0), "validate": (4, 12.0), "publish": (2, 5.0), "harvest": (3, 20.0)}
 CASES = [(name, i) for name, (n, _) in COMMANDS.items() for i in range(n)]
 
 RUN = """

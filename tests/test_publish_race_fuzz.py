@@ -29,7 +29,7 @@ from test_kill_fuzz import RUN
 from benchsmith import registry
 
 TESTS = Path(__file__).parent
-TRIALS = 6
+TRIALS = 5
 SEED = 4330
 TOKEN = "hf_raceToken0123456789abc"
 REPO = "org/toy"

@@ -61,7 +61,7 @@ def _manifest_edit(r: Release, rng: random.Random) -> None:
     split = m["configs"]["plain"]["splits"]["test"]
     edits = [
         lambda: m.__setitem__("description", m.get("description", "") + " (edited)"),
-        lambda: split.__setitem__("num_rows", split["num_rows"] + rng.choice([-1, 1, 1000])),
+        lambda: split.__setitem__("num_examples", split.get("num_examples", 0) + rng.choice([-1, 1, 1000])),
         lambda: split.__setitem__("fingerprint", "0" * 64),
         lambda: m.__setitem__("version", "1.1.1"),
         lambda: m.setdefault("tool_versions", {}).__setitem__("benchsmith", "0.0.0-forged"),
@@ -155,3 +155,16 @@ def test_tampered_sealed_bytes_are_refused_by_every_command(case, sealed, toy, t
         refused(*run_cli(capsys, "publish", str(r.path), "--hub", "org/toy", "--endpoint", hub.url,
                          "--registry", str(target)), f"publish --hub: {label}")
         assert hub.repos == {} and not any("/commit/" in q for q in hub.requests), label
+
+
+def test_show_verify_refuses_what_publish_refuses_a_reencoded_parquet_under_a_forged_seal(sealed, toy, tmp_path,  # noqa: F811
+                                                                                        capsys, monkeypatch):
+    """The fuzzer's case 41: outside a registry, a parquet re-encoded (same rows, so the registered
+    fingerprints hold) with release.json's sha256 left stale, and the seal re-forged over it:
+    ``publish`` and ``evaluate`` refused it, ``show --verify`` said the bytes matched the seal."""
+    r = place_release("outside", sealed, tmp_path, capsys, monkeypatch)
+    tamper(r, "reencode", random.Random(0))
+    forge_seal(r)
+    code, _, err = run_cli(capsys, "show", str(r.path), "--verify")
+    assert code == 2 and "its sha256 in release.json is not the sealed file's" in err, err
+    refused(*evaluate(capsys, r, tmp_path), "evaluate")
