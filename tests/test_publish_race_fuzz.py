@@ -22,7 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import one_json, run_cli
 from hub_server import LocalHub
+from test_core_publish_hub import TOKEN as HUB_TOKEN
+from test_core_publish_hub import online, releases  # noqa: F401 - fixtures
 from test_core_seal import sealed  # noqa: F401 - fixture
 from test_kill_fuzz import RUN
 
@@ -93,3 +96,16 @@ def test_concurrent_first_publishes_end_with_one_tag_and_true_messages(trial, se
             assert lines[-1].startswith("error: "), label
             assert "deleted again" not in lines[0] or len(history) == 2, label
     assert winners >= 1, label
+
+
+def test_a_publisher_whose_tag_a_racer_of_the_same_release_made_first_is_already_published(releases, online,  # noqa: F811
+                                                                                           capsys):
+    """The fuzzer's trials 4 and 6: both publishers committed the same files (the second commit
+    empty, skipped), the other tagged first, this one's tag got 409. It said "commit ... has no
+    tag: publish the same release again", while the tag was there, on its files."""
+    with LocalHub(token=HUB_TOKEN, intrude={"tag": 1}) as hub:
+        code, out, err = run_cli(capsys, "publish", str(releases["1.1.0"].path), "--hub", REPO, "--endpoint",
+                                 hub.url, "--json")
+        assert code == 0, err
+        got = one_json(out)
+        assert got["already_published"] is True and got["commit"] == hub.repo(REPO).tags["1.1.0"]

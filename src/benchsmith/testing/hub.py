@@ -23,7 +23,8 @@ commits (or tags, ``"tree"`` listings) and then serves them (a transient fault t
 ``lose={"commit": 1}`` makes the first commit (or tag) land and then answers 504, as a
 gateway whose response was lost; ``intrude={"commit": 1}`` lands another publisher's commit on
 the branch just before the first commit (which then fails with 412, as in a race of two
-publishes); ``drip=SECONDS`` sends every response body one byte per SECONDS;
+publishes), ``intrude={"tag": 1}`` tags the same revision just before the first tag (which then
+fails with 409, as when a racing publisher of the same release tags first); ``drip=SECONDS`` sends every response body one byte per SECONDS;
 ``listing_padding=N`` adds N folders to every listing of a revision's root; ``token`` (only this bearer token may write; others get the Hub's
 401 "Invalid credentials in Authorization header"). A hostile Hub for reads: ``hostile={"tree":
 "garbage"}`` answers a kind of read (``info``, ``refs``, ``tree``, ``paths-info``, ``resolve``,
@@ -319,6 +320,9 @@ class LocalHub:
             repo = self._get_repo(repo_id)
             oid = self._get_revision(repo, revision)
             tag = body["tag"]
+            if self.intrude.get("tag", 0) > 0 and tag not in repo.tags:  # a racing publisher tags it first
+                self.intrude["tag"] -= 1
+                repo.tags[tag] = oid
             if tag in repo.tags:
                 raise HubError(409, f"Tag {tag} already exists")
             repo.tags[tag] = oid
