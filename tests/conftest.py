@@ -318,3 +318,73 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     progress.set_enabled(False)
     yield
     progress.set_enabled(None)
+
+
+# ----------------------------------------------------------------------------- fuzz cases per class
+
+
+class FuzzCases:
+    """The cases one fuzz test ran, counted by the test (``with fuzz_cases.case(): ...`` around
+    each hypothesis example or generated case), and how many of them raised."""
+
+    def __init__(self) -> None:
+        self.run = self.failed = 0
+
+    @contextlib.contextmanager
+    def case(self) -> Iterator[None]:
+        self.run += 1
+        try:
+            yield
+        except BaseException:
+            self.failed += 1
+            raise
+
+
+@pytest.fixture
+def fuzz_cases(request) -> Iterator[FuzzCases]:
+    """A counter of a ``fuzz``-marked test's own cases; without it the test is one case."""
+    counted = FuzzCases()
+    yield counted
+    request.node.user_properties.append(("fuzz_cases", (counted.run, counted.failed)))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if (marker := item.get_closest_marker("fuzz")) is not None:
+        item.user_properties.append(("fuzz_class", marker.args[0]))
+
+
+#: nodeid -> {"class", "cases" (None: not counted by the test), "failed", "item_failed", "seconds"};
+#: filled from the reports, which xdist's workers send to the controller with their user_properties
+_FUZZ_RESULTS: dict[str, dict] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    props = dict(report.user_properties)
+    if "fuzz_class" not in props:
+        return
+    rec = _FUZZ_RESULTS.setdefault(report.nodeid, {"class": props["fuzz_class"], "cases": None, "failed": 0,
+                                                   "item_failed": False, "skipped": False, "seconds": 0.0})
+    rec["seconds"] += report.duration
+    rec["item_failed"] |= report.failed or hasattr(report, "wasxfail")  # an expected failure is a failed case
+    rec["skipped"] |= report.skipped and not hasattr(report, "wasxfail")
+    if "fuzz_cases" in props:
+        rec["cases"], rec["failed"] = props["fuzz_cases"]
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line per fuzz class: cases run, passed, failed, and the tests' summed time."""
+    if not _FUZZ_RESULTS:
+        return
+    per: dict[str, list[float]] = {}
+    for rec in _FUZZ_RESULTS.values():
+        cases = (rec["cases"] if rec["cases"] is not None else 1) if not rec["skipped"] else 0
+        failed = max(rec["failed"], 1) if rec["item_failed"] else rec["failed"]
+        row = per.setdefault(rec["class"], [0, 0, 0, 0.0])
+        row[0] += 1
+        row[1] += max(cases, failed)
+        row[2] += failed
+        row[3] += rec["seconds"]
+    terminalreporter.section("fuzz cases per class")
+    for name, (tests, cases, failed, seconds) in sorted(per.items()):
+        terminalreporter.write_line(f"fuzz {name}: {cases:,} cases run, {cases - failed:,} passed, {failed:,} failed "
+                                    f"({tests} tests, {seconds:.1f} s)")

@@ -25,7 +25,7 @@ from unittest import mock
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import DEFAULT_PROFILE
+from conftest import DEFAULT_PROFILE, FuzzCases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toy_builder import FIXTURES, ToyBuilder
@@ -233,11 +233,12 @@ def test_release_json_fuzz(base):
 
 
 @pytest.mark.slow
-def test_release_json_fuzz_long_run(base):
-    fuzz_release_json(base, SLOW_EXAMPLES)
+@pytest.mark.fuzz("crafted-folders")
+def test_release_json_fuzz_long_run(base, fuzz_cases):
+    fuzz_release_json(base, SLOW_EXAMPLES, fuzz_cases)
 
 
-def fuzz_release_json(base: Path, examples: int) -> None:
+def fuzz_release_json(base: Path, examples: int, cases: FuzzCases | None = None) -> None:
     text = (base / "release.json").read_text()
     MUTABLE_NODES[text] = [p for p in _nodes(json.loads(text))
                            if p and not {"policy", "metadata", "tool_versions"} & set(p[:-1])]
@@ -249,6 +250,10 @@ def fuzz_release_json(base: Path, examples: int) -> None:
     @fuzz_settings(examples)
     @given(m=mutated_manifests(text))
     def fuzz(m):
+        with cases.case() if cases else contextlib.nullcontext():
+            one_manifest(m)
+
+    def one_manifest(m):
         target = release_dir / "release.json"
         target.unlink()  # a hard link: never write through it
         target.write_text(json.dumps(m, ensure_ascii=False), encoding="utf-8")
@@ -348,11 +353,12 @@ def test_release_layout_fuzz(base):
 
 
 @pytest.mark.slow
-def test_release_layout_fuzz_long_run(base):
-    fuzz_layouts(base, SLOW_EXAMPLES)
+@pytest.mark.fuzz("crafted-folders")
+def test_release_layout_fuzz_long_run(base, fuzz_cases):
+    fuzz_layouts(base, SLOW_EXAMPLES, fuzz_cases)
 
 
-def fuzz_layouts(base: Path, examples: int) -> None:
+def fuzz_layouts(base: Path, examples: int, cases: FuzzCases | None = None) -> None:
     recorded = [f for _, _, info in Release(base).info.iter_splits() for f in info.files]
     outside = base.parent.parent.parent / "outside"
     work = Path(tempfile.mkdtemp(dir=base.parent.parent.parent))
@@ -362,6 +368,10 @@ def fuzz_layouts(base: Path, examples: int) -> None:
     @fuzz_settings(examples)
     @given(ops=LAYOUT_CHANGES)
     def fuzz(ops):
+        with cases.case() if cases else contextlib.nullcontext():
+            one_layout(ops)
+
+    def one_layout(ops):
         root = work / str(next(counter))
         link_copy(base, root)
         try:

@@ -364,7 +364,14 @@ def _commit_to_hub(release: Release, api: Any, repo_id: str, local: dict[str, st
                         f"{problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""),
                         hint="Check the repo on the Hub (a proxy or hook changed the upload), then publish a new version",
                     )
-            _tag_once(api, repo_id, release.version, commit_oid, f"{release.name} {release.version}")
+            try:
+                _tag_once(api, repo_id, release.version, commit_oid, f"{release.name} {release.version}")
+            except Exception:
+                # a racing publisher of the same release tagged first (409): its tag holds these files
+                won = _tagged_with(api, repo_id, release.version, expected)
+                if won is None:
+                    raise
+                return out | {"commit": won, "already_published": True, "repo_created": created, "removed": []}
         except BaseException as exc:
             undone = _undo(api, repo_id, created=created, commit_oid=commit_oid, made=made, secret=secret)
             if isinstance(exc, PublishError):
@@ -489,6 +496,19 @@ def _tag_once(api: Any, repo_id: str, tag: str, commit_oid: str, message: str) -
 
     _retrying(lambda: api.create_tag(repo_id, tag=tag, repo_type="dataset", revision=commit_oid,
                                      tag_message=message), "tag", landed)
+
+
+def _tagged_with(api: Any, repo_id: str, tag: str, expected: list[Any]) -> str | None:
+    """The commit ``tag`` names if it holds exactly the ``expected`` files, else None (also when
+    the Hub cannot be read: the caller's own error is the one to report)."""
+    try:
+        refs = api.list_repo_refs(repo_id, repo_type="dataset")
+        tagged = next((t.target_commit for t in refs.tags if t.name == tag), None)
+        if tagged is None or hub_listing.tree_differences(_remote_files(api, repo_id, tagged), expected):
+            return None
+    except Exception:  # noqa: BLE001 - unreadable: not shown to be the same release
+        return None
+    return tagged
 
 
 def _remote_files(api: Any, repo_id: str, revision: str) -> list[Any]:

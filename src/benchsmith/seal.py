@@ -424,6 +424,19 @@ def passed(release_path: str | Path) -> bool | None:
     return None if report is None else bool(report.get("passed"))
 
 
+def manifest_differences(release: Release, sealed: Seal) -> list[str]:
+    """The data files release.json lists that are not sealed files, or whose sha256 there is not
+    the sealed file's (sealed bytes the build did not write: a re-encoded parquet), one line each."""
+    names, problems = sealed.by_path(), []
+    for _, _, info in release.info.iter_splits():
+        for i, rel in enumerate(info.files):
+            if rel not in names:
+                problems.append(f"release.json lists {rel!r}, which is not a sealed file of the release")
+            elif info.sha256 is not None and info.sha256[i] != names[rel].sha256:
+                problems.append(f"{shown(rel)}: its sha256 in release.json is not the sealed file's")
+    return problems
+
+
 def require(release: Release, sealed: Seal, *, source: str, error: type[BenchsmithError] = ReleaseError,
             published: bool = False, keep_open: dict[str, int] | None = None) -> None:
     """Raise ``error`` naming the first file whose bytes differ from ``sealed`` (every file hashed)
@@ -434,14 +447,7 @@ def require(release: Release, sealed: Seal, *, source: str, error: type[Benchsmi
     except BaseException:
         close_all(keep_open)
         raise
-    names = sealed.by_path()
-    for _, _, info in release.info.iter_splits():
-        for i, rel in enumerate(info.files):
-            if rel not in names:
-                problems.append(f"release.json lists {rel!r}, which is not a sealed file of the release")
-            elif info.sha256 is not None and info.sha256[i] != names[rel].sha256:
-                # sealed bytes that are not the ones the build wrote (a re-encoded parquet)
-                problems.append(f"{shown(rel)}: its sha256 in release.json is not the sealed file's")
+    problems += manifest_differences(release, sealed)
     if problems:
         close_all(keep_open)
         what = "published" if published else "validated"

@@ -85,6 +85,8 @@ def _seal_summary(r: Release, full: bool) -> dict[str, Any]:
                 "sealed_when": None}
     try:
         problems = seal.differences(r.path, sealed, full=full)
+        if full and not problems:  # as publish and evaluate check it (seal.require)
+            problems = seal.manifest_differences(r, sealed)
         if full and not problems and source == seal.FROM_REPORT:  # only the folder vouches for itself
             problems = registered_differences(r)[0]
     except ReleaseError as exc:  # a link or special file inside

@@ -23,9 +23,14 @@ commits (or tags, ``"tree"`` listings) and then serves them (a transient fault t
 ``lose={"commit": 1}`` makes the first commit (or tag) land and then answers 504, as a
 gateway whose response was lost; ``intrude={"commit": 1}`` lands another publisher's commit on
 the branch just before the first commit (which then fails with 412, as in a race of two
-publishes); ``drip=SECONDS`` sends every response body one byte per SECONDS;
+publishes), ``intrude={"tag": 1}`` tags the same revision just before the first tag (which then
+fails with 409, as when a racing publisher of the same release tags first); ``drip=SECONDS`` sends every response body one byte per SECONDS;
 ``listing_padding=N`` adds N folders to every listing of a revision's root; ``token`` (only this bearer token may write; others get the Hub's
-401 "Invalid credentials in Authorization header").
+401 "Invalid credentials in Authorization header"). A hostile Hub for reads: ``hostile={"tree":
+"garbage"}`` answers a kind of read (``info``, ``refs``, ``tree``, ``paths-info``, ``resolve``,
+``commits``) with 200 and bytes that are no JSON (``"garbage"``), with a status (``"500"``),
+with a redirect to itself (``"loop"``) or to ``redirect_to`` (``"away"``: another host, the same
+path). Every ``Authorization`` header received is kept in :attr:`LocalHub.authorizations`.
 
 The server listens on 127.0.0.1 on a free port, serves from one thread (requests in
 worker threads), stops after ``max_requests`` requests or ``max_seconds``, and
@@ -138,7 +143,8 @@ class LocalHub:
                  fail: dict[str, int] | None = None, echo_auth: bool = False,
                  flaky: dict[str, tuple[int, int]] | None = None, lose: dict[str, int] | None = None,
                  intrude: dict[str, int] | None = None, drip: float = 0.0, listing_padding: int = 0,
-                 max_requests: int = 2000, max_seconds: float = 120.0):
+                 max_requests: int = 2000, max_seconds: float = 120.0, hostile: dict[str, str] | None = None,
+                 redirect_to: str | None = None):
         self.repos: dict[str, Repo] = {}
         self.blobs: dict[str, bytes] = {}  # LFS objects by sha256
         self.lfs_suffixes = lfs_suffixes
@@ -150,6 +156,9 @@ class LocalHub:
         self.drip = drip
         self.listing_padding = listing_padding
         self.echo_auth = echo_auth
+        self.hostile = dict(hostile or {})
+        self.redirect_to = redirect_to
+        self.authorizations: list[str] = []  # every Authorization header received
         self.max_requests = max_requests
         self.max_seconds = max_seconds
         self.requests: list[str] = []  # "METHOD /path status"
@@ -176,7 +185,7 @@ class LocalHub:
             pass
 
         Handler.hub = hub
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = False  # server_close() joins the request threads
         self._server.block_on_close = True
         self._server.timeout = 0.05
@@ -311,6 +320,9 @@ class LocalHub:
             repo = self._get_repo(repo_id)
             oid = self._get_revision(repo, revision)
             tag = body["tag"]
+            if self.intrude.get("tag", 0) > 0 and tag not in repo.tags:  # a racing publisher tags it first
+                self.intrude["tag"] -= 1
+                repo.tags[tag] = oid
             if tag in repo.tags:
                 raise HubError(409, f"Tag {tag} already exists")
             repo.tags[tag] = oid
@@ -471,6 +483,11 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that gave up mid-answer (a deadline, a dripped body): not the test's output
+
+
 class _Handler(BaseHTTPRequestHandler):
     hub: LocalHub
     protocol_version = "HTTP/1.1"
@@ -539,6 +556,8 @@ class _Handler(BaseHTTPRequestHandler):
         return self.hub.url
 
     def _dispatch(self) -> None:
+        if (auth := self.headers.get("Authorization")) is not None:
+            self.hub.authorizations.append(auth)
         if len(self.hub.requests) >= self.hub.max_requests or self.hub._stop.is_set():
             self.close_connection = True
             return self._error(HubError(503, "the test Hub has stopped serving"))
@@ -574,18 +593,22 @@ class _Handler(BaseHTTPRequestHandler):
             repo_id = f"{parts[2]}/{parts[3]}"
             rest, raw_rest = parts[4:], raw_parts[4:]
             if not rest and method == "GET":
-                return self._json(200, hub.info(repo_id, "main"))
+                return self._hostile("info") or self._json(200, hub.info(repo_id, "main"))
             if rest[:1] == ["revision"] and len(rest) >= 2 and method == "GET":
-                return self._json(200, hub.info(repo_id, "/".join(rest[1:])))
+                return self._hostile("info") or self._json(200, hub.info(repo_id, "/".join(rest[1:])))
             if rest == ["refs"] and method == "GET":
-                return self._json(200, hub.refs(repo_id))
+                return self._hostile("refs") or self._json(200, hub.refs(repo_id))
             if rest[:1] == ["commits"] and len(rest) >= 2 and method == "GET":
-                return self._json(200, hub.commits(repo_id, "/".join(rest[1:])))
+                return self._hostile("commits") or self._json(200, hub.commits(repo_id, "/".join(rest[1:])))
             if rest[:1] == ["tree"] and len(rest) >= 2 and method == "GET":
+                if self._hostile("tree"):
+                    return None
                 hub._flake("tree")
                 recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
                 entries = hub.tree(repo_id, unquote(raw_rest[1]), "/".join(rest[2:]), recursive)
                 return self._json(200, entries)
+            if rest[:1] == ["paths-info"] and len(rest) == 2 and method == "POST" and self._hostile("paths-info"):
+                return None
             if rest[:1] == ["paths-info"] and len(rest) == 2 and method == "POST":
                 if "json" in self.headers.get("Content-Type", ""):
                     paths = json.loads(body).get("paths", [])
@@ -613,11 +636,27 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(200, json.dumps(hub.lfs_batch(repo_id, json.loads(body), self._base)).encode(),
                                   content_type="application/vnd.git-lfs+json")
             if parts[3] == "resolve" and len(parts) >= 6 and method in ("GET", "HEAD"):
+                if self._hostile("resolve"):
+                    return None
                 return self._file(f"{parts[1]}/{parts[2]}", unquote(raw_parts[4]), "/".join(parts[5:]))
         if parts[:1] == ["_lfs"] and len(parts) == 2 and method == "PUT":
             return self._json(200, hub.lfs_put(parts[1], body))
         hub.unknown.append(f"{method} {self.path}")
         raise HubError(404, f"the test Hub has no route for {method} {url.path}")
+
+    def _hostile(self, kind: str) -> bool:
+        """Answer a read of ``kind`` as ``hub.hostile`` says (True), or leave it to the route (False)."""
+        how = self.hub.hostile.get(kind)
+        if how is None:
+            return False
+        if how == "garbage":
+            self._send(200, b'{"not json": [1, 2,' + b"\xff" * 16, head=self.command == "HEAD")
+        elif how in ("loop", "away"):
+            base = self.hub.redirect_to if how == "away" and self.hub.redirect_to else self.hub.url
+            self._send(302, headers={"Location": base + self.path}, head=True)
+        else:
+            self._error(HubError(int(how), f"the test Hub was told to answer {how} to this {kind}"))
+        return True
 
     def _file(self, repo_id: str, revision: str, path: str) -> None:
         commit, f = self.hub.file(repo_id, revision, path)

@@ -1,0 +1,95 @@
+"""Resource-limit fuzzer (issue 43, row 7's class): ``build``, ``validate``, ``evaluate`` and
+``publish`` of the toy under ``RLIMIT_AS``, ``RLIMIT_NOFILE`` or ``RLIMIT_FSIZE`` at a random level
+exit 0, or 3 with one line (an ``EnvironmentFault``): never a traceback, a signal (SIGABRT) or a
+hang; and the next command, without the limit, finds the registry whole (no staging left, a
+release that is there verifies).
+
+Each case is a seeded draw of a command, a limit and its level, one test id per case; the command
+runs in a fresh interpreter whose limit is set before it starts (``preexec_fn``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from test_core_seal import sealed, toy  # noqa: F401 - fixtures
+from test_kill_fuzz import RUN, leftovers
+from toy_builder import FIXTURES
+
+from benchsmith import registry
+from benchsmith.release import Release
+
+TESTS = Path(__file__).parent
+SEED = 4340
+COMMANDS = ("build", "validate", "evaluate", "publish")
+LIMITS = {  # limit -> the range its level is drawn from
+    "AS": (resource.RLIMIT_AS, 250 * 2**20, 2 * 2**30),
+    "NOFILE": (resource.RLIMIT_NOFILE, 12, 160),
+    "FSIZE": (resource.RLIMIT_FSIZE, 0, 256 * 2**10),
+}
+#: issue 43 row 7, still open: under RLIMIT_AS an import the command makes late (scipy's shared objects,
+#: "failed to map segment") raises ImportError outside the handled faults: exit 1 and a traceback
+AS_OPEN = pytest.mark.xfail(reason="RLIMIT_AS: ImportError traceback at a late import (row 7)", strict=False)
+#: two cases per command, the limits in turn (every limit on every command would be 12; the slow run's budget keeps 8)
+_DRAWS = [(c, list(LIMITS)[(2 * n + i) % len(LIMITS)], i) for n, c in enumerate(COMMANDS) for i in range(2)]
+CASES = [pytest.param(c, lim, i, marks=[AS_OPEN] if lim == "AS" else [], id=f"{c}-{lim}-{i}") for c, lim, i in _DRAWS]
+
+
+def argv_of(name: str, reg: Path, tmp: Path) -> list[str]:
+    release = reg / "toy" / "1.1.0"
+    if name == "build":
+        return ["-q", "build", "toy", "--sources", str(FIXTURES), "--registry", str(reg), "--overwrite"]
+    if name == "validate":
+        return ["-q", "validate", str(release), "--near-dup-threshold", "0.95", "--baselines", "cheap"]
+    if name == "publish":
+        return ["-q", "publish", str(release), "--registry", str(reg)]
+    preds = tmp / "subtaskA_answers.csv"
+    preds.write_text("toy-1,0\n")
+    return ["-q", "evaluate", "comve", str(preds), "--subtask", "a", "--release", str(release)]
+
+
+@pytest.mark.slow
+@pytest.mark.fuzz("resource-limits")
+@pytest.mark.parametrize("name, limit, case", CASES)
+def test_a_command_under_a_resource_limit_exits_0_or_3_in_one_line(name, limit, case, sealed, toy, tmp_path,  # noqa: F811
+                                                                   capsys):
+    rng = random.Random(f"{SEED}-{name}-{limit}-{case}")
+    which, low, high = LIMITS[limit]
+    level = rng.randint(low, high)
+    reg = tmp_path / "reg"
+    target = reg / "toy" / "1.1.0"
+    shutil.copytree(sealed, target)
+    (reg / registry.LOCK_DIR).mkdir()
+    registry.seal_record_path(target).parent.mkdir()
+    shutil.copy(registry.seal_record_path(sealed), registry.seal_record_path(target))
+    env = {**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home")}
+
+    def limited() -> None:
+        resource.setrlimit(which, (level, level))
+
+    try:
+        proc = subprocess.run([sys.executable, "-c", RUN, str(TESTS), *argv_of(name, reg, tmp_path)], env=env,
+                              preexec_fn=limited, capture_output=True, text=True, timeout=180, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name} under RLIMIT_{limit}={level:,} hung (180 s)")
+    err = proc.stderr.strip()
+    label = f"{name} under RLIMIT_{limit}={level:,}: exit {proc.returncode}: {err[-1500:]}"
+    if name == "evaluate" and proc.returncode == 2:  # the toy has no ComVE config: past the gold check and seal
+        assert "has no config 'subtask_a'" in err, label
+    else:
+        assert proc.returncode in (0, 3), label
+    assert "Traceback" not in err, label
+    if proc.returncode == 3:
+        assert len(err.splitlines()) == 1 and err.startswith("error: "), label
+    code, _, show_err = run_cli(capsys, "show", "toy/1.1.0", "--registry", str(reg))
+    assert code == 0 and leftovers(reg) == [], (show_err, label)
+    assert Release(target).verify_files() == [], label
+    print(label[:300])
