@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from datasets import Features
 
 from benchsmith.erratum import Erratum, read_errata
-from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.errors import ConfigError, did_you_mean, library_fault
 from benchsmith.expectation import Expectation, Measure, bind, read_published_yaml
 from benchsmith.policy import Policy
 from benchsmith.semver import parse_version
@@ -390,7 +390,9 @@ def discover() -> None:
     for ep in entry_points(group="benchsmith.builders"):
         try:
             ep.load()
-        except Exception as exc:  # noqa: BLE001 - one broken plug-in must not take every command down
+        except Exception as exc:  # one broken plug-in must not take every command down
+            if isinstance(exc, ImportError) and library_fault(exc) is not None:
+                raise  # the machine (a memory limit), not the plug-in: exit 3 like any other fault
             # a warning line, then the other builders: `list` and `evaluate` still work
             logging.getLogger(__name__).warning(
                 "plug-in %r (%s, entry point group benchsmith.builders) cannot be loaded and is skipped: %s: %s. "

@@ -196,6 +196,29 @@ class EnvironmentFault(BenchsmithError, OSError):
         return cls(what, path=_os_path(exc) or where, hint=cls.GENERIC_HINT)
 
 
+def library_fault(exc: ImportError) -> EnvironmentFault | None:
+    """The fault for an import that failed while loading a compiled library (the
+    ``ImportError`` itself, or one in its ``__cause__``/``__context__`` chain, names a shared
+    object in ``path``; or the chain holds a ``MemoryError``/``OSError``), else None (a missing
+    module is a bug or a missing extra, not the machine). Such a load fails when the process
+    cannot map the library (a memory limit: ``ulimit -v``, a cgroup) or the file is damaged;
+    heavy libraries (scipy, torch) are imported when a command first needs them."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, (MemoryError, OSError)):
+            return EnvironmentFault.of(cur)
+        library = getattr(cur, "path", None) if isinstance(cur, ImportError) else None
+        if isinstance(library, str) and (library.endswith((".so", ".pyd")) or ".so." in library):
+            reason = str(cur).split(": ")[-1] if ": " in str(cur) else str(cur)
+            return EnvironmentFault(f"cannot load the compiled library ({reason})", path=library,
+                                    hint="Under a memory limit (`ulimit -v`, a container's), raise it and run it again; "
+                                    "otherwise reinstall the package that ships this file")
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def _os_path(exc: OSError) -> str | None:
     """The path(s) an ``OSError`` names, as text (``filename`` may be bytes or a descriptor)."""
     names = [os.fsdecode(f) if isinstance(f, (bytes, os.PathLike)) else str(f)

@@ -31,7 +31,7 @@ from benchsmith.builder import discover
 from benchsmith.cli import baseline, build, contamination, evaluate, inspect, new, publish, sources, validate
 from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION, harvest_app, stage_app
 from benchsmith.cli.output import configure, console, emit, err_console, error_line, literal, table
-from benchsmith.errors import BenchsmithError, EnvironmentFault
+from benchsmith.errors import BenchsmithError, EnvironmentFault, library_fault
 
 __all__ = ["JSON_OPTION", "REGISTRY_OPTION", "app", "console", "emit", "err_console", "harvest_app",
            "literal", "main", "stage_app", "table"]
@@ -124,6 +124,12 @@ def main(argv: list[str] | None = None) -> int:
         fault = EnvironmentFault.of(exc)
         error_line(str(fault))
         return fault.exit_code
+    except ImportError as exc:  # a compiled library that could not be loaded (a memory limit): exit 3
+        library = library_fault(exc)
+        if library is None:
+            raise
+        error_line(str(library))
+        return library.exit_code
     return 0  # pragma: no cover - standalone mode always exits
 
 

@@ -593,13 +593,21 @@ class _Handler(BaseHTTPRequestHandler):
             repo_id = f"{parts[2]}/{parts[3]}"
             rest, raw_rest = parts[4:], raw_parts[4:]
             if not rest and method == "GET":
-                return self._hostile("info") or self._json(200, hub.info(repo_id, "main"))
+                if not self._hostile("info"):
+                    self._json(200, hub.info(repo_id, "main"))
+                return None
             if rest[:1] == ["revision"] and len(rest) >= 2 and method == "GET":
-                return self._hostile("info") or self._json(200, hub.info(repo_id, "/".join(rest[1:])))
+                if not self._hostile("info"):
+                    self._json(200, hub.info(repo_id, "/".join(rest[1:])))
+                return None
             if rest == ["refs"] and method == "GET":
-                return self._hostile("refs") or self._json(200, hub.refs(repo_id))
+                if not self._hostile("refs"):
+                    self._json(200, hub.refs(repo_id))
+                return None
             if rest[:1] == ["commits"] and len(rest) >= 2 and method == "GET":
-                return self._hostile("commits") or self._json(200, hub.commits(repo_id, "/".join(rest[1:])))
+                if not self._hostile("commits"):
+                    self._json(200, hub.commits(repo_id, "/".join(rest[1:])))
+                return None
             if rest[:1] == ["tree"] and len(rest) >= 2 and method == "GET":
                 if self._hostile("tree"):
                     return None

@@ -192,9 +192,11 @@ class ItemIndex:
         if self._power is None or len(self._power[0]) < size:
             n = max(size, 2 * len(self._power[0]) if self._power is not None else 1 << 16)
             with np.errstate(over="ignore"):
-                self._power = tuple(np.cumprod(np.concatenate([[np.uint64(1)], np.full(n - 1, p, dtype=np.uint64)]))
-                                    for p in (_POLY, _POLY_INVERSE))  # type: ignore[assignment]
-        return self._power[0][:size], self._power[1][:size]
+                power, inverse = (np.cumprod(np.concatenate([[np.uint64(1)], np.full(n - 1, p, dtype=np.uint64)]))
+                                  for p in (_POLY, _POLY_INVERSE))
+            self._power = (power, inverse)
+        power, inverse = self._power
+        return power[:size], inverse[:size]
 
     # ------------------------------------------------------------------ near duplicates
     def enable_near(self, threshold: float, ngram: int = 5, num_perm: int = 128) -> ItemIndex:
