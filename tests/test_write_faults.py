@@ -83,7 +83,7 @@ def test_validate_that_cannot_write_its_report_names_it_and_keeps_the_previous_o
     before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
     assert report.stat().st_size > 4096
     with file_size_limit(4096):
-        code, out, err = run_cli(capsys, "-q", "validate", str(release), "--near-dup-threshold", "0.95",
+        code, _out, err = run_cli(capsys, "-q", "validate", str(release), "--near-dup-threshold", "0.95",
                                  "--baselines", "none", "--no-cache")
     line = one_line(err)
     assert code == 3 and f"{report}: cannot write: File too large (EFBIG)" in line, line
@@ -96,7 +96,7 @@ def test_publish_that_cannot_copy_names_the_version_and_leaves_no_copy(tmp_path,
     other = tmp_path / "other"
     biggest = max(p.stat().st_size for p in release.rglob("*") if p.is_file())
     with file_size_limit(biggest // 2):
-        code, out, err = run_cli(capsys, "publish", str(release), "--registry", str(other))
+        code, _out, err = run_cli(capsys, "publish", str(release), "--registry", str(other))
     line = one_line(err)
     target = other / "toy" / "1.1.0"
     assert code == 3 and f"{target}: cannot write: File too large (EFBIG)" in line, line
@@ -108,7 +108,7 @@ def test_publish_that_cannot_write_its_marker_names_it(tmp_path, toy, capsys):
     release = validated(capsys, tmp_path / "reg")
     marker = tmp_path / "reg" / "toy" / ".published" / "1.1.0.json"
     with file_size_limit(16):  # the release is in place already: only the marker is written
-        code, out, err = run_cli(capsys, "publish", str(release), "--registry", str(tmp_path / "reg"))
+        code, _out, err = run_cli(capsys, "publish", str(release), "--registry", str(tmp_path / "reg"))
     assert code == 3 and f"{marker}: cannot write: File too large (EFBIG)" in one_line(err)
     assert not marker.exists() and leftovers(tmp_path / "reg") == []
 
@@ -116,7 +116,7 @@ def test_publish_that_cannot_write_its_marker_names_it(tmp_path, toy, capsys):
 def test_new_that_cannot_write_names_the_package_folder_and_leaves_nothing(tmp_path, capsys):
     dest = tmp_path / "pkg"
     with file_size_limit(16):
-        code, out, err = run_cli(capsys, "new", "mydata", "--dir", str(dest))
+        code, _out, err = run_cli(capsys, "new", "mydata", "--dir", str(dest))
     assert code == 3 and f"{dest}: cannot write: File too large (EFBIG)" in one_line(err)
     assert list(tmp_path.iterdir()) == []
 
@@ -126,7 +126,7 @@ def test_contamination_report_that_cannot_be_written_names_it(tmp_path, toy, cap
     out_file = tmp_path / "contamination.json"
     out_file.write_text("{}\n", encoding="utf-8")
     with file_size_limit(64):
-        code, out, err = run_cli(capsys, "-q", "contamination", str(release), "--against", str(release),
+        code, _out, err = run_cli(capsys, "-q", "contamination", str(release), "--against", str(release),
                                  "--workers", "1", "--out", str(out_file))
     assert code == 3 and f"{out_file}: cannot write: File too large (EFBIG)" in one_line(err)
     assert out_file.read_text(encoding="utf-8") == "{}\n" and leftovers(tmp_path) == []
