@@ -23,7 +23,7 @@ from benchsmith.builder import register, unregister
 from benchsmith.errors import EnvironmentFault
 from benchsmith.registry import write_text_atomic
 from benchsmith.release import ReleaseWriter
-from benchsmith.source import resolve_sources
+from benchsmith.source import Source, fetch, resolve_sources
 
 
 @contextmanager
@@ -130,6 +130,16 @@ def test_contamination_report_that_cannot_be_written_names_it(tmp_path, toy, cap
                                  "--workers", "1", "--out", str(out_file))
     assert code == 3 and f"{out_file}: cannot write: File too large (EFBIG)" in one_line(err)
     assert out_file.read_text(encoding="utf-8") == "{}\n" and leftovers(tmp_path) == []
+
+
+def test_a_download_that_cannot_be_stored_names_the_cache_folder_and_caches_nothing(tmp_path):
+    plain = tmp_path / "corpus.txt"
+    plain.write_text("a line of text\n" * 1000, encoding="utf-8")
+    cache = tmp_path / "cache"
+    with file_size_limit(4096), pytest.raises(EnvironmentFault) as info:
+        fetch(Source("corpus", url=plain.as_uri()), cache)
+    assert str(info.value).startswith(f"{cache / 'corpus'}: cannot write: File too large (EFBIG)")
+    assert list(cache.iterdir()) == []  # no partial download is ever taken for the source
 
 
 @pytest.fixture
