@@ -482,6 +482,25 @@ def test_a_hub_that_drips_its_headers_is_stopped_by_the_deadline(releases, hub, 
     assert took < 40, took  # the interpreter's start (seconds on a busy machine) + the 2 s deadline
 
 
+def test_a_download_that_cannot_be_stored_is_exit_3_naming_the_cache(releases, hub, capsys, monkeypatch, tmp_path):
+    import resource
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))  # `ulimit -f 1`: the snapshot's files do not fit
+    try:
+        code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
+                               "--endpoint", hub.url)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    line = err.strip().splitlines()[-1]  # after huggingface_hub's own warning about its tree cache
+    cache = tmp_path / "cache" / "hub" / REPO.replace("/", "--")
+    assert "Traceback" not in err
+    assert code == 3 and f"{cache}: cannot write: File too large (EFBIG)" in line, line
+    assert [p.name for p in cache.iterdir() if ".tmp-" in p.name] == []  # no partial snapshot left
+
+
 def test_a_huge_listing_is_refused_before_any_download(releases, hub, capsys, monkeypatch, tmp_path):
     from benchsmith.reference import MAX_HUB_ENTRIES
 
