@@ -10,7 +10,7 @@ from validation_helpers import balanced_text_rows, make_release, text_features
 from benchsmith.builder import Erratum
 from benchsmith.changelog import diff
 from benchsmith.erratum import ErratumRow
-from benchsmith.errors import ReleaseError
+from benchsmith.errors import EnvironmentFault, ReleaseError
 from benchsmith.reference import HubRef, parse_hub_ref, resolve
 
 
@@ -139,8 +139,9 @@ def test_an_unreachable_hub_is_one_line(monkeypatch):
     from hub_server import closed_port
 
     go_online(monkeypatch)
-    with pytest.raises(ReleaseError, match="cannot read hf://datasets/org/toy@1.0.0"):
+    with pytest.raises(EnvironmentFault, match="cannot read hf://datasets/org/toy@1.0.0") as info:
         resolve("hf://datasets/org/toy@1.0.0", endpoint=f"http://127.0.0.1:{closed_port()}")
+    assert info.value.exit_code == 3  # the network, not the input
 
 
 def test_a_build_with_an_older_version_records_its_changes_in_the_release_and_card(two_versions):

@@ -7,6 +7,7 @@ line, and leave no release directory (nor a temporary one) behind.
 from __future__ import annotations
 
 import csv
+import random
 from pathlib import Path
 
 import datasets
@@ -49,9 +50,9 @@ def test_join_across_subtasks_keeps_upstream_order_and_labels():
 def test_trial_files_without_final_newline_and_empty_reference():
     d = RAW / "Trial Data"
     assert not (d / "taskA_trial_answer.csv").read_bytes().endswith(b"\n")  # as upstream
-    inst = load_instances(SplitFiles(
-        d / "taskA_trial_data.csv", d / "taskA_trial_answer.csv", d / "taskB_trial_data.csv",
-        d / "taskB_trial_answer.csv", d / "taskC_trial_data.csv", d / "taskC_trial_references.csv"))
+    files = (d / "taskA_trial_data.csv", d / "taskA_trial_answer.csv", d / "taskB_trial_data.csv",
+             d / "taskB_trial_answer.csv", d / "taskC_trial_data.csv", d / "taskC_trial_references.csv")
+    inst = load_instances(SplitFiles(*files, final_newline=False))  # how upstream ships its trial files
     assert [i.id for i in inst] == ["1", "2"]
     assert inst[1].b_label == "B" and inst[1].correct_reason == "no one eats stones"
     assert inst[0].references[2] == ""  # kept as upstream has it
@@ -211,3 +212,43 @@ def test_each_defect_of_a_file_is_a_parse_error_naming_file_and_line(tmp_path: P
     assert load_instances(multi)[0].sent0.startswith("Summer\nis great")
     bom = variant("a_data", "\ufeff" + a_data)  # a BOM is dropped
     assert load_instances(bom) == load_instances(good)
+
+
+# --------------------------------------------------------------------------- a real file cut anywhere
+
+DEV_FILES = ("subtaskA_dev_data.csv", "subtaskA_gold_answers.csv", "subtaskB_dev_data.csv",
+             "subtaskB_gold_answers.csv", "subtaskC_dev_data.csv", "subtaskC_gold_answers.csv")
+
+
+def _dev_split(folder: Path) -> SplitFiles:
+    return SplitFiles(*(folder / name for name in DEV_FILES))
+
+
+def _last_field_offsets(data: bytes) -> list[int]:
+    """Cuts inside the last, unquoted field of the last row, and the cut of the final newline alone."""
+    body = data.rstrip(b"\n")
+    start = body.rindex(b",") + 1
+    return [start + 1, (start + len(body)) // 2, len(body) - 1, len(body)]
+
+
+@pytest.mark.realdata
+def test_a_real_file_cut_at_any_byte_is_a_parse_error_naming_file_and_line(raw, tmp_path: Path):
+    """The dev split's six upstream files, each cut at the end of its last row (the case only the
+    missing newline reveals) and at 40 seeded offsets: never a truncated row accepted."""
+    src = raw / "comve" / "ALL data" / "Dev Data"
+    assert len(load_instances(_dev_split(src))) == 997  # the intact files load
+    rng = random.Random(43)
+    for name in DEV_FILES:
+        data = (src / name).read_bytes()
+        assert data.endswith(b"\n")  # the convention the check relies on, as upstream ships it
+        offsets = sorted({*_last_field_offsets(data), *(rng.randrange(1, len(data)) for _ in range(40))})
+        for cut in offsets:
+            folder = tmp_path / f"{name}-{cut}"
+            folder.mkdir()
+            for other in DEV_FILES:
+                (folder / other).write_bytes(data[:cut] if other == name else (src / other).read_bytes())
+            with pytest.raises(ParseError) as info:
+                load_instances(_dev_split(folder))
+            err = info.value
+            assert err.path is not None and err.path.parent == folder and err.line is not None, (name, cut, err)
+            assert name in str(err), (name, cut, str(err))  # the cut file is named (as the path or the join's)

@@ -457,8 +457,48 @@ def test_a_hub_that_drips_its_answers_is_one_line_in_bounded_time(releases, hub,
                            "--endpoint", hub.url)
     assert time.monotonic() - start < 15
     line = one_line(err)
-    assert code == 2 and f"reading the Hub repo {REPO} failed: the Hub did not answer in time" in line
+    assert code == 3 and f"reading the Hub repo {REPO} failed: the Hub did not answer in time" in line
     assert "BENCHSMITH_HUB_DEADLINE=1s" in line and "publish" not in line.lower()
+
+
+def test_a_hub_that_drips_its_headers_is_stopped_by_the_deadline(releases, hub, capsys, tmp_path):
+    """Headers sent one byte every 0.5 s: each read comes well within the 5 s of silence allowed,
+    so only a deadline over the whole answer ends ``diff hf://`` (before it, it held for minutes)."""
+    import time
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    hub.drip_headers = 0.5  # ~80 s for the first answer's headers alone
+    env = {**os.environ, "BENCHSMITH_HOME": str(tmp_path), "HF_HUB_OFFLINE": "0",
+           "BENCHSMITH_HUB_TIMEOUT": "5", "BENCHSMITH_HUB_DEADLINE": "2"}
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "benchsmith.cli", "diff", f"hf://datasets/{REPO}@1.1.0",
+                           str(releases["1.1.0"].path), "--endpoint", hub.url],
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    took = time.monotonic() - start
+    line = one_line(proc.stderr)
+    assert proc.returncode == 3 and proc.stdout == "", proc.stderr
+    assert f"cannot read hf://datasets/{REPO}@1.1.0 from {hub.url}: reading the Hub repo {REPO} failed" in line
+    assert "took longer than 2s" in line and "BENCHSMITH_HUB_DEADLINE=2s" in line, line
+    assert took < 40, took  # the interpreter's start (seconds on a busy machine) + the 2 s deadline
+
+
+def test_a_download_that_cannot_be_stored_is_exit_3_naming_the_cache(releases, hub, capsys, monkeypatch, tmp_path):
+    import resource
+
+    assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))  # `ulimit -f 1`: the snapshot's files do not fit
+    try:
+        code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
+                               "--endpoint", hub.url)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    line = err.strip().splitlines()[-1]  # after huggingface_hub's own warning about its tree cache
+    cache = tmp_path / "cache" / "hub" / REPO.replace("/", "--")
+    assert "Traceback" not in err
+    assert code == 3 and f"{cache}: cannot write: File too large (EFBIG)" in line, line
+    assert [p.name for p in cache.iterdir() if ".tmp-" in p.name] == []  # no partial snapshot left
 
 
 def test_a_huge_listing_is_refused_before_any_download(releases, hub, capsys, monkeypatch, tmp_path):

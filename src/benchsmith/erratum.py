@@ -48,6 +48,7 @@ from typing import Any
 from datasets import ClassLabel
 
 from benchsmith.errors import ConfigError, ParseError
+from benchsmith.registry import write_text_atomic
 from benchsmith.semver import parse_version
 
 COLUMNS = ("id", "version", "item", "field", "old", "new", "evidence")
@@ -208,11 +209,11 @@ def read_errata(paths: Iterable[str | Path]) -> list[Erratum]:
 
 
 def write_errata_tsv(path: str | Path, rows: Iterable[ErratumRow], comment: str = "") -> None:
-    """Write rows in the format :func:`read_errata_tsv` reads (an optional ``#`` comment first)."""
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.writelines(f"# {line}\n" if line else "#\n" for line in comment.splitlines())
-        fh.write("\t".join(COLUMNS) + "\n")
-        fh.writelines("\t".join(r.cells()) + "\n" for r in rows)
+    """Write rows in the format :func:`read_errata_tsv` reads (an optional ``#`` comment first),
+    atomically (:func:`~benchsmith.registry.write_text_atomic`)."""
+    text = "".join(f"# {line}\n" if line else "#\n" for line in comment.splitlines())
+    text += "\t".join(COLUMNS) + "\n" + "".join("\t".join(r.cells()) + "\n" for r in rows)
+    write_text_atomic(path, text, newline="")
 
 
 def _as_cell(value: Any, feature: Any) -> str:

@@ -18,7 +18,8 @@ from __future__ import annotations
 import difflib
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
@@ -194,6 +195,29 @@ class EnvironmentFault(BenchsmithError, OSError):
             what = f"{type(exc).__name__}: {what}" if what else type(exc).__name__
         what = what or "operating-system error"
         return cls(what, path=_os_path(exc) or where, hint=cls.GENERIC_HINT)
+
+    @classmethod
+    def writing(cls, exc: OSError | MemoryError, path: str | Path) -> EnvironmentFault:
+        """The fault of a failed write of ``path`` (a file, or a folder being filled), named by
+        ``path``: the OS names a temporary sibling, a staging folder or nothing at all (``write()``
+        on an open file), none of which the user knows."""
+        fault = cls.of(exc, where=path)
+        fault.path = Path(path)
+        fault.message = f"cannot write: {fault.message}"
+        return fault
+
+
+@contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Write ``path`` inside this block: an ``OSError`` (disk full, ``ulimit -f``, EIO, a read-only
+    folder) or ``MemoryError`` leaves it as the :class:`EnvironmentFault` naming ``path`` (exit 3).
+    The block itself removes what it half-wrote (see ``registry.write_text_atomic``)."""
+    try:
+        yield
+    except BenchsmithError:
+        raise
+    except (OSError, MemoryError) as exc:
+        raise EnvironmentFault.writing(exc, path) from exc
 
 
 def library_fault(exc: ImportError) -> EnvironmentFault | None:

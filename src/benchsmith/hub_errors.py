@@ -85,6 +85,16 @@ def explain(exc: Exception, endpoint: str, *, token_sent: bool = True, doing: st
     return f"{doing} failed ({brief(exc)})", f"Run with -v for the details, then {again}"
 
 
+def network(exc: BaseException) -> bool:
+    """The Hub could not be reached or did not answer in time (:func:`explain`'s "did not answer in
+    time" and "cannot reach the Hub"): the machine's network, not the input, so a read reports it
+    as an :class:`~benchsmith.errors.EnvironmentFault` (exit 3). ``HF_HUB_OFFLINE`` is a setting."""
+    if isinstance(exc, OfflineModeIsEnabled | HfHubHTTPError) or from_xet(exc):
+        return False
+    return (isinstance(exc, TimeoutError | ConnectionError) or type(exc).__name__.endswith("Timeout")
+            or type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2"))
+
+
 def from_xet(exc: BaseException) -> bool:
     return any("xet" in frame.name for frame in traceback.extract_tb(exc.__traceback__))
 

@@ -12,8 +12,8 @@ from huggingface_hub import constants, hf_hub_download
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
 from benchsmith import hub_http
-from benchsmith.errors import PublishError, ReleaseError
-from benchsmith.hub_errors import explain
+from benchsmith.errors import EnvironmentFault, PublishError, ReleaseError
+from benchsmith.hub_errors import explain, network
 from benchsmith.redact import redact
 from benchsmith.source import benchsmith_home
 
@@ -42,9 +42,10 @@ def guard_hub_tag(repo_id: str, version: str, fingerprints: dict[str, dict[str, 
     except Exception as exc:  # noqa: BLE001 - any failure (HTTP, timeout, bad JSON) is one line
         problem, _ = explain(exc, endpoint or constants.ENDPOINT, doing=f"reading release.json of {ref}",
                               again="try again")
-        raise ReleaseError(redact(f"cannot read release.json of {ref} to compare with this build ({problem})"),
-                           hint="Check the network and the builder's hub_repo, or set HF_HUB_OFFLINE=1 to "
-                           "build without the comparison (publish compares again)") from None
+        raise (EnvironmentFault if network(exc) else ReleaseError)(
+            redact(f"cannot read release.json of {ref} to compare with this build ({problem})"),
+            hint="Check the network and the builder's hub_repo, or set HF_HUB_OFFLINE=1 to "
+                 "build without the comparison (publish compares again)") from None
     # every split this build has must be the tag's (a partial build compares the splits it has)
     differ = sorted(f"{c}/{s}" for c, splits in fingerprints.items() for s, fp in splits.items()
                     if theirs.get(c, {}).get(s) != fp)

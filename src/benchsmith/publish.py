@@ -43,7 +43,7 @@ from huggingface_hub.utils import validate_repo_id
 
 from benchsmith import hub_listing, redact, registry, seal
 from benchsmith.cards.card import render_files
-from benchsmith.errors import GateError, PublishError
+from benchsmith.errors import GateError, PublishError, writing
 from benchsmith.hub_errors import brief, explain, from_xet, hub_session
 from benchsmith.release import Release
 from benchsmith.release_identity import MANIFEST, same_release
@@ -191,14 +191,15 @@ def _install(release: Release, target: Path, sealed: Seal, fds: dict[str, int] |
                 hint="Bump the version, or validate and publish the release that is in the registry",
             )
         return
-    tmp = staged or registry.make_staging(target.parent, release.version, kind="publish")
-    try:
-        if staged is None:
-            _copy_checked(release.path, tmp, fds, sealed)
-        registry.commit(tmp, target, overwrite=False)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with writing(target):  # a full disk names the version being written, not its staging folder
+        tmp = staged or registry.make_staging(target.parent, release.version, kind="publish")
+        try:
+            if staged is None:
+                _copy_checked(release.path, tmp, fds, sealed)
+            registry.commit(tmp, target, overwrite=False)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def publish_local(release: Release, registry_root: Path, *, allow_partial: bool = False) -> dict[str, Any]:
@@ -295,8 +296,9 @@ def publish_hub(release: Release, repo_id: str, *, endpoint: str | None = None, 
             # the viewer check runs on the card as it will be uploaded, before the Hub is contacted
             require_viewer_compatible(release, card_text=rendered.get("README.md"))
             if fds is None:  # too many files to hold open: upload a checked private copy
-                staged = registry.make_staging(target.parent, release.version, kind="publish")
-                _copy_checked(release.path, staged, None, sealed)
+                with writing(target):
+                    staged = registry.make_staging(target.parent, release.version, kind="publish")
+                    _copy_checked(release.path, staged, None, sealed)
                 local = {rel: str(staged / rel) for rel, _ in seal.walk(staged)}
             else:
                 local = _local_paths(release.path, fds)

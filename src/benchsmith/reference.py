@@ -45,8 +45,8 @@ from huggingface_hub.errors import RepositoryNotFoundError
 
 from benchsmith import hub_http
 from benchsmith.cache import benchsmith_home
-from benchsmith.errors import ConfigError, GateError, ReleaseError
-from benchsmith.hub_errors import explain, hub_session
+from benchsmith.errors import ConfigError, EnvironmentFault, GateError, ReleaseError
+from benchsmith.hub_errors import explain, hub_session, network
 from benchsmith.hub_listing import SEAL_FILE, verify_snapshot
 from benchsmith.lookup import resolve_release
 from benchsmith.redact import redact
@@ -125,8 +125,8 @@ def newest_hub_tag(repo_id: str, *, at_most: str, endpoint: str | None = None) -
     except Exception as exc:  # noqa: BLE001 - one line, as every Hub failure
         problem, hint = explain(exc, endpoint or constants.ENDPOINT, doing=f"listing the tags of {repo_id}",
                                  again="try again")
-        raise ReleaseError(redact(f"cannot list the tags of hf://datasets/{repo_id}: {problem}"),
-                           hint=redact(hint)) from None
+        raise (EnvironmentFault if network(exc) else ReleaseError)(
+            redact(f"cannot list the tags of hf://datasets/{repo_id}: {problem}"), hint=redact(hint)) from None
     limit = parse_version(at_most)
     versions = []
     for tag in refs.tags:
@@ -165,10 +165,13 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     except ReleaseError:
         raise
     except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
+        if isinstance(exc, OSError) and not network(exc):  # the download cache's disk: full, read-only...
+            raise EnvironmentFault.writing(exc, folder) from None
         problem, hint = explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
         secret = token or get_token()
-        raise ReleaseError(redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret),
-                           hint=redact(hint, secret)) from None
+        # an unreachable or silent Hub is the machine's network (exit 3); anything the Hub said is not
+        raise (EnvironmentFault if network(exc) else ReleaseError)(
+            redact(f"cannot read {ref} from {api.endpoint}: {problem}", secret), hint=redact(hint, secret)) from None
     release = Release(target)
     try:
         release.require_intact()

@@ -56,7 +56,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from benchsmith.errors import PublishError, ReleaseError
+from benchsmith.errors import PublishError, ReleaseError, writing
 
 MANIFEST = "release.json"
 CARD = "README.md"
@@ -88,19 +88,25 @@ def _chmod(path: Path, mode: int) -> None:
         pass
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str, *, newline: str | None = None) -> None:
     """Write a UTF-8 text file through a temporary sibling renamed into place, so a reader
-    (the gate, ``load_dataset``) never sees a half-written report, card or marker."""
+    (the gate, ``load_dataset``) never sees a half-written report, card or marker.
+
+    Every file benchsmith writes whole goes through here: a write that fails (disk full,
+    ``ulimit -f``, EIO, a read-only folder) removes the temporary file, leaves the previous
+    ``path`` as it was, and is the :class:`~benchsmith.errors.EnvironmentFault` naming ``path``.
+    ``newline``: as :func:`open`'s (``""`` writes ``\n`` as is on every platform)."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        _chmod(Path(tmp), 0o666)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with writing(path):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+                fh.write(text)
+            _chmod(Path(tmp), 0o666)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def make_staging(parent: Path, version: str, kind: str = "tmp") -> Path:

@@ -39,7 +39,7 @@ import tempfile
 from pathlib import Path
 from string import Template
 
-from benchsmith.errors import ConfigError, EnvironmentFault
+from benchsmith.errors import ConfigError, writing
 from benchsmith.manifest import NAME_RE
 
 PYPROJECT = Template('''\
@@ -274,25 +274,23 @@ def scaffold(name: str, dest: Path | None = None) -> Path:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ConfigError(f"{dest} already exists and is not an empty folder: nothing written",
                           hint="Pick another --dir, or remove the folder")
-    try:
+    with writing(dest):  # a fault (disk full, read-only folder) names the package folder, exit 3
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)  # mkdtemp's 0700 would stay on the renamed folder
-    except OSError as exc:
-        raise EnvironmentFault(f"cannot write under {dest.parent}: {exc.strerror}", path=dest.parent) from None
-    try:
-        for rel, text in files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", newline="\n")
-        if dest.is_dir():
-            dest.rmdir()  # empty (checked above): the rename takes its place
-        os.replace(tmp, dest)
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise EnvironmentFault(f"cannot write {dest}: {exc.strerror}", path=dest) from None
+        try:
+            umask = os.umask(0)
+            os.umask(umask)
+            tmp.chmod(0o777 & ~umask)  # mkdtemp's 0700 would stay on the renamed folder
+            for rel, text in files.items():
+                path = tmp / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8", newline="\n")
+            if dest.is_dir():
+                dest.rmdir()  # empty (checked above): the rename takes its place
+            os.replace(tmp, dest)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     return dest
 
 

@@ -43,13 +43,20 @@ import shutil
 import tempfile
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchsmith.archive import archive_kind, extract_archive
 from benchsmith.cache import benchsmith_home
-from benchsmith.errors import ChecksumError, ConfigError, MissingSourceError, SourceError, did_you_mean
+from benchsmith.errors import (
+    ChecksumError,
+    ConfigError,
+    MissingSourceError,
+    SourceError,
+    did_you_mean,
+    writing,
+)
 
 log = logging.getLogger(__name__)
 
@@ -415,6 +422,19 @@ def resolve_sources(
     return Sources(resolved)
 
 
+def _download(source: Source) -> Iterator[bytes]:
+    """``source.url``'s bytes; a failure to fetch them (not to store them) is a :class:`SourceError`."""
+    try:
+        with urllib.request.urlopen(source.url, timeout=60) as resp:
+            while block := resp.read(1 << 20):
+                yield block
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: a malformed url
+        raise SourceError(
+            f"could not download source {source.name!r} from {source.url}: {exc}",
+            hint=f"Download it yourself and pass --sources DIR with DIR/{source.name}/",
+        ) from exc
+
+
 def fetch(source: Source, cache: Path | None = None) -> Path:
     """Download ``source.url`` once into the cache and return the source folder.
 
@@ -431,26 +451,22 @@ def fetch(source: Source, cache: Path | None = None) -> Path:
     dest = cache / source.name
     if dest.is_dir():
         return dest / source.archive_root if source.archive_root else dest
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{source.name}-", dir=cache))
+    with writing(dest):  # the cache's disk (full, read-only): a fault naming the source's folder, exit 3
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{source.name}-", dir=cache))
     try:
         fname = Path(urllib.parse.urlparse(source.url).path).name or "download"
         target = tmp / fname
-        try:
-            with urllib.request.urlopen(source.url, timeout=60) as resp, open(target, "wb") as out:
-                shutil.copyfileobj(resp, out)
-        except (OSError, ValueError, http.client.HTTPException) as exc:  # ValueError: a malformed url
-            raise SourceError(
-                f"could not download source {source.name!r} from {source.url}: {exc}",
-                hint=f"Download it yourself and pass --sources DIR with DIR/{source.name}/",
-            ) from exc
-        extracted = tmp / "content"
-        extracted.mkdir()
-        if archive_kind(target) is None:
-            shutil.move(target, extracted / fname)
-        else:
-            extract_archive(target, extracted, origin=f"source {source.name!r} from {source.url}")
-        os.replace(extracted, dest)
+        with writing(dest), open(target, "wb") as out:
+            out.writelines(_download(source))
+        with writing(dest):
+            extracted = tmp / "content"
+            extracted.mkdir()
+            if archive_kind(target) is None:
+                shutil.move(target, extracted / fname)
+            else:
+                extract_archive(target, extracted, origin=f"source {source.name!r} from {source.url}")
+            os.replace(extracted, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest / source.archive_root if source.archive_root else dest

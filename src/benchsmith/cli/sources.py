@@ -7,8 +7,6 @@ suggested ``--register``, which then hashed whatever folder came next.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +15,8 @@ import typer
 from benchsmith.builder import get_builder
 from benchsmith.cli.options import JSON_OPTION, DatasetArg
 from benchsmith.cli.output import console, emit, err_console, literal
-from benchsmith.errors import ConfigError, EnvironmentFault
+from benchsmith.errors import ConfigError
+from benchsmith.registry import write_text_atomic
 from benchsmith.source import checksum_lines, verify_source
 
 
@@ -92,7 +91,7 @@ def _hash(name: str, b: Any, root: Path, dest: Path, known: dict, write: bool, j
         if len(lines) == 1:
             raise ConfigError(f"no source file of {name} found under {root}: checksums.tsv left as it is",
                               hint=f"Lay the raw files out as `benchsmith sources {name}` shows")
-        _write_atomically(dest, "".join(line + "\n" for line in lines))
+        write_text_atomic(dest, "".join(line + "\n" for line in lines), newline="")
     if json_out:
         emit({"checksums_tsv": dest, "lines": lines, "changed": changed, "absent": absent, "written": write},
              True)
@@ -107,21 +106,3 @@ def _hash(name: str, b: Any, root: Path, dest: Path, known: dict, write: bool, j
         err_console.print(f"[yellow]changed from the registered sha256:[/] {literal(c)}")
     for a in absent:
         err_console.print(f"[yellow]absent:[/] {literal(a)}")
-
-
-def _write_atomically(dest: Path, text: str) -> None:
-    """``text`` into ``dest`` through a temporary sibling renamed into place: a failed write
-    leaves the old file whole (EnvironmentFault: disk full, read-only folder)."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    except OSError as exc:
-        raise EnvironmentFault(f"cannot write beside {dest}: {exc.strerror}", path=dest,
-                               hint="Make the builder's folder writable") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, dest)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise EnvironmentFault(f"cannot write {dest}: {exc.strerror}", path=dest,
-                               hint="Free space or make the folder writable, then run again") from None

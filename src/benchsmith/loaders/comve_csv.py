@@ -19,6 +19,16 @@ none) and the number of columns of every row, and rejects empty or duplicate
 ids. Errors are :class:`~benchsmith.errors.ParseError` naming the file and the
 1-based line of the offending row. :func:`load_instances` joins the six files of a split by id,
 and rejects answers for ids the data lacks and data ids without an answer.
+
+**A file cut mid-row.** A cut inside a quoted field is a ``csv`` error; a cut inside the last,
+unquoted field of the last row parses as a whole (shorter) row, which only the file's end can
+tell apart. Upstream's train, dev and test files (all 21, the combined ``*.csv`` too) end with
+``\n`` and quote no last field, so a file of theirs that does not end with a newline was cut:
+a :class:`~benchsmith.errors.ParseError` naming the file and the last record's line, that record
+never yielded. The six ``Trial Data`` files are shipped without a final newline, so their
+readers are told so (``final_newline=False``, :attr:`SplitFiles.final_newline`) and cannot tell a
+cut there; the builder's sha256 of every source (``checksums.tsv``) does. A cut at a row boundary
+leaves whole rows; :func:`load_instances` reports the ids one file then lacks.
 """
 
 from __future__ import annotations
@@ -52,6 +62,8 @@ class SplitFiles:
     b_answers: Path
     c_data: Path
     c_answers: Path
+    #: upstream ends each file with a newline (train, dev, test; not the trial files): see the module docstring
+    final_newline: bool = True
 
 
 @dataclass(frozen=True)
@@ -67,6 +79,7 @@ def read_rows(
     columns: Sequence[str],
     *,
     header: bool,
+    final_newline: bool = True,
 ) -> Iterator[Row]:
     """Yield the records of a ComVE CSV file, checked for shape.
 
@@ -75,10 +88,12 @@ def read_rows(
         columns: the expected column names (the header when ``header`` is true,
             otherwise only used for messages and the column count).
         header: whether the first record is a header that must equal ``columns``.
+        final_newline: the file ends with a newline as upstream ships it, so one that does not
+            was cut inside its last record (see the module docstring).
 
     Raises:
-        ParseError: invalid encoding, a NUL byte, an unterminated quoted field (a
-            truncated file), a header other than ``columns`` (or none: an empty file)
+        ParseError: invalid encoding, a NUL byte, an unterminated quoted field or no final
+            newline where one is expected (a truncated file), a header other than ``columns`` (or none: an empty file)
             or a record with another number of columns; each names the file and line.
         SourceError: the path cannot be read (missing, a directory).
     """
@@ -101,6 +116,7 @@ def read_rows(
     expected = tuple(columns)
     end = 0  # line on which the previous record ended
     first = True
+    pending: Row | None = None  # held back until the file is known not to end inside it
     try:
         for cells in reader:
             start, end = end + 1, reader.line_num
@@ -126,7 +142,9 @@ def read_rows(
                     line=start,
                     hint="A column is missing or the file is truncated. " + _REDOWNLOAD,
                 )
-            yield Row(start, tuple(cells))
+            if pending is not None:
+                yield pending
+            pending = Row(start, tuple(cells))
     except csv.Error as exc:
         truncated = "end of data" in str(exc)
         raise ParseError(
@@ -140,6 +158,17 @@ def read_rows(
         raise ParseError(
             f"file is empty; expected the header {list(expected)!r}", path=path, line=1, hint=_REDOWNLOAD
         )
+    if final_newline and text and not text.endswith(("\n", "\r")):
+        raise ParseError(
+            "the file ends mid-row (no newline after its last record); expected complete records, each "
+            "ending with a newline as upstream's file does",
+            path=path,
+            line=pending.line if pending is not None else end,
+            hint="The file was cut (an interrupted download or copy): re-download it from the official ComVE "
+                 "repository",
+        )
+    if pending is not None:
+        yield pending
 
 
 # --------------------------------------------------------------------------- typed records
@@ -192,10 +221,10 @@ class References:
     line: int
 
 
-def _rows(path: str | Path, columns: Sequence[str], header: bool) -> list[Row]:
+def _rows(path: str | Path, columns: Sequence[str], header: bool, final_newline: bool = True) -> list[Row]:
     """The records of a file whose first column is a unique, non-empty id."""
     path = Path(path)
-    rows = list(read_rows(path, columns, header=header))
+    rows = list(read_rows(path, columns, header=header, final_newline=final_newline))
     seen: dict[str, int] = {}
     for row in rows:
         rid = row.cells[0].strip()
@@ -213,27 +242,28 @@ def _rows(path: str | Path, columns: Sequence[str], header: bool) -> list[Row]:
     return rows
 
 
-def read_subtask_a(path: str | Path) -> list[StatementPair]:
+def read_subtask_a(path: str | Path, *, final_newline: bool = True) -> list[StatementPair]:
     return [StatementPair(r.cells[0].strip(), r.cells[1], r.cells[2], r.line)
-            for r in _rows(path, A_HEADER, True)]
+            for r in _rows(path, A_HEADER, True, final_newline)]
 
 
-def read_subtask_b(path: str | Path) -> list[ReasonChoice]:
+def read_subtask_b(path: str | Path, *, final_newline: bool = True) -> list[ReasonChoice]:
     return [
         ReasonChoice(r.cells[0].strip(), r.cells[1], (r.cells[2], r.cells[3], r.cells[4]), r.line)
-        for r in _rows(path, B_HEADER, True)
+        for r in _rows(path, B_HEADER, True, final_newline)
     ]
 
 
-def read_subtask_c(path: str | Path) -> list[FalseStatement]:
-    return [FalseStatement(r.cells[0].strip(), r.cells[1], r.line) for r in _rows(path, C_HEADER, True)]
+def read_subtask_c(path: str | Path, *, final_newline: bool = True) -> list[FalseStatement]:
+    return [FalseStatement(r.cells[0].strip(), r.cells[1], r.line)
+            for r in _rows(path, C_HEADER, True, final_newline)]
 
 
-def read_answers(path: str | Path, allowed: Sequence[str]) -> list[Answer]:
+def read_answers(path: str | Path, allowed: Sequence[str], *, final_newline: bool = True) -> list[Answer]:
     """A subtask A or B answers file (``id,answer``, no header); answers must be in ``allowed``."""
     path = Path(path)
     out = []
-    for r in _rows(path, ("id", "answer"), False):
+    for r in _rows(path, ("id", "answer"), False, final_newline):
         answer = r.cells[1].strip()
         if answer not in allowed:
             raise ParseError(
@@ -246,12 +276,12 @@ def read_answers(path: str | Path, allowed: Sequence[str]) -> list[Answer]:
     return out
 
 
-def read_references(path: str | Path) -> list[References]:
+def read_references(path: str | Path, *, final_newline: bool = True) -> list[References]:
     """A subtask C answers file (``id,ref1,ref2,ref3``, no header). Empty references are
     kept as ``""`` (upstream's trial file has some); a row with no reference is an error."""
     path = Path(path)
     out = []
-    for r in _rows(path, ("id", "reference1", "reference2", "reference3"), False):
+    for r in _rows(path, ("id", "reference1", "reference2", "reference3"), False, final_newline):
         refs = (r.cells[1], r.cells[2], r.cells[3])
         if not any(x.strip() for x in refs):
             raise ParseError(
@@ -338,12 +368,16 @@ def load_instances(files: SplitFiles) -> list[Instance]:
 
     The answers files are the truth for labels; ids are kept as upstream spells them.
     """
-    a = read_subtask_a(files.a_data)
-    a_ans = _by_id(a, read_answers(files.a_answers, A_LABELS), files.a_data, files.a_answers, answers=True)
-    b = read_subtask_b(files.b_data)
-    b_ans = _by_id(b, read_answers(files.b_answers, B_LABELS), files.b_data, files.b_answers, answers=True)
-    c = read_subtask_c(files.c_data)
-    c_ans = _by_id(c, read_references(files.c_answers), files.c_data, files.c_answers, answers=True)
+    nl = files.final_newline
+    a = read_subtask_a(files.a_data, final_newline=nl)
+    a_ans = _by_id(a, read_answers(files.a_answers, A_LABELS, final_newline=nl), files.a_data, files.a_answers,
+                   answers=True)
+    b = read_subtask_b(files.b_data, final_newline=nl)
+    b_ans = _by_id(b, read_answers(files.b_answers, B_LABELS, final_newline=nl), files.b_data, files.b_answers,
+                   answers=True)
+    c = read_subtask_c(files.c_data, final_newline=nl)
+    c_ans = _by_id(c, read_references(files.c_answers, final_newline=nl), files.c_data, files.c_answers,
+                   answers=True)
     b_by_id = _by_id(a, b, files.a_data, files.b_data, answers=False)
     c_by_id = _by_id(a, c, files.a_data, files.c_data, answers=False)
     return [

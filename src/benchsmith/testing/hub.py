@@ -24,7 +24,9 @@ commits (or tags, ``"tree"`` listings) and then serves them (a transient fault t
 gateway whose response was lost; ``intrude={"commit": 1}`` lands another publisher's commit on
 the branch just before the first commit (which then fails with 412, as in a race of two
 publishes), ``intrude={"tag": 1}`` tags the same revision just before the first tag (which then
-fails with 409, as when a racing publisher of the same release tags first); ``drip=SECONDS`` sends every response body one byte per SECONDS;
+fails with 409, as when a racing publisher of the same release tags first); ``drip=SECONDS`` sends
+every response body one byte per SECONDS, ``drip_headers=SECONDS`` every status line and header
+block (a server no per-read timeout ever stops);
 ``listing_padding=N`` adds N folders to every listing of a revision's root; ``token`` (only this bearer token may write; others get the Hub's
 401 "Invalid credentials in Authorization header"). A hostile Hub for reads: ``hostile={"tree":
 "garbage"}`` answers a kind of read (``info``, ``refs``, ``tree``, ``paths-info``, ``resolve``,
@@ -142,9 +144,9 @@ class LocalHub:
     def __init__(self, *, lfs_suffixes: tuple[str, ...] = (), token: str | None = None,
                  fail: dict[str, int] | None = None, echo_auth: bool = False,
                  flaky: dict[str, tuple[int, int]] | None = None, lose: dict[str, int] | None = None,
-                 intrude: dict[str, int] | None = None, drip: float = 0.0, listing_padding: int = 0,
-                 max_requests: int = 2000, max_seconds: float = 120.0, hostile: dict[str, str] | None = None,
-                 redirect_to: str | None = None):
+                 intrude: dict[str, int] | None = None, drip: float = 0.0, drip_headers: float = 0.0,
+                 listing_padding: int = 0, max_requests: int = 2000, max_seconds: float = 120.0,
+                 hostile: dict[str, str] | None = None, redirect_to: str | None = None):
         self.repos: dict[str, Repo] = {}
         self.blobs: dict[str, bytes] = {}  # LFS objects by sha256
         self.lfs_suffixes = lfs_suffixes
@@ -154,6 +156,7 @@ class LocalHub:
         self.lose = dict(lose or {})
         self.intrude = dict(intrude or {})
         self.drip = drip
+        self.drip_headers = drip_headers
         self.listing_padding = listing_padding
         self.echo_auth = echo_auth
         self.hostile = dict(hostile or {})
@@ -524,22 +527,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
               content_type: str = "application/json", head: bool = False) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        if "Content-Length" not in (headers or {}):
-            self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
+        fields = {"Content-Type": content_type, **(headers or {})}
+        fields.setdefault("Content-Length", str(len(body)))
+        if self.hub.drip_headers > 0:  # the status line and headers, one byte at a time
+            self.log_request(status)
+            lines = [f"{self.protocol_version} {status} {self.responses.get(status, ('',))[0]}"]
+            lines += [f"{k}: {v}" for k, v in fields.items()]
+            self._drip(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"), self.hub.drip_headers)
+        else:
+            self.send_response(status)
+            for k, v in fields.items():
+                self.send_header(k, v)
+            self.end_headers()
         if not head and body and self.hub.drip > 0:  # a Hub (or proxy) that drips its answers
-            for i in range(len(body)):
-                if self.hub._stop.wait(self.hub.drip):
-                    break
-                self.wfile.write(body[i:i + 1])
-                self.wfile.flush()
+            self._drip(body, self.hub.drip)
         elif not head and body:
             self.wfile.write(body)
         self.hub.requests.append(f"{self.command} {self.path} {status}")
+
+    def _drip(self, data: bytes, seconds: float) -> None:
+        for i in range(len(data)):
+            if self.hub._stop.wait(seconds):
+                break
+            self.wfile.write(data[i:i + 1])
+            self.wfile.flush()
 
     def _json(self, status: int, obj: Any) -> None:
         self._send(status, json.dumps(obj).encode())

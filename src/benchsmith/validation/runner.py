@@ -622,7 +622,7 @@ def write_sealed(release: Release, report: dict[str, Any], builder: Any | None) 
         for name, data in before.items():
             if data is None:
                 (release.path / name).unlink(missing_ok=True)
-            else:
+            elif _read_inside(release, name) != data:  # a write that failed left its file as it was
                 registry.write_text_atomic(release.path / name, data)
         raise
     sealed = seal.compute(release.path)

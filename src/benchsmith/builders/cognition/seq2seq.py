@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith import progress
-from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.errors import ConfigError, did_you_mean, writing
 from benchsmith.nlp.segment import segment, unsegment
 from benchsmith.validation.baselines import engine, runtime
 from benchsmith.validation.baselines.spec import Options
@@ -330,12 +330,13 @@ class TrainedModel:
         """``save_pretrained`` plus ``source_vocab.json``, ``target_bpe.json`` and ``nmt.json``
         (preset, hyperparameters, best step, run record, history)."""
         path = Path(path)
-        self.model.save_pretrained(path)
-        self.source.save(str(path / "source_vocab.json"))
-        self.target.save(str(path / "target_bpe.json"))
         saved = {"preset": self.preset, "hyperparameters": asdict(self.hp), "best_step": self.best_step,
                  "record": self.record.to_dict(), "history": self.history}
-        (path / "nmt.json").write_text(json.dumps(saved, indent=2, ensure_ascii=False), encoding="utf-8")
+        with writing(path):  # a full disk names the model folder (exit 3)
+            self.model.save_pretrained(path)
+            self.source.save(str(path / "source_vocab.json"))
+            self.target.save(str(path / "target_bpe.json"))
+            (path / "nmt.json").write_text(json.dumps(saved, indent=2, ensure_ascii=False), encoding="utf-8")
         return path
 
 

@@ -266,7 +266,8 @@ class ComVE(Builder):
         key = (split, str(paths["a_data"]))
         cache = self.__dict__.setdefault("_instances", {})
         if key not in cache:
-            cache[key] = load_instances(SplitFiles(**paths))
+            # upstream's trial files alone end without a newline (see benchsmith.loaders.comve_csv)
+            cache[key] = load_instances(SplitFiles(**paths, final_newline=split != "trial"))
         return cache[key]
 
     def examples(self, config: Config, split: str, sources: Sources) -> Iterator[dict[str, Any]]:

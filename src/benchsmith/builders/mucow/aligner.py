@@ -35,11 +35,13 @@ compare everything after alignment on the same links).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import math
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -51,7 +53,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from benchsmith.errors import ConfigError
+from benchsmith.errors import ConfigError, EnvironmentFault, writing
 from benchsmith.lifeline import pdeathsig_hook
 from benchsmith.source import benchsmith_home
 
@@ -183,13 +185,16 @@ class EflomalAligner:
     def __call__(self, source: Sequence[str], target: Sequence[str], chunk: int) -> tuple[list[str], list[str], bool]:
         eflomal = require_eflomal()
         binary = self._binary()
-        with scratch_dir(ALIGN_PREFIX) as tmp:
+        with scratch_dir(ALIGN_PREFIX) as tmp, writing(tmp):  # its files: a full $TMPDIR names the folder
             fwd, rev = tmp / "fwd", tmp / "rev"
             if binary is None:
                 if self.seed is not None:
                     log.warning("eflomal cannot be seeded here: this alignment is not reproducible")
-                eflomal.Aligner().align(list(source), list(target), links_filename_fwd=str(fwd),
-                                        links_filename_rev=str(rev), quiet=True)
+                try:
+                    eflomal.Aligner().align(list(source), list(target), links_filename_fwd=str(fwd),
+                                            links_filename_rev=str(rev), quiet=True)
+                except subprocess.CalledProcessError as exc:
+                    raise _write_fault(exc.returncode, str(exc.stderr or ""), tmp) or exc
             else:
                 src, tgt = _prepare(eflomal, source, target, tmp)
                 (tmp / SEED_FILE).write_bytes(chunk_seed(self.seed, chunk))
@@ -199,9 +204,20 @@ class EflomalAligner:
                         "-f", str(fwd), "-r", str(rev)]
                 code, err = run_child(args, cwd=tmp, env={**os.environ, "OMP_NUM_THREADS": OMP_THREADS})
                 if code != 0:
-                    raise RuntimeError(f"eflomal exited with status {code}: {err.strip()[-2000:]}")
+                    raise _write_fault(code, err, tmp) or RuntimeError(
+                        f"eflomal exited with status {code}: {err.strip()[-2000:]}")
             with fwd.open(encoding="utf-8") as f, rev.open(encoding="utf-8") as r:
                 return f.read().splitlines(), r.read().splitlines(), binary is not None
+
+
+def _write_fault(code: int, err: str, where: Path) -> EnvironmentFault | None:
+    """eflomal's failure when it could not write its files: killed by SIGXFSZ (``ulimit -f``; a child
+    gets the default action back) or out of space. Any other failure is eflomal's own."""
+    if code == -signal.SIGXFSZ:
+        return EnvironmentFault.writing(OSError(errno.EFBIG, os.strerror(errno.EFBIG)), where)
+    if os.strerror(errno.ENOSPC) in err:
+        return EnvironmentFault.writing(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), where)
+    return None
 
 
 # --------------------------------------------------------------------------- kills and leftovers
