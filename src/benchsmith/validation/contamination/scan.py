@@ -169,7 +169,9 @@ def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | No
         from dask.distributed import as_completed
 
         with dask_client(scheduler) as client:
-            shared = client.scatter(index, broadcast=True)
+            # hash=False: a content key would tokenize the whole index in this process (about as
+            # long as scanning 8 MB), and the index is sent once per run anyway
+            shared = client.scatter(index, broadcast=True, hash=False)
             futures = client.map(scan_part, list(parts), index=shared, pure=False)
             position = {f.key: i for i, f in enumerate(futures)}
             for fut in as_completed(futures):
