@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import one_json, run_cli
+from hypothesis import given
+from hypothesis import strategies as st
 
 from benchsmith import progress
 from benchsmith.builder import Builder, Config, register, unregister
@@ -268,6 +270,25 @@ def test_partitions_and_processes_give_the_one_process_report(release, tmp_path)
     assert one[:3] == many[:3] and many[4] == "2 local processes"
     assert {loc["line"] for locs in one[1].values() for loc in locs} == {1235, 3000}
 
+
+
+@given(lines=st.lists(st.text(st.characters(codec="utf-8", exclude_characters="\n\r"), max_size=40), max_size=60),
+       trailing=st.booleans(), chunk=st.integers(1, 200))
+def test_byte_partitions_cover_every_line_once(tmp_path_factory, lines, trailing, chunk):
+    """Cut at any size (a line longer than a chunk included), the partitions of a text file tile it
+    at line starts, and the lines read through them are the file's lines, each once, numbered."""
+    path = tmp_path_factory.mktemp("cut") / "c.txt"
+    text = "\n".join(lines) + ("\n" if trailing and lines else "")
+    path.write_bytes(text.encode("utf-8"))
+    parts = corpus.file_parts("x", [str(path)], (), chunk)
+    raw = path.read_bytes()
+    bounds = [0] + [p.end for p in parts]
+    assert [p.start for p in parts] == bounds[:-1] and bounds[-1] == len(raw)
+    assert all(p.start == 0 or raw[p.start - 1 : p.start] == b"\n" for p in parts)
+    got = [(n, t.rstrip("\n")) for p in parts for texts, where in corpus.batches(p)
+           for t, n in zip(texts.to_pylist(), where)]
+    expected = text.removesuffix("\n").split("\n") if text else []
+    assert got == list(enumerate(expected, 1))
 
 def test_index_verifies_hash_hits():
     """A forced hash collision (every word hashes alike) never reports a match."""

@@ -8,6 +8,10 @@ broadcast) and maps the partitions over it. Either way results come back per par
 in completion order, and are merged in partition order, so the report does not depend on
 how the work was spread. A progress bar counts partitions and shows lines per second.
 
+On Dask the scan costs what it costs in one process only on workers with glibc's adaptive heap:
+a nanny's default ``MALLOC_TRIM_THRESHOLD_=65536`` makes every large numpy temporary of a batch
+a fresh mmap (+20-40 % CPU); unset it for scans (``distributed.nanny.pre-spawn-environ``).
+
 Per item at most :data:`MAX_LOCATIONS` locations are kept (the first ones in partition and
 line order) with the total count of matches, so memory is bounded however often a common
 n-gram occurs.
@@ -169,7 +173,9 @@ def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | No
         from dask.distributed import as_completed
 
         with dask_client(scheduler) as client:
-            shared = client.scatter(index, broadcast=True)
+            # hash=False: a content key would tokenize the whole index in this process (about as
+            # long as scanning 8 MB), and the index is sent once per run anyway
+            shared = client.scatter(index, broadcast=True, hash=False)
             futures = client.map(scan_part, list(parts), index=shared, pure=False)
             position = {f.key: i for i, f in enumerate(futures)}
             for fut in as_completed(futures):
