@@ -353,3 +353,23 @@ def test_a_killed_harvest_takes_eflomal_along(raw, tmp_path, private_tmp):
         assert list(private_tmp.iterdir()) == []
     finally:
         proc.kill()
+
+
+def test_a_harvest_under_a_file_size_limit_is_one_line_exit_3(tmp_path):
+    """eflomal's input files stop at ``ulimit -f`` without an error (its ``prepare_files`` does not
+    report a short write) and eflomal then fails reading them: a fault of the machine, one line."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchsmith.console", "harvest", "mucow", "--parallel", str(OPUS), "--inventory",
+         str(OMW), "--src", "de", "--tgt", "en", "--registry", str(tmp_path / "reg"), "--min-links", "1",
+         "--workers", "1"],
+        env={**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path)},
+        preexec_fn=limited, capture_output=True, text=True, timeout=300, check=False)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert proc.returncode == 3 and len(errors) == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "file-size limit" in errors[0], proc.stderr[-3000:]
+    assert not (tmp_path / "reg" / "mucow").exists() or not any((tmp_path / "reg" / "mucow").iterdir())

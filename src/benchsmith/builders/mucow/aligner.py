@@ -40,6 +40,7 @@ import hashlib
 import logging
 import math
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -212,9 +213,16 @@ class EflomalAligner:
 
 def _write_fault(code: int, err: str, where: Path) -> EnvironmentFault | None:
     """eflomal's failure when it could not write its files: killed by SIGXFSZ (``ulimit -f``; a child
-    gets the default action back) or out of space. Any other failure is eflomal's own."""
+    gets the default action back), failing under a file-size limit (its input files are written by
+    eflomal's ``prepare_files``, which does not report a short write: eflomal then reads a cut file)
+    or out of space. Any other failure is eflomal's own."""
     if code == -signal.SIGXFSZ:
         return EnvironmentFault.writing(OSError(errno.EFBIG, os.strerror(errno.EFBIG)), where)
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY:
+        return EnvironmentFault(f"eflomal failed (status {code}) under a file-size limit of {limit:,} bytes: the "
+                                "files it reads and writes may have been cut", path=where,
+                                hint=EnvironmentFault.HINTS["EFBIG"])
     if os.strerror(errno.ENOSPC) in err:
         return EnvironmentFault.writing(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), where)
     return None
