@@ -165,7 +165,7 @@ def hub_release(ref: HubRef, *, endpoint: str | None = None, token: str | None =
     except ReleaseError:
         raise
     except Exception as exc:  # noqa: BLE001 - every Hub failure becomes one line
-        if isinstance(exc, OSError) and not network(exc):  # the download cache's disk: full, read-only...
+        if isinstance(exc, OSError) and exc.errno is not None and not network(exc):  # the cache's disk: full...
             raise EnvironmentFault.writing(exc, folder) from None
         problem, hint = explain(exc, api.endpoint, doing=f"reading the Hub repo {ref.repo_id}", again="try again")
         secret = token or get_token()
