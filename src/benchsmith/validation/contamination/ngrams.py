@@ -39,7 +39,8 @@ DEFAULT_MIN_TOKENS = 5
 _POLY = np.uint64(0x100000001B3)
 _POLY_INVERSE = np.uint64(pow(0x100000001B3, -1, 1 << 64))
 _MASKS = np.array([2 ** (8 * r) - 1 for r in range(9)], dtype=np.uint64)  # the low r bytes of 8
-_KNOWN_BITS = 22  # the release's word values' top bits, a 4 MB table: a foreign word passes at (words / 4M)
+# the release's word values' top bits (a 4 MB table): a foreign word passes with probability words / 4M
+_KNOWN_BITS = 22
 
 __all__ = ["DEFAULT_MIN_TOKENS", "DEFAULT_NGRAM", "Hit", "Item", "ItemIndex", "normalise"]
 
@@ -154,8 +155,10 @@ class ItemIndex:
         the corpus side). Each word's bytes are read 8 at a time (a little-endian 64-bit view at
         every byte offset; the bytes past the word's end zeroed: a word holds no NUL) and folded
         into its length by murmur3's finaliser, one round per 8 bytes, for the words still that long.
-        Two distinct words collide with probability about 2^-64, so ~10^-6 for a few million
-        distinct words; a collision can only propose a window, which the scan checks on the text."""
+        A round is a bijection of the value so far, so two words of one length that differ in a
+        single block (every pair of words of up to 8 bytes) never collide; other pairs collide as
+        under a random 64-bit function, ~2^-64 a pair, ~10^-6 among a few million distinct words.
+        A collision can only propose a window, which the scan checks on the text."""
         starts, lengths = tokens.starts, tokens.ends - tokens.starts
         padded = np.zeros(len(tokens.data) + 8, dtype=np.uint8)
         padded[: len(tokens.data)] = tokens.data

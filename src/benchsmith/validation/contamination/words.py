@@ -161,7 +161,7 @@ class Tokens:
 
     @cached_property
     def words(self) -> pa.Array:
-        """Every word, one Arrow string array (32-bit offsets where they fit: ``index_in`` hashes them faster)."""
+        """Every word, one Arrow string array (32-bit offsets where they fit)."""
         word_offsets = np.zeros(len(self.starts) + 1, dtype=np.int64)
         np.cumsum(self.ends - self.starts, out=word_offsets[1:])
         small = word_offsets[-1] < 2**31
