@@ -294,8 +294,8 @@ def test_index_verifies_hash_hits():
     """A forced hash collision (every word hashes alike) never reports a match."""
 
     class Colliding(ItemIndex):
-        def _word_values(self, size: int) -> np.ndarray:
-            return np.full(size, 7, dtype=np.uint64)
+        def _word_hashes(self, tokens) -> np.ndarray:
+            return np.full(len(tokens.starts), 7, dtype=np.uint64)
 
     index = Colliding(ngram=3, min_tokens=3)
     index.add_item(Item("c", "test", 0, "x"), [("f", "alpha beta gamma")])

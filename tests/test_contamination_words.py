@@ -90,3 +90,14 @@ def test_a_planted_line_across_a_range_boundary_is_found_once(tmp_path):
     assert len(parts) > 1
     found = [(where[h.line], h.word) for p in parts for texts, where in corpus.batches(p) for h in index.scan(texts)]
     assert found == [(2, 1)]
+
+
+def test_long_words_match_whole_whatever_follows_them():
+    """Words are hashed from their bytes 8 at a time: a word of 9-40 bytes matches whatever
+    byte follows it in the line, and one differing only in its last byte does not."""
+    value = "internationalisation தமிழ்நாட்டின் extraordinarily überdimensional counterrevolutionaries"
+    index = ItemIndex(ngram=13, min_tokens=5)
+    index.add_item(Item("c", "test", 0, "x"), [("premise", value)])
+    index.freeze()
+    hits = index.scan([f"so {value}!", f"«{value.upper()}»xyz", value.replace("aries", "ariez")])
+    assert [(h.line, h.word, h.n) for h in hits] == [(0, 1, 5), (1, 0, 5)]

@@ -10,15 +10,16 @@ N-grams (see the package docstring for the choice of n): a matched value with at
 contiguous word sequence, inside a corpus line); a value under ``min_tokens`` words is
 not matched and is counted as too short.
 
-The index keeps, per n-gram length, a sorted array of 64-bit polynomial hashes (a random
-64-bit value per release word). A corpus batch is tokenised by :func:`.words.tokenise`
-(Arrow and numpy over the whole batch), its words become release word ids with
-``pyarrow.compute.index_in`` (a word not in the release can be part of no match: id 0 breaks
-windows, so the vocabulary, hence memory, is the release's whatever the corpus), and the
-hash of every window comes from one prefix sum (``h(i, n) = P^(i+n-1) (C[i+n] - C[i])`` with
-``C`` the running sum of ``value * P^-k``, all mod 2^64), computed only where a window of known
-words fits in its line. Every hash hit is verified against the item's words, so a reported
-match is exact, never a hash collision.
+The index keeps, per n-gram length, a sorted array of 64-bit polynomial hashes over a 64-bit
+value per word computed from the word's UTF-8 bytes alone (:meth:`ItemIndex._word_hashes`), so
+a corpus batch needs neither its words as strings nor the release's vocabulary: it is
+tokenised by :func:`.words.tokenise` (Arrow and numpy over the whole batch), each word's value
+comes straight from its byte range, a window holding a word whose value is no release
+word's (a table of their top bits) is skipped, and the hash of every window comes from one
+prefix sum (``h(i, n) = P^(i+n-1) (C[i+n] - C[i])`` with ``C`` the running sum of
+``value * P^-k``, all mod 2^64), computed only where a window of release words fits in its
+line. Every hash hit is verified against the item's words as text, so a reported match is
+exact, never a hash collision (of words or of n-grams).
 """
 
 from __future__ import annotations
@@ -37,8 +38,21 @@ DEFAULT_NGRAM = 13  # lm-evaluation-harness' decontamination convention (GPT-3's
 DEFAULT_MIN_TOKENS = 5
 _POLY = np.uint64(0x100000001B3)
 _POLY_INVERSE = np.uint64(pow(0x100000001B3, -1, 1 << 64))
+_MASKS = np.array([2 ** (8 * r) - 1 for r in range(9)], dtype=np.uint64)  # the low r bytes of 8
+# the release's word values' top bits (a 4 MB table): a foreign word passes with probability words / 4M
+_KNOWN_BITS = 22
 
 __all__ = ["DEFAULT_MIN_TOKENS", "DEFAULT_NGRAM", "Hit", "Item", "ItemIndex", "normalise"]
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """murmur3's 64-bit finaliser (a bijection that spreads every input bit over the output)."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
 
 
 @dataclass(frozen=True)
@@ -83,7 +97,7 @@ class ItemIndex:
     tables: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
     classes: Classes = field(default_factory=classes, repr=False)
     _pending: list[tuple[int, str, str]] = field(default_factory=list, repr=False)
-    _random: np.ndarray | None = field(default=None, repr=False)
+    _known: np.ndarray | None = field(default=None, repr=False)
     _power: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def add_item(self, item: Item, texts: Sequence[tuple[str, str]]) -> None:
@@ -110,7 +124,10 @@ class ItemIndex:
         self.value_ids = ids[word_keep]
         self.value_starts = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
         np.cumsum(counts[keep], out=self.value_starts[1:])
-        self._random = self._word_values(len(self.vocab) + 1)  # 0: a word not in the release
+        word_values = np.zeros(len(self.vocab) + 1, dtype=np.uint64)  # per word id (0: none) its value
+        word_values[ids] = self._word_hashes(tokens)
+        self._known = np.zeros(1 << _KNOWN_BITS, dtype=bool)
+        self._known[word_values[1:] >> np.uint64(64 - _KNOWN_BITS)] = True
         self.tables = {}
         lengths = np.diff(self.value_starts)
         n_of = np.minimum(lengths, self.ngram)
@@ -124,7 +141,7 @@ class ItemIndex:
             hashes = np.zeros(len(value), dtype=np.uint64)
             with np.errstate(over="ignore"):
                 for k in range(n):
-                    hashes = hashes * _POLY + self._random[self.value_ids[first + k]]
+                    hashes = hashes * _POLY + word_values[self.value_ids[first + k]]
             order = np.argsort(hashes, kind="stable")
             self.tables[n] = (hashes[order], value[order], start[order])
         return self
@@ -132,37 +149,56 @@ class ItemIndex:
     def value_tokens(self, value: int) -> np.ndarray:
         return self.value_ids[self.value_starts[value] : self.value_starts[value + 1]]
 
-    def _word_values(self, size: int) -> np.ndarray:
-        """A random 64-bit value per word id (fixed seed; a test forces collisions here)."""
-        return np.random.default_rng(0x5EED).integers(1, np.iinfo(np.uint64).max, size=size, dtype=np.uint64)
+    def _word_hashes(self, tokens: Tokens) -> np.ndarray:
+        """A 64-bit value per word of ``tokens``, from its UTF-8 bytes alone, so that the index and
+        every corpus batch agree without a shared vocabulary (no word strings nor ``index_in`` on
+        the corpus side). Each word's bytes are read 8 at a time (a little-endian 64-bit view at
+        every byte offset; the bytes past the word's end zeroed: a word holds no NUL) and folded
+        into its length by murmur3's finaliser, one round per 8 bytes, for the words still that long.
+        A round is a bijection of the value so far, so two words of one length that differ in a
+        single block (every pair of words of up to 8 bytes) never collide; other pairs collide as
+        under a random 64-bit function, ~2^-64 a pair, ~10^-6 among a few million distinct words.
+        A collision can only propose a window, which the scan checks on the text."""
+        starts, lengths = tokens.starts, tokens.ends - tokens.starts
+        padded = np.zeros(len(tokens.data) + 8, dtype=np.uint8)
+        padded[: len(tokens.data)] = tokens.data
+        at = np.ndarray((len(tokens.data) + 1,), dtype="<u8", buffer=padded, strides=(1,))  # 8 bytes from each offset
+        with np.errstate(over="ignore"):
+            h = _mix(lengths.astype(np.uint64) * _POLY + (at[starts] & _MASKS[np.minimum(lengths, 8)]))
+            todo = np.flatnonzero(lengths > 8)
+            for k in range(8, int(lengths.max(initial=0)), 8):  # the longer words (a fifth in a multilingual corpus)
+                todo = todo[lengths[todo] > k]
+                chunk = at[starts[todo] + k] & _MASKS[np.minimum(lengths[todo] - k, 8)]
+                h[todo] = _mix(h[todo] * _POLY + chunk)
+        return h
 
     # ------------------------------------------------------------------ scanning
     def encode(self, texts: pa.Array | Sequence[str]) -> tuple[Tokens, np.ndarray]:
-        """The batch's words and their release word ids (0: not a release word)."""
+        """The batch's words and their 64-bit values (:meth:`_word_hashes`)."""
         tokens = tokenise(texts, self.classes)
-        vocab = self.vocab if self.vocab.type == tokens.words.type else self.vocab.cast(tokens.words.type)
-        ids = pc.index_in(tokens.words, value_set=vocab)
-        return tokens, pc.fill_null(ids, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        return tokens, self._word_hashes(tokens)
 
     def scan(self, texts: pa.Array | Sequence[str], encoded: tuple[Tokens, np.ndarray] | None = None) -> list[Hit]:
         """Every verified match in a batch of corpus lines (line numbers are batch positions)."""
-        if not len(texts) or not self.tables or self._random is None:
+        if not len(texts) or not self.tables or self._known is None:
             return []
-        tokens, ids = encoded or self.encode(texts)
-        total = len(ids)
+        tokens, values = encoded or self.encode(texts)
+        total = len(values)
         if not total:
             return []
         firsts = tokens.firsts
         counts = np.diff(firsts)
         line_end = np.repeat(firsts[1:], counts)
+        # a window with a word not in the release matches nothing: skip it (a false "known" only costs a look-up)
+        known = self._known[values >> np.uint64(64 - _KNOWN_BITS)]
         unknown = np.zeros(total + 1, dtype=np.int64)
-        np.cumsum(ids == 0, out=unknown[1:])
+        np.cumsum(~known, out=unknown[1:])
         power, inverse = self._powers(total)
         with np.errstate(over="ignore"):
             prefix = np.zeros(total + 1, dtype=np.uint64)
-            np.cumsum(self._random[ids] * inverse, out=prefix[1:])
+            np.cumsum(values * inverse, out=prefix[1:])
         hits: list[Hit] = []
-        at = np.flatnonzero(ids)  # windows start on a known word
+        at = np.flatnonzero(known)  # windows start on a known word
         for n in sorted(self.tables):
             fits = at + n <= line_end[at]
             at = at[fits]
@@ -176,12 +212,12 @@ class ItemIndex:
             found = np.flatnonzero(hashes[np.minimum(lo, len(hashes) - 1)] == h)
             for k in found.tolist():
                 i = int(at[k])
-                window = ids[i : i + n]
+                window = tokens.text(i, n)
                 line = int(np.searchsorted(firsts, i, side="right") - 1)
                 j = int(lo[k])
                 while j < len(hashes) and hashes[j] == h[k]:
                     v, s = int(value[j]), int(start[j])
-                    if np.array_equal(self.value_tokens(v)[s : s + n], window):
+                    if self.words(v, s, n) == window:  # the text, not its hash
                         hits.append(Hit(line, i - int(firsts[line]), v, s, n))
                     j += 1
         hits.sort(key=lambda h: (h.line, h.word, h.n, h.value, h.start))  # line order, whatever n found them
