@@ -18,9 +18,10 @@ after them). Every child runs in this script's environment as it was before any 
 a Dask nanny writes its ``pre-spawn-environ`` (``MALLOC_TRIM_THRESHOLD_=65536``, which disables
 glibc's adaptive heap and makes every large numpy temporary a fresh mmap, +20-40 % CPU on this
 scan) into the environment of the process that starts it, which would otherwise leak into the
-``one`` and ``local`` sides. The cluster's workers run with glibc's default allocator too (that
-setting unset), as ``--scheduler`` recommends for a scan; ``--dask-default-env`` keeps Dask's
-default instead. Figures of merit: MB and lines per CPU second (``one``'s scan), 10x lines at
+``one`` and ``local`` sides. The cluster's workers run as ``--scheduler`` recommends for a scan:
+with glibc's default allocator (that setting unset) and without the worker's statistical profiler
+(``distributed.worker.profile.enabled: false``: it samples every thread's stack every 10 ms, ~20 %
+of this scan's CPU); ``--dask-default-env`` keeps Dask's defaults instead. Figures of merit: MB and lines per CPU second (``one``'s scan), 10x lines at
 most 11x time (``local``), peak memory flat in the corpus size, ``dask2`` at least 1.7x
 ``dask1``'s throughput, ``dask1`` within 1.1x of ``one`` (scan wall time; the scan's CPU
 seconds include the workers'). Prints one JSON object.
@@ -112,15 +113,16 @@ def run_child(args: list[str], env: dict[str, str]) -> dict:
 
 def start_cluster(workers: int, default_env: bool) -> Any:
     """A ``distributed`` LocalCluster of single-threaded worker processes on 127.0.0.1 (glibc's
-    default allocator unless ``default_env``: see the module docstring)."""
+    default allocator and no profiler unless ``default_env``: see the module docstring)."""
     import logging
 
     import dask
     from dask.distributed import LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    unset = {} if default_env else {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
-    with dask.config.set(unset):
+    recommended = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                   "distributed.worker.profile.enabled": False}
+    with dask.config.set({} if default_env else recommended):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                             dashboard_address=":0")
 
@@ -130,7 +132,7 @@ def ensure_release(workdir: Path) -> str:
     path = reg / "xcopa" / "1.1.0"  # a fixed version, so that figures compare across releases of benchsmith
     if not (path / "release.json").is_file():
         raw = os.environ.get("BENCHSMITH_RAW", str(HERE.parent.parent.parent / "shared" / "raw"))
-        subprocess.run([sys.executable, "-m", "benchsmith.cli", "-q", "build", "xcopa", "--version", "1.1.0",
+        subprocess.run([sys.executable, "-m", "benchsmith.console", "-q", "build", "xcopa", "--version", "1.1.0",
                         "--sources", raw, "--registry", str(reg)], check=True, stdout=subprocess.DEVNULL,
                        env={**os.environ, "BENCHSMITH_HOME": str(workdir)})
     return str(path)
@@ -145,7 +147,7 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--sides", nargs="+", default=["one", "local", "dask1", "dask2"])
     ap.add_argument("--dask-default-env", action="store_true",
-                    help="workers with Dask's default pre-spawn environment (MALLOC_TRIM_THRESHOLD_=65536)")
+                    help="workers with Dask's defaults (MALLOC_TRIM_THRESHOLD_=65536, the profiler on)")
     a = ap.parse_args()
     if a.child is not None:
         release, corpus, workers, scheduler = a.child

@@ -8,9 +8,12 @@ broadcast) and maps the partitions over it. Either way results come back per par
 in completion order, and are merged in partition order, so the report does not depend on
 how the work was spread. A progress bar counts partitions and shows lines per second.
 
-On Dask the scan costs what it costs in one process only on workers with glibc's adaptive heap:
-a nanny's default ``MALLOC_TRIM_THRESHOLD_=65536`` makes every large numpy temporary of a batch
-a fresh mmap (+20-40 % CPU); unset it for scans (``distributed.nanny.pre-spawn-environ``).
+On Dask the scan costs what it costs in one process (1.01x at one worker, benchmarks/README.md)
+only on workers configured for it: a nanny's default ``MALLOC_TRIM_THRESHOLD_=65536`` makes every
+large numpy temporary of a batch a fresh mmap (+20-40 % CPU), and the worker's statistical profiler
+(a stack sample of every thread each 10 ms) adds ~20 %. Start the workers with both off, e.g. in
+the Dask config: ``distributed.nanny.pre-spawn-environ: {MALLOC_TRIM_THRESHOLD_: null}`` and
+``distributed.worker.profile.enabled: false``.
 
 Per item at most :data:`MAX_LOCATIONS` locations are kept (the first ones in partition and
 line order) with the total count of matches, so memory is bounded however often a common
