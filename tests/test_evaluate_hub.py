@@ -49,20 +49,21 @@ def evaluate(capsys, tmp_path, version, *extra):
 
 
 @pytest.mark.realdata
-def test_a_published_revision_is_scored_without_a_registry(hub, capsys, tmp_path):
+def test_a_published_revision_is_scored_without_a_registry_and_a_changed_or_foreign_copy_is_refused(
+        hub, capsys, tmp_path, monkeypatch):
+    """One published release (a real validate and publish): scored, then changed on the Hub, then
+    stripped of its seal.json."""
     code, out, err = evaluate(capsys, tmp_path, hub.version)
     assert code == 0, err
     score = json.loads(out)
     assert (score["dataset"], score["version"], score["config"]) == ("xcopa", hub.version, "et")
     assert 0 <= score["scores"]["xcopa-accuracy"]["score"] <= 1
 
-
-@pytest.mark.realdata
-def test_a_changed_or_foreign_hub_copy_is_refused(hub, capsys, tmp_path, monkeypatch):
     files = hub.repo(REPO).commits[hub.repo(REPO).tags[hub.version]]
     gold = next(p for p in files if p.endswith(".parquet") and "test" in p)
     intact = files[gold]
     files[gold] = File(intact.data[:-8] + b"\0" * 8)  # gold bytes changed on the Hub
+    monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path / "researcher1"))  # a new machine: downloads again
     code, _, err = evaluate(capsys, tmp_path, hub.version)
     assert code == 2 and gold in err and "changed after publishing" in err, err
 
