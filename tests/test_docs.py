@@ -48,9 +48,10 @@ FENCE = re.compile(r"^```(\w*)\s*$")
 SKIP = re.compile(r"^<!--\s*skip-test:\s*(\S.*?)\s*-->$")
 TOKEN = "hf_docsTestToken0123456789"
 # in the slow run (CI runs it): the quickstart repeats the README's commands on more of the real
-# data; the plugin guide repeats the maintainer guide's scaffold, install and build (the maintainer
-# guide, the loop end to end, stays in the default run)
-SLOW_PAGES = {"docs/quickstart.md", "docs/plugins.md"}
+# data; the plugin guide repeats the maintainer guide's scaffold, install and build; the CI guide's
+# workflow also runs in the default run as tests/test_ci_example.py (the maintainer guide, the loop
+# end to end, stays in the default run)
+SLOW_PAGES = {"docs/quickstart.md", "docs/plugins.md", "docs/ci.md"}
 BLOCK_SECONDS = 300
 
 

@@ -355,6 +355,7 @@ def test_a_killed_harvest_takes_eflomal_along(raw, tmp_path, private_tmp):
         proc.kill()
 
 
+@pytest.mark.slow  # a real harvest under the limit, beside the resource-limit fuzzer (test_rlimit_fuzz.py)
 def test_a_harvest_under_a_file_size_limit_is_one_line_exit_3(tmp_path):
     """eflomal's input files stop at ``ulimit -f`` without an error (its ``prepare_files`` does not
     report a short write) and eflomal then fails reading them: a fault of the machine, one line."""
