@@ -18,13 +18,16 @@ after them). Every child runs in this script's environment as it was before any 
 a Dask nanny writes its ``pre-spawn-environ`` (``MALLOC_TRIM_THRESHOLD_=65536``, which disables
 glibc's adaptive heap and makes every large numpy temporary a fresh mmap, +20-40 % CPU on this
 scan) into the environment of the process that starts it, which would otherwise leak into the
-``one`` and ``local`` sides. The cluster's workers run as ``--scheduler`` recommends for a scan:
-with glibc's default allocator (that setting unset) and without the worker's statistical profiler
-(``distributed.worker.profile.enabled: false``: it samples every thread's stack every 10 ms, ~20 %
-of this scan's CPU); ``--dask-default-env`` keeps Dask's defaults instead. Figures of merit: MB and lines per CPU second (``one``'s scan), 10x lines at
-most 11x time (``local``), peak memory flat in the corpus size, ``dask2`` at least 1.7x
-``dask1``'s throughput, ``dask1`` within 1.1x of ``one`` (scan wall time; the scan's CPU
-seconds include the workers'). Prints one JSON object.
+``one`` and ``local`` sides. The cluster's workers run as docs/commands.md recommends for a scan:
+with glibc's default allocator (that setting unset), without the worker's statistical profiler
+(it samples every thread's stack every 10 ms), and with the event loop's health check and system
+monitor at 1 s and 10 s (20 ms and 500 ms by default: each wake-up takes the interpreter lock from
+the scan); ``--dask-default-env`` keeps Dask's defaults instead. Figures of merit: MB and lines
+per CPU second (``one``'s scan), 10x lines at most 11x time (``local``), peak memory flat in the
+corpus size, ``dask2`` at least 1.7x ``dask1``'s throughput, ``dask1`` within 1.1x of ``one``
+(scan wall time; the scan's CPU seconds include the workers'). A ratio of two sides is the median over rounds of the ratio within
+a round (the sides of a round run back to back, so a shared machine's slow minutes cancel out of
+it); rates are from each side's fastest round. Prints one JSON object.
 
     python benchmarks/contamination_scaling.py [--sizes 100000 1000000] [--repeat 1] [--sides one local dask1 dask2]
         [--release DIR] [--workdir DIR] [--dask-default-env]
@@ -112,8 +115,8 @@ def run_child(args: list[str], env: dict[str, str]) -> dict:
 
 
 def start_cluster(workers: int, default_env: bool) -> Any:
-    """A ``distributed`` LocalCluster of single-threaded worker processes on 127.0.0.1 (glibc's
-    default allocator and no profiler unless ``default_env``: see the module docstring)."""
+    """A ``distributed`` LocalCluster of single-threaded worker processes on 127.0.0.1, configured
+    as docs/commands.md recommends unless ``default_env`` (see the module docstring)."""
     import logging
 
     import dask
@@ -121,7 +124,8 @@ def start_cluster(workers: int, default_env: bool) -> Any:
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     recommended = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                   "distributed.worker.profile.enabled": False}
+                   "distributed.worker.profile.enabled": False,
+                   "distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "10s"}
     with dask.config.set({} if default_env else recommended):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                             dashboard_address=":0")
@@ -147,7 +151,7 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--sides", nargs="+", default=["one", "local", "dask1", "dask2"])
     ap.add_argument("--dask-default-env", action="store_true",
-                    help="workers with Dask's defaults (MALLOC_TRIM_THRESHOLD_=65536, the profiler on)")
+                    help="workers with Dask's defaults (MALLOC_TRIM_THRESHOLD_=65536, the profiler on, 20 ms ticks)")
     a = ap.parse_args()
     if a.child is not None:
         release, corpus, workers, scheduler = a.child
@@ -181,6 +185,8 @@ def main() -> None:
         return {"wall_min_s": round(min(r["wall_s"] for r in rs), 2),
                 "wall_median_s": round(statistics.median(r["wall_s"] for r in rs), 2),
                 "scan_min_s": round(min(r["scan_s"] for r in rs), 2),
+                "scan_median_s": round(statistics.median(r["scan_s"] for r in rs), 2),
+                "scan_rounds_s": [round(r["scan_s"], 2) for r in rs],
                 "scan_cpu_min_s": round(min(r["scan_cpu_s"] for r in rs), 2),
                 "cpu_min_s": round(min(r["cpu_s"] for r in rs), 2),
                 "peak_rss_mb": round(max(r["peak_rss_mb"] for r in rs)),
@@ -204,20 +210,19 @@ def main() -> None:
     if "one" in a.sides and big != small:
         out["peak_rss_ratio_big_over_small_one_process"] = round(
             out["sides"]["one"][big]["peak_rss_mb"] / out["sides"]["one"][small]["peak_rss_mb"], 2)
-    walls = {side: {n: out["sides"][side][n]["scan_min_s"] for n in a.sizes} for side in a.sides}
+    def paired(a: str, b: str, n: int, key: str = "scan_s") -> float:
+        """The median over rounds of side a's ``key`` over side b's in the same round."""
+        return round(statistics.median(x[key] / y[key] for x, y in zip(runs[a][n], runs[b][n])), 2)
+
     if "dask1" in a.sides and "dask2" in a.sides:
-        out["dask_2_workers_speedup"] = {n: round(walls["dask1"][n] / walls["dask2"][n], 2) for n in a.sizes}
+        out["dask_2_workers_speedup"] = {n: paired("dask1", "dask2", n) for n in a.sizes}
     if "dask1" in a.sides and "one" in a.sides:
-        out["dask_1_worker_over_one_process"] = {n: round(walls["dask1"][n] / walls["one"][n], 2) for n in a.sizes}
-        out["dask_1_worker_over_one_process_cpu"] = {
-            n: round(out["sides"]["dask1"][n]["scan_cpu_min_s"] / out["sides"]["one"][n]["scan_cpu_min_s"], 2)
-            for n in a.sizes}
+        out["dask_1_worker_over_one_process"] = {n: paired("dask1", "one", n) for n in a.sizes}
+        out["dask_1_worker_over_one_process_cpu"] = {n: paired("dask1", "one", n, "scan_cpu_s") for n in a.sizes}
     if "dask2" in a.sides and "one" in a.sides:
-        out["dask_2_workers_over_one_process_cpu"] = {
-            n: round(out["sides"]["dask2"][n]["scan_cpu_min_s"] / out["sides"]["one"][n]["scan_cpu_min_s"], 2)
-            for n in a.sizes}
+        out["dask_2_workers_over_one_process_cpu"] = {n: paired("dask2", "one", n, "scan_cpu_s") for n in a.sizes}
     if "local" in a.sides and "one" in a.sides:
-        out["local_speedup"] = {n: round(walls["one"][n] / walls["local"][n], 2) for n in a.sizes}
+        out["local_speedup"] = {n: paired("one", "local", n) for n in a.sizes}
     out["mb"] = {n: round(corpora[n].stat().st_size / 1e6, 1) for n in a.sizes}
     if "one" in a.sides:
         out["mb_per_cpu_second_one_process"] = {n: round(out["mb"][n] / out["sides"]["one"][n]["scan_cpu_min_s"], 1)

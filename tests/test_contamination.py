@@ -8,7 +8,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import pickle
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from benchsmith.cli import main
 from benchsmith.errors import ParseError
 from benchsmith.policy import Policy
 from benchsmith.release import Release
-from benchsmith.validation.contamination import corpus, scan
+from benchsmith.validation.contamination import corpus, scan, task
 from benchsmith.validation.contamination.ngrams import Item, ItemIndex, normalise
 
 LONG = "The quick brown fox jumps over the lazy dog while the old farmer sleeps under a tree"  # 17 words
@@ -354,6 +357,20 @@ def test_dask_cluster_of_processes_gives_the_local_report(release, tmp_path):
 def test_dask_cluster_in_process_gives_the_local_report(release, tmp_path):
     """The default run's stand-in: the same scheduler, scatter and map with in-process workers."""
     _dask_equals_local(release, tmp_path, processes=False)
+
+
+def test_a_worker_scans_without_importing_datasets(release, tmp_path):
+    """What a fresh Dask worker does before its first task (unpickle the index, the partition and
+    the task function, then run it) imports numpy and pyarrow, not ``datasets`` (a second a worker)."""
+    path = tmp_path / "c.txt"
+    path.write_text(f"filler\n{LONG}\n", encoding="utf-8")
+    parts, _ = scan.source_parts([str(path)])
+    shipped = tmp_path / "task.pickle"
+    shipped.write_bytes(pickle.dumps((task.scan_part, parts[0], scan.build_index(release).for_workers())))
+    code = ("import pickle, sys; f, part, index = pickle.load(open(sys.argv[1], 'rb')); r = f(part, index); "
+            "print(r.lines, len(r.counts), sorted(m for m in ('datasets', 'pandas', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(shipped)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "1", "[]"]
 
 
 def test_an_unreachable_scheduler_is_one_line(release, tmp_path, capsys):

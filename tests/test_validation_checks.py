@@ -293,10 +293,10 @@ def test_tokens_count_scripts_without_spaces_per_character(text, expected):
 def test_tokens_of_spaced_scripts_are_unchanged_by_the_per_character_scripts():
     import re
 
-    from benchsmith.validation.dataview import _mark_class, tokens
+    from benchsmith.nlp.scripts import mark_class, tokens
 
     cjk = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-    marks = _mark_class()
+    marks = mark_class()
     before = re.compile(rf"[{cjk}]|(?:[^\W{cjk}]|[{marks}])+|[^\w\s{marks}]")  # the tokeniser until 1.x
     texts = ["The man turned on the faucet, so water flowed (didn't it?).",
              "Mees keeras kraani lahti - vesi voolas!", "नमस्ते दुनिया।", "Вода потекла: 12,5 литра",

@@ -9,8 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from benchsmith.nlp.scripts import tokens
 from benchsmith.validation import dataview
-from benchsmith.validation.dataview import TokenMemo, _count, _tokenise_values, tokens
+from benchsmith.validation.dataview import TokenMemo, _count, _tokenise_values
 
 
 @pytest.mark.parametrize(("text", "expected"), [

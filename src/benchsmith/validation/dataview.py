@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,48 +40,11 @@ import pyarrow.parquet as pq
 from datasets import Features
 
 from benchsmith.errors import ConfigError, did_you_mean
+from benchsmith.nlp.scripts import token_pattern, tokens
 from benchsmith.policy import AUTO, Policy
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
-
-# Scripts written without spaces between words get one token per character: CJK
-# ideographs, kana and Hangul syllables, and the Southeast Asian abugidas Thai, Lao,
-# Myanmar and Khmer (a character there is a base letter with its combining vowel and
-# tone marks: "ที่" is one token). Without a word segmenter a Thai sentence would
-# otherwise be a single "word". Other scripts split on runs of word characters *and
-# combining marks*: Python's \w leaves out marks (Mn, Mc), which would cut Tamil or
-# Hindi words at every vowel sign; punctuation marks are tokens of their own. Marks
-# are collected from the BMP once, on first use, as ranges (about 190; no third-party
-# regex engine needed).
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
-_SEA = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
-_NO_SPACES = _CJK + _SEA
-
-
-def _mark_class() -> str:
-    ranges: list[list[int]] = []
-    for c in range(0x300, 0x10000):
-        if unicodedata.category(chr(c)).startswith("M"):
-            if ranges and ranges[-1][1] == c - 1:
-                ranges[-1][1] = c
-            else:
-                ranges.append([c, c])
-    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
-
-
-@lru_cache(maxsize=1)
-def _token_pattern() -> re.Pattern[str]:
-    marks = _mark_class()
-    return re.compile(rf"[{_NO_SPACES}][{marks}]*|(?:[^\W{_NO_SPACES}]|[{marks}])+|[^\w\s{marks}]")
-
-
-def tokens(text: str) -> list[str]:
-    """Language-agnostic tokens: word runs (with their combining marks), single characters
-    of scripts written without spaces (CJK, Thai, Lao, Myanmar, Khmer; a character with its
-    combining marks), punctuation."""
-    return _token_pattern().findall(text)
-
 
 #: ASCII bytes by class for :func:`_count`: w = word character (``\w``), space (``\s``: also
 #: 0x1c-0x1f, which ``str.isspace`` counts), p = anything else (a token of its own)
@@ -97,18 +58,9 @@ def _count(text: str) -> int:
     of ``p`` plus the run starts (`` w`` and ``pw``) in its byte classes (``bytes.count``, C).
     Kept for speed: 1M distinct ASCII values, 1.2 CPU s against 5.1 for ``len(tokens(text))``."""
     if not text.isascii():
-        return len(_token_pattern().findall(text))
+        return len(token_pattern().findall(text))
     classes = b" " + text.encode("ascii").translate(_ASCII_CLASS)
     return classes.count(b"p") + classes.count(b" w") + classes.count(b"pw")
-
-
-@lru_cache(maxsize=1)
-def word_pattern() -> re.Pattern[str]:
-    """:func:`tokens`' pattern without its punctuation alternative: word runs (with their
-    combining marks) and single characters of scripts written without spaces. Contamination
-    matching reads words only, so punctuation never decides whether two texts overlap."""
-    marks = _mark_class()
-    return re.compile(rf"[{_NO_SPACES}][{marks}]*|(?:[^\W{_NO_SPACES}]|[{marks}])+")
 
 
 def as_text(value: Any) -> str:

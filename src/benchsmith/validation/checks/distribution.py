@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
+from benchsmith.nlp.scripts import tokens
 from benchsmith.validation.check import Check, CheckResult, Status, register_check
-from benchsmith.validation.dataview import ConfigView, configs, tokens
+from benchsmith.validation.dataview import ConfigView, configs
 
 if TYPE_CHECKING:
     from benchsmith.release import Release

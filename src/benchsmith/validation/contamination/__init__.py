@@ -4,7 +4,8 @@
 ``validate``, the ``contamination`` check against the other releases of the registry and
 the previous version (:mod:`.check`). Modules: :mod:`.words` (normalisation and words),
 :mod:`.ngrams` (the index, matching a batch), :mod:`.corpus` (sources, partitions, streamed
-readers), :mod:`.scan` (local or Dask execution, the report, the gate).
+readers), :mod:`.task` (one partition's scan: what a worker runs), :mod:`.scan` (local or Dask
+execution, the report, the gate).
 
 Decisions:
 
@@ -24,7 +25,7 @@ Decisions:
   is not matched.
   ``--ngram 8`` (GPT-3's floor for short datasets) and any other n work the same way.
 * **Normalisation**: NFKC, case folding, words without punctuation (the length
-  statistics' tokeniser, :func:`benchsmith.validation.dataview.word_pattern`); scripts
+  statistics' tokeniser, :func:`benchsmith.nlp.scripts.word_pattern`); scripts
   without spaces (Chinese, Japanese, Thai ...) are one token per character, so a Chinese
   13-gram is 13 characters. One function, :func:`.words.tokenise`, serves the index and the
   corpus, vectorised over a batch (Arrow kernels and numpy over the UTF-8 bytes).

@@ -33,18 +33,18 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from huggingface_hub import HfApi, hf_hub_download
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
 from benchsmith.errors import ConfigError, ParseError, SourceError
-from benchsmith.release import Release
-from benchsmith.validation.dataview import ConfigView, configs
+
+if TYPE_CHECKING:
+    from benchsmith.release import Release
 
 #: largest byte range of a plain-text or JSON-lines file read by one task
 CHUNK_BYTES = 8 << 20
@@ -257,6 +257,9 @@ def _parquet(part: Part) -> Iterator[tuple[int, str]]:
 def _release(part: Part) -> Iterator[tuple[Any, str, str]]:
     """(item id, field, text) of every matched value of a release's split (without an id
     field: the item's 1-based position)."""
+    # imported here: a worker reading text files never loads ``datasets``
+    from benchsmith.release import Release
+    from benchsmith.validation.dataview import ConfigView
 
     view = ConfigView(Release(part.path), part.config)
     ident = view.id_field
@@ -339,6 +342,7 @@ def batches(part: Part, size: int = BATCH_LINES) -> Iterator[tuple[pa.Array | li
 
 def release_parts(release: Release, label: str, fields_of: Any) -> list[Part]:
     """One part per config and split of another release; ``fields_of(view)`` its matched fields."""
+    from benchsmith.validation.dataview import configs
 
     parts = []
     for view in configs(release):
@@ -361,6 +365,8 @@ def release_parts(release: Release, label: str, fields_of: Any) -> list[Part]:
 
 def hub_parts(spec: str, text_fields: tuple[str, ...]) -> list[Part]:
     """Download (into the huggingface_hub cache) and partition a ``hf://datasets/ORG/NAME@REV`` source."""
+    from huggingface_hub import HfApi, hf_hub_download  # the client's: a worker reads the cached files
+
     url = urlsplit(spec)
     repo, _, revision = url.path.lstrip("/").partition("@")
     if url.netloc != "datasets" or repo.count("/") != 1:

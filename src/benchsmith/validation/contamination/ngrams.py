@@ -24,6 +24,7 @@ exact, never a hash collision (of words or of n-grams).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,6 +146,14 @@ class ItemIndex:
             order = np.argsort(hashes, kind="stable")
             self.tables[n] = (hashes[order], value[order], start[order])
         return self
+
+    def for_workers(self) -> ItemIndex:
+        """What a worker needs to scan: this index without its items (a shallow copy). Hits name
+        item numbers; the report maps them to items on the full index. The items are most of the
+        time it takes to pickle the index, and a Dask scan sends it to every worker."""
+        light = copy.copy(self)
+        light.items = []
+        return light
 
     def value_tokens(self, value: int) -> np.ndarray:
         return self.value_ids[self.value_starts[value] : self.value_starts[value + 1]]
@@ -282,4 +291,5 @@ class ItemIndex:
     def words(self, value: int, start: int, n: int) -> str:
         """The normalised words of a value's n-gram (what the report shows as matched)."""
         ids = self.value_tokens(value)[start : start + n] - 1
-        return " ".join(self.vocab.take(pa.array(ids)).to_pylist())
+        # word by word (at most n): pa.array() of a numpy array would import pandas on a worker
+        return " ".join(self.vocab[int(i)].as_py() for i in ids)

@@ -8,14 +8,13 @@ broadcast) and maps the partitions over it. Either way results come back per par
 in completion order, and are merged in partition order, so the report does not depend on
 how the work was spread. A progress bar counts partitions and shows lines per second.
 
-On Dask the scan costs what it costs in one process (1.01x at one worker, benchmarks/README.md)
-only on workers configured for it: a nanny's default ``MALLOC_TRIM_THRESHOLD_=65536`` makes every
-large numpy temporary of a batch a fresh mmap (+20-40 % CPU), and the worker's statistical profiler
-(a stack sample of every thread each 10 ms) adds ~20 %. Start the workers with both off, e.g. in
-the Dask config: ``distributed.nanny.pre-spawn-environ: {MALLOC_TRIM_THRESHOLD_: null}`` and
-``distributed.worker.profile.enabled: false``.
+On Dask the scan costs about what it costs in one process (benchmarks/README.md) only on workers
+configured for it: a nanny's default ``MALLOC_TRIM_THRESHOLD_=65536`` makes every large numpy
+temporary of a batch a fresh mmap, the worker's statistical profiler samples every thread's stack
+each 10 ms, and the event loop's 20 ms health check and 500 ms system monitor each take the
+interpreter lock from the task. docs/commands.md gives the Dask config that turns them off.
 
-Per item at most :data:`MAX_LOCATIONS` locations are kept (the first ones in partition and
+Per item at most :data:`.task.MAX_LOCATIONS` locations are kept (the first ones in partition and
 line order) with the total count of matches, so memory is bounded however often a common
 n-gram occurs.
 """
@@ -32,7 +31,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as done
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -40,14 +38,13 @@ from urllib.parse import urlsplit
 from benchsmith import progress
 from benchsmith.errors import ConfigError
 from benchsmith.lookup import resolve_release
-from benchsmith.validation.contamination import corpus
+from benchsmith.validation.contamination import corpus, task
 from benchsmith.validation.contamination.ngrams import DEFAULT_MIN_TOKENS, DEFAULT_NGRAM, Item, ItemIndex
 from benchsmith.validation.dataview import ConfigView, configs
 
 if TYPE_CHECKING:
     from benchsmith.release import Release
 
-MAX_LOCATIONS = 5
 _SHOW = 20
 
 
@@ -83,53 +80,6 @@ def build_index(release: Release, *, ngram: int = DEFAULT_NGRAM, min_tokens: int
                 row += batch.num_rows
     index.freeze()
     return index.enable_near(near) if near is not None else index
-
-
-@dataclass
-class PartResult:
-    """What one partition found: lines read, and per item the match count and first locations."""
-
-    lines: int = 0
-    counts: dict[int, int] = field(default_factory=dict)
-    locations: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-
-
-def scan_part(part: corpus.Part, index: ItemIndex | None = None) -> PartResult:
-    """Scan one partition (``index``: the scattered index on Dask, else the forked global)."""
-    index = index if index is not None else _INDEX
-    assert index is not None, "no index: call through run()"  # internal invariant, not user input
-    out = PartResult()
-    for texts, where in corpus.batches(part):
-        out.lines += len(texts)
-        encoded = index.encode(texts)
-        for hit in index.scan(texts, encoded):
-            item, fld = index.values[hit.value]
-            _keep(out, item, part, where[hit.line], {"word": hit.word, "item_field": fld, "n": hit.n,
-                                                      "ngram": index.words(hit.value, hit.start, hit.n)})
-        for line_no, value, jaccard in index.near(texts, encoded):
-            item, fld = index.values[value]
-            _keep(out, item, part, where[line_no], {"word": 0, "item_field": fld, "n": None, "jaccard": jaccard,
-                                                    "ngram": index.near_texts[value]})
-    return out
-
-
-def _keep(out: PartResult, item: int, part: corpus.Part, w: Any, what: dict[str, Any]) -> None:
-    """Count a match of an item and keep its location while fewer than MAX_LOCATIONS are."""
-    out.counts[item] = out.counts.get(item, 0) + 1
-    kept = out.locations.setdefault(item, [])
-    if len(kept) < MAX_LOCATIONS:
-        number, src_field = (w, "") if isinstance(w, int) else w
-        # a text file's 1-based line; a parquet file's row; another release's item id and field
-        at = {"id": number, "field": src_field} if part.kind == "release" else (
-            {"row": number} if part.kind == "parquet" else {"line": number})
-        kept.append({"source": part.source, "file": part.where, **at, **what})
-
-
-_INDEX: ItemIndex | None = None
-
-
-def _scan_local(part: corpus.Part) -> PartResult:
-    return scan_part(part)
 
 
 @contextmanager
@@ -169,57 +119,51 @@ def _reachable(address: str) -> None:
 
 
 def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | None,
-             workers: int | None, on_done: Callable[[int, PartResult], None]) -> str:
+             workers: int | None, on_done: Callable[[int, task.PartResult], None]) -> str:
     """Run every partition; ``on_done(position, result)`` as each finishes. Returns where it ran."""
-    global _INDEX
     if scheduler:
         from dask.distributed import as_completed
 
         with dask_client(scheduler) as client:
             # hash=False: a content key would tokenize the whole index in this process (about as
             # long as scanning 8 MB), and the index is sent once per run anyway
-            shared = client.scatter(index, broadcast=True, hash=False)
-            futures = client.map(scan_part, list(parts), index=shared, pure=False)
+            shared = client.scatter(index.for_workers(), broadcast=True, hash=False)
+            futures = client.map(task.scan_part, list(parts), index=shared, pure=False)
             position = {f.key: i for i, f in enumerate(futures)}
             for fut in as_completed(futures):
                 on_done(position[fut.key], fut.result())
             n = len(client.scheduler_info().get("workers", {}))
         return f"dask {scheduler} ({n} workers)"
     workers = workers or os.cpu_count() or 1
-    _INDEX = index
+    task.use_index(index)
     try:
         if workers == 1 or len(parts) == 1:
             for i, p in enumerate(parts):
-                on_done(i, scan_part(p))
+                on_done(i, task.scan_part(p))
             return "in process"
 
         ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        # a forked worker inherits _INDEX; a spawned one is handed the index once
-        init: dict[str, Any] = {} if ctx.get_start_method() == "fork" else {"initializer": _set_index,
-                                                                            "initargs": (index,)}
+        # a forked worker inherits the index; a spawned one is handed it once
+        init: dict[str, Any] = {} if ctx.get_start_method() == "fork" else {"initializer": task.use_index,
+                                                                            "initargs": (index.for_workers(),)}
         with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=ctx, **init) as pool:
-            futures = {pool.submit(_scan_local, p): i for i, p in enumerate(parts)}
+            futures = {pool.submit(task.scan_part, p): i for i, p in enumerate(parts)}
             for fut in done(futures):
                 on_done(futures[fut], fut.result())
         return f"{min(workers, len(parts))} local processes"
     finally:
-        _INDEX = None
-
-
-def _set_index(index: ItemIndex) -> None:
-    global _INDEX
-    _INDEX = index
+        task.use_index(None)
 
 
 def run(index: ItemIndex, parts: Sequence[corpus.Part], *, scheduler: str | None = None,
         workers: int | None = None) -> tuple[dict[int, int], dict[int, list[dict[str, Any]]], int, dict[str, int], str]:
     """(per item: match count, first locations; lines read; lines per source; where it ran)."""
-    results: dict[int, PartResult] = {}
+    results: dict[int, task.PartResult] = {}
     start = time.perf_counter()
     with progress.bar("contamination", total=len(parts)) as bar:
         lines = 0
 
-        def on_done(i: int, r: PartResult) -> None:
+        def on_done(i: int, r: task.PartResult) -> None:
             nonlocal lines
             results[i] = r
             lines += r.lines
@@ -237,7 +181,7 @@ def run(index: ItemIndex, parts: Sequence[corpus.Part], *, scheduler: str | None
         for item, c in r.counts.items():
             counts[item] = counts.get(item, 0) + c
             kept = locations.setdefault(item, [])
-            kept.extend(r.locations[item][: MAX_LOCATIONS - len(kept)])
+            kept.extend(r.locations[item][: task.MAX_LOCATIONS - len(kept)])
     return counts, locations, sum(r.lines for r in results.values()), per_source, ran
 
 

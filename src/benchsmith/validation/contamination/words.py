@@ -3,8 +3,8 @@
 Normalisation: Unicode NFKC, case folding, then words without punctuation: runs of word
 characters (Python's ``\\w``: letters, digits, ``_``) with their combining marks, and one
 token per character (with its marks) in scripts written without spaces (CJK, Thai, Lao,
-Myanmar, Khmer: :data:`benchsmith.validation.dataview._NO_SPACES`). This is
-:func:`benchsmith.validation.dataview.word_pattern` over ``casefold(NFKC(text))``.
+Myanmar, Khmer: :data:`benchsmith.nlp.scripts.NO_SPACES`). This is
+:func:`benchsmith.nlp.scripts.word_pattern` over ``casefold(NFKC(text))``.
 "Don't!" and "don t" are the same two words; "我们走吧" is four tokens.
 
 How: :func:`tokenise` works on an Arrow string array. Lower-casing is an Arrow kernel
@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from benchsmith.validation.dataview import _NO_SPACES, _mark_class
+from benchsmith.nlp.scripts import NO_SPACES, mark_class
 
 _WORD, _SPACELESS, _MARK = 1, 2, 4
 
@@ -79,7 +79,7 @@ def classes() -> Classes:
     cps = np.arange(0x110000, dtype=np.uint32)
     every = cps[(cps < 0xD800) | (cps >= 0xE000)].tobytes().decode("utf-32-le")
     table = np.zeros(0x110000, dtype=np.uint8)
-    for pattern, bit in ((r"\w+", _WORD), (f"[{_NO_SPACES}]+", _SPACELESS), (f"[{_mark_class()}]+", _MARK)):
+    for pattern, bit in ((r"\w+", _WORD), (f"[{NO_SPACES}]+", _SPACELESS), (f"[{mark_class()}]+", _MARK)):
         for m in re.finditer(pattern, every):
             text = m.group()
             table[ord(text[0]) : ord(text[-1]) + 1] |= bit  # a run may span the surrogates: never in UTF-8
