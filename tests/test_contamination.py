@@ -359,6 +359,29 @@ def test_dask_cluster_in_process_gives_the_local_report(release, tmp_path):
     _dask_equals_local(release, tmp_path, processes=False)
 
 
+def test_workers_with_dask_s_slow_defaults_are_named(release, tmp_path, caplog, monkeypatch):
+    """Dask's default profiler (and a nanny's MALLOC_TRIM_THRESHOLD_) roughly double a scan's CPU:
+    the scan names them in one warning; workers configured as docs/commands.md says get none."""
+    import dask
+    from dask.distributed import LocalCluster
+
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)  # a nanny of an earlier test may have set it
+    path = tmp_path / "d.txt"
+    path.write_text(f"filler\n{LONG}\n", encoding="utf-8")
+    parts, _ = scan.source_parts([str(path)])
+    index = scan.build_index(release)
+    warned = {}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        for profiler in (True, False):
+            caplog.clear()
+            with dask.config.set({"distributed.worker.profile.enabled": profiler}):
+                counts, *_ = scan.run(index, parts, scheduler=cluster.scheduler_address)
+            assert len(counts) == 1
+            warned[profiler] = [r.getMessage() for r in caplog.records if r.name == scan.__name__]
+    assert warned[True] == ["the Dask workers' profiler can double a scan's time (docs/commands.md)"]
+    assert warned[False] == []
+
+
 def test_a_worker_scans_without_importing_datasets(release, tmp_path):
     """What a fresh Dask worker does before its first task (unpickle the index, the partition and
     the task function, then run it) imports numpy and pyarrow, not ``datasets`` (a second a worker)."""

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from benchsmith.release import Release
 
 _SHOW = 20
+logger = logging.getLogger(__name__)
 
 
 def matched_fields(view: ConfigView) -> list[str]:
@@ -128,6 +129,9 @@ def _execute(index: ItemIndex, parts: Sequence[corpus.Part], scheduler: str | No
             # hash=False: a content key would tokenize the whole index in this process (about as
             # long as scanning 8 MB), and the index is sent once per run anyway
             shared = client.scatter(index.for_workers(), broadcast=True, hash=False)
+            slow = sorted({s for found in client.run(task.slow_settings).values() for s in found})
+            if slow:
+                logger.warning("the Dask workers' %s can double a scan's time (docs/commands.md)", " and ".join(slow))
             futures = client.map(task.scan_part, list(parts), index=shared, pure=False)
             position = {f.key: i for i, f in enumerate(futures)}
             for fut in as_completed(futures):

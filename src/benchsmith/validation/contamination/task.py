@@ -8,6 +8,7 @@ index and this module's :func:`scan_part` before its first task.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,3 +67,14 @@ def use_index(index: ItemIndex | None) -> None:
     spawned worker's initializer; a forked worker inherits it)."""
     global _INDEX
     _INDEX = index
+
+
+def slow_settings() -> list[str]:
+    """Which of Dask's worker defaults that double a scan's CPU this worker runs with
+    (docs/commands.md): the nanny's ``MALLOC_TRIM_THRESHOLD_`` and the statistical profiler."""
+    import dask
+
+    slow = ["MALLOC_TRIM_THRESHOLD_"] if os.environ.get("MALLOC_TRIM_THRESHOLD_") else []
+    if dask.config.get("distributed.worker.profile.enabled", False):
+        slow.append("profiler")
+    return slow
