@@ -235,7 +235,7 @@ def library_fault(exc: ImportError) -> EnvironmentFault | None:
             return EnvironmentFault.of(cur)
         library = getattr(cur, "path", None) if isinstance(cur, ImportError) else None
         if isinstance(library, str) and (library.endswith((".so", ".pyd")) or ".so." in library):
-            reason = str(cur).split(": ")[-1] if ": " in str(cur) else str(cur)
+            reason = str(cur).split(": ")[-1]
             return EnvironmentFault(f"cannot load the compiled library ({reason})", path=library,
                                     hint="Under a memory limit (`ulimit -v`, a container's), raise it and run it again; "
                                     "otherwise reinstall the package that ships this file")

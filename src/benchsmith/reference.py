@@ -48,7 +48,7 @@ from benchsmith.cache import benchsmith_home
 from benchsmith.errors import ConfigError, EnvironmentFault, GateError, ReleaseError
 from benchsmith.hub_errors import explain, hub_session, network
 from benchsmith.hub_listing import SEAL_FILE, verify_snapshot
-from benchsmith.lookup import resolve_release
+from benchsmith.lookup import gold_release, resolve_release
 from benchsmith.redact import redact
 from benchsmith.registry import write_text_atomic
 from benchsmith.release import Release
@@ -92,6 +92,15 @@ def resolve(text: str, registry: Path | None = None, *, endpoint: str | None = N
     if ref is None:
         return resolve_release(text, registry)
     return hub_release(ref, endpoint=endpoint, token=token)
+
+
+def gold(text: str, registry: Path | None = None, *, allow_unvalidated: bool = False) -> Release:
+    """The release ``text`` names, to score against: :func:`hub_gold` for a Hub revision, else
+    :func:`benchsmith.lookup.gold_release`."""
+    ref = parse_hub_ref(text)
+    if ref is None:
+        return gold_release(text, registry, allow_unvalidated=allow_unvalidated)
+    return hub_gold(ref, allow_unvalidated=allow_unvalidated)
 
 
 def _commit_of(ref: HubRef, api, folder: Path) -> str:
@@ -225,4 +234,4 @@ def _check_seal(release, ref: HubRef) -> None:
         logger.warning("note: %s", note)
 
 
-__all__ = ["HubRef", "hub_gold", "hub_release", "newest_hub_tag", "parse_hub_ref", "resolve"]
+__all__ = ["HubRef", "gold", "hub_gold", "hub_release", "newest_hub_tag", "parse_hub_ref", "resolve"]

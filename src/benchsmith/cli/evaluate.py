@@ -26,8 +26,7 @@ from typer.core import TyperGroup
 from benchsmith.builder import builders, get_builder
 from benchsmith.cli.options import JSON_OPTION, REGISTRY_OPTION
 from benchsmith.cli.output import console, emit, err_console, table
-from benchsmith.lookup import gold_release
-from benchsmith.reference import hub_gold, parse_hub_ref
+from benchsmith.reference import gold
 from benchsmith.scoring import evaluate, metric_options
 
 #: parameters of every generated command; a metric option may not take one of these names
@@ -119,9 +118,7 @@ def _option(key: str, annotation: Any, flag: str, text: str, default: Any, **ext
 
 def _run(name: str, kwargs: dict[str, Any], options: dict[str, Any]) -> None:
     given = {k: v for k, v in kwargs.items() if k in options and v is not None and v is not False}
-    ref = parse_hub_ref(kwargs["release"])
-    release = (hub_gold(ref, allow_unvalidated=kwargs["allow_unvalidated"]) if ref is not None else
-               gold_release(kwargs["release"], kwargs["registry"], allow_unvalidated=kwargs["allow_unvalidated"]))
+    release = gold(kwargs["release"], kwargs["registry"], allow_unvalidated=kwargs["allow_unvalidated"])
     out = evaluate(get_builder(name), release, kwargs["predictions"], config=kwargs["config"], split=kwargs["split"],
                    metrics=kwargs["metric"] or (), options=given, details=kwargs["details"])
     for w in out["warnings"]:

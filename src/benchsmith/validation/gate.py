@@ -10,6 +10,7 @@ release after validating it cannot slip through.
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from benchsmith.errors import GateError
@@ -40,7 +41,7 @@ def describe(failed: list[dict[str, Any]], limit: int = 3) -> str:
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1].rstrip() + "…"
+    return textwrap.shorten(text, SUMMARY_CHARS, placeholder=" …")
 
 
 def enforce(report: dict[str, Any], where: Any = None) -> None:
