@@ -1,10 +1,23 @@
-"""Watching processes from a kill test: is a pid still running, and waiting for a condition."""
+"""Processes under test: is a pid still running, waiting for a condition, a file-size limit."""
 
 from __future__ import annotations
 
+import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+
+@contextmanager
+def file_size_limit(nbytes: int) -> Iterator[None]:
+    """``ulimit -f`` for this process while the block runs: a write past ``nbytes`` fails with EFBIG."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
 def running(pid: int) -> bool:

@@ -19,6 +19,7 @@ import datasets
 import pytest
 from conftest import one_json, run_cli
 from hub_server import GITATTRIBUTES, LocalHub, closed_port, go_online
+from process_helpers import file_size_limit
 from toy_builder import FIXTURES, RegisteredToyBuilder, ToyBuilder
 
 from benchsmith import progress
@@ -483,17 +484,11 @@ def test_a_hub_that_drips_its_headers_is_stopped_by_the_deadline(releases, hub, 
 
 
 def test_a_download_that_cannot_be_stored_is_exit_3_naming_the_cache(releases, hub, capsys, monkeypatch, tmp_path):
-    import resource
-
     assert publish(capsys, releases["1.1.0"], hub.url)[0] == 0
     monkeypatch.setenv("BENCHSMITH_HOME", str(tmp_path))
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))  # `ulimit -f 1`: the snapshot's files do not fit
-    try:
+    with file_size_limit(1024):  # `ulimit -f 1`: the snapshot's files do not fit
         code, _, err = run_cli(capsys, "diff", f"hf://datasets/{REPO}@1.1.0", str(releases["1.1.0"].path),
                                "--endpoint", hub.url)
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     line = err.strip().splitlines()[-1]  # after huggingface_hub's own warning about its tree cache
     cache = tmp_path / "cache" / "hub" / REPO.replace("/", "--")
     assert "Traceback" not in err

@@ -66,16 +66,21 @@ def toy():
     unregister("toy")
 
 
-@pytest.fixture
-def release(sealed, tmp_path, toy) -> Release:
-    """A copy of the sealed release in this test's registry ``tmp_path/reg``, with the registry's
+def copy_sealed(sealed: Path, reg: Path) -> Path:
+    """A copy of the sealed release in registry ``reg`` (``reg/toy/1.1.0``), with the registry's
     records of it (its lock folder and the seal record validate wrote)."""
-    target = tmp_path / "reg" / "toy" / "1.1.0"
+    target = reg / "toy" / "1.1.0"
     shutil.copytree(sealed, target)
-    (tmp_path / "reg" / registry.LOCK_DIR).mkdir()
+    (reg / registry.LOCK_DIR).mkdir()
     registry.seal_record_path(target).parent.mkdir()
     shutil.copy(registry.seal_record_path(sealed), registry.seal_record_path(target))
-    return Release(target)
+    return target
+
+
+@pytest.fixture
+def release(sealed, tmp_path, toy) -> Release:
+    """A copy of the sealed release in this test's registry ``tmp_path/reg`` (:func:`copy_sealed`)."""
+    return Release(copy_sealed(sealed, tmp_path / "reg"))
 
 
 def reg_of(r: Release) -> Path:

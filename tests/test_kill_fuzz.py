@@ -27,30 +27,18 @@ from pathlib import Path
 import pytest
 from conftest import TOY_HARVEST_ARGV, run_cli
 from process_helpers import wait_until
-from test_core_seal import sealed, toy  # noqa: F401 - fixtures
+from test_core_seal import CLI, copy_sealed, sealed, toy  # noqa: F401 - fixtures
 from toy_builder import FIXTURES
 from xcopa_helpers import build_fixture
 
 from benchsmith import registry
 from benchsmith.release import Release
 
-TESTS = Path(__file__).parent
 SEED = 4320
 XCOPA_VERSION = "1.1.0"  # the fixture version the XCOPA tests build
 #: command -> (cases, the longest delay drawn, seconds: about the command's own run on the toy)
 COMMANDS = {"build": (3, 5.0), "validate": (4, 12.0), "publish": (2, 5.0), "harvest": (3, 20.0)}
 CASES = [(name, i) for name, (n, _) in COMMANDS.items() for i in range(n)]
-
-RUN = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from toy_builder import RegisteredToyBuilder
-from benchsmith.builder import register
-from benchsmith.cli import main
-register(RegisteredToyBuilder)
-sys.exit(main(sys.argv[2:]))
-"""
-
 
 def group(pgid: int) -> list[int]:
     """The live (not zombie) processes of process group ``pgid`` (Linux: /proc)."""
@@ -106,15 +94,11 @@ def test_a_killed_command_leaves_no_process_and_a_registry_that_recovers(name, c
         shutil.copytree(xcopa_fixture, reg / "xcopa" / XCOPA_VERSION)
         (reg / registry.LOCK_DIR).mkdir()
     elif name in ("publish", "build") and (name != "build" or rng.random() < 0.5):
-        target = reg / "toy" / "1.1.0"  # a validated release (build: one to overwrite)
-        shutil.copytree(sealed, target)
-        (reg / registry.LOCK_DIR).mkdir()
-        registry.seal_record_path(target).parent.mkdir()
-        shutil.copy(registry.seal_record_path(sealed), registry.seal_record_path(target))
+        copy_sealed(sealed, reg)  # a validated release (build: one to overwrite)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "BENCHSMITH_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-c", RUN, str(TESTS), *argv_of(name, reg)], env=env,
+    proc = subprocess.Popen([sys.executable, "-c", CLI, *argv_of(name, reg)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     seen: set[int] = set()
     forks = name in ("validate", "harvest") and case % 2 == 0  # these cases kill while a child runs

@@ -15,36 +15,21 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from conftest import one_json, run_cli
 from hub_server import LocalHub
 from test_core_publish_hub import TOKEN as HUB_TOKEN
 from test_core_publish_hub import online, releases  # noqa: F401 - fixtures
-from test_core_seal import sealed  # noqa: F401 - fixture
-from test_kill_fuzz import RUN
+from test_core_seal import CLI, copy_sealed, sealed  # noqa: F401 - fixture
 
-from benchsmith import registry
-
-TESTS = Path(__file__).parent
 TRIALS = 5
 SEED = 4330
 TOKEN = "hf_raceToken0123456789abc"
 REPO = "org/toy"
-
-
-def copy_release(sealed_path: Path, reg: Path) -> Path:
-    target = reg / "toy" / "1.1.0"
-    shutil.copytree(sealed_path, target)
-    (reg / registry.LOCK_DIR).mkdir()
-    registry.seal_record_path(target).parent.mkdir()
-    shutil.copy(registry.seal_record_path(sealed_path), registry.seal_record_path(target))
-    return target
 
 
 @pytest.mark.slow
@@ -62,9 +47,9 @@ def test_concurrent_first_publishes_end_with_one_tag_and_true_messages(trial, se
         for i, offset in enumerate(offsets):
             time.sleep(max(0.0, start + offset - time.monotonic()))
             reg = tmp_path / f"machine{i}"
-            target = copy_release(sealed, reg)
+            target = copy_sealed(sealed, reg)
             env_i = {**env, "BENCHSMITH_HOME": str(tmp_path / f"home{i}")}
-            procs.append(subprocess.Popen([sys.executable, "-c", RUN, str(TESTS), "-q", "publish", str(target),
+            procs.append(subprocess.Popen([sys.executable, "-c", CLI, "-q", "publish", str(target),
                                            "--hub", REPO, "--endpoint", hub.url, "--registry", str(reg), "--json"],
                                           env=env_i, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         results = []

@@ -15,18 +15,16 @@ from __future__ import annotations
 import os
 import random
 import resource
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_core_seal import sealed, toy  # noqa: F401 - fixtures
+from test_core_seal import copy_sealed, sealed, toy  # noqa: F401 - fixtures
 from test_kill_fuzz import leftovers
 from toy_builder import FIXTURES
 
-from benchsmith import registry
 from benchsmith.release import Release
 
 TESTS = Path(__file__).parent
@@ -80,11 +78,7 @@ def test_a_command_under_a_resource_limit_exits_0_or_3_in_one_line(name, limit, 
     which, low, high = LIMITS[limit]
     level = rng.randint(low, high)
     reg = tmp_path / "reg"
-    target = reg / "toy" / "1.1.0"
-    shutil.copytree(sealed, target)
-    (reg / registry.LOCK_DIR).mkdir()
-    registry.seal_record_path(target).parent.mkdir()
-    shutil.copy(registry.seal_record_path(sealed), registry.seal_record_path(target))
+    target = copy_sealed(sealed, reg)
     env = {**os.environ, "BENCHSMITH_HOME": str(tmp_path / "home"), "PYTHONPATH": plugin_path}
 
     def limited() -> None:

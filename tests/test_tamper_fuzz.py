@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import run_cli
 from hub_server import LocalHub, go_online
-from test_core_seal import flip_gold_labels, sealed, toy  # noqa: F401 - fixtures
+from test_core_seal import copy_sealed, flip_gold_labels, sealed, toy  # noqa: F401 - fixtures
 from test_seal_authority import evaluate, forge_seal
 from toy_builder import RegisteredToyBuilder
 
@@ -109,11 +109,7 @@ def place_release(place: str, sealed_path: Path, tmp_path: Path, capsys, monkeyp
         tsv.write_text(fingerprint_registry.render(rows))
         monkeypatch.setattr(RegisteredToyBuilder, "data_path", classmethod(lambda cls, name: tsv.parent / name))
         return Release(target)
-    target = tmp_path / "reg" / "toy" / "1.1.0"
-    shutil.copytree(sealed_path, target)
-    (tmp_path / "reg" / registry.LOCK_DIR).mkdir()
-    registry.seal_record_path(target).parent.mkdir()
-    shutil.copy(registry.seal_record_path(sealed_path), registry.seal_record_path(target))
+    target = copy_sealed(sealed_path, tmp_path / "reg")
     if place == "published":
         code, _, err = run_cli(capsys, "-q", "publish", str(target), "--registry", str(tmp_path / "reg"))
         assert code == 0, err

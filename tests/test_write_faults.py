@@ -9,53 +9,24 @@ process dying), and a tiny tmpfs gives a real ENOSPC where this user may mount o
 from __future__ import annotations
 
 import errno
-import resource
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from toy_builder import FIXTURES, RegisteredToyBuilder
+from process_helpers import file_size_limit
+from test_core_seal import release, sealed, toy  # noqa: F401 - fixtures: the validated toy 1.1.0 in tmp_path/reg
 
-from benchsmith.builder import register, unregister
 from benchsmith.errors import EnvironmentFault
 from benchsmith.registry import write_text_atomic
-from benchsmith.release import ReleaseWriter
-from benchsmith.source import Source, fetch, resolve_sources
-
-
-@contextmanager
-def file_size_limit(nbytes: int) -> Iterator[None]:
-    """``ulimit -f`` for this process while the block runs: a write past ``nbytes`` fails with EFBIG."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+from benchsmith.source import Source, fetch
 
 
 def leftovers(folder: Path) -> list[str]:
     """Temporary or staging files and folders under ``folder``."""
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
                   if p.name.endswith(".tmp") or ".tmp-" in p.name or ".publish-" in p.name)
-
-
-@pytest.fixture
-def toy():
-    register(RegisteredToyBuilder)
-    yield
-    unregister("toy")
-
-
-def validated(capsys, reg: Path) -> Path:
-    b = RegisteredToyBuilder("1.1.0")
-    release = ReleaseWriter(b, reg, resolve_sources(b.sources, b.checksums(), FIXTURES)).write()
-    assert run_cli(capsys, "-q", "validate", str(release.path), "--near-dup-threshold", "0.95",
-                   "--baselines", "none")[0] == 0
-    return release.path
 
 
 def one_line(err: str) -> str:
@@ -77,26 +48,26 @@ def test_an_atomic_write_past_the_file_size_limit_names_the_file_and_keeps_the_o
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no temporary sibling left
 
 
-def test_validate_that_cannot_write_its_report_names_it_and_keeps_the_previous_one(tmp_path, toy, capsys):
-    release = validated(capsys, tmp_path / "reg")
-    report = release / "reports" / "validation.json"
-    before = {p: p.read_bytes() for p in release.rglob("*") if p.is_file()}
+def test_validate_that_cannot_write_its_report_names_it_and_keeps_the_previous_one(tmp_path, release, capsys):  # noqa: F811
+    folder = release.path
+    report = folder / "reports" / "validation.json"
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     assert report.stat().st_size > 4096
     with file_size_limit(4096):
-        code, _out, err = run_cli(capsys, "-q", "validate", str(release), "--near-dup-threshold", "0.95",
+        code, _out, err = run_cli(capsys, "-q", "validate", str(folder), "--near-dup-threshold", "0.95",
                                  "--baselines", "none", "--no-cache")
     line = one_line(err)
     assert code == 3 and f"{report}: cannot write: File too large (EFBIG)" in line, line
-    assert {p: p.read_bytes() for p in release.rglob("*") if p.is_file()} == before
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
     assert leftovers(tmp_path) == []
 
 
-def test_publish_that_cannot_copy_names_the_version_and_leaves_no_copy(tmp_path, toy, capsys):
-    release = validated(capsys, tmp_path / "reg")
+def test_publish_that_cannot_copy_names_the_version_and_leaves_no_copy(tmp_path, release, capsys):  # noqa: F811
+    folder = release.path
     other = tmp_path / "other"
-    biggest = max(p.stat().st_size for p in release.rglob("*") if p.is_file())
+    biggest = max(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     with file_size_limit(biggest // 2):
-        code, _out, err = run_cli(capsys, "publish", str(release), "--registry", str(other))
+        code, _out, err = run_cli(capsys, "publish", str(folder), "--registry", str(other))
     line = one_line(err)
     target = other / "toy" / "1.1.0"
     assert code == 3 and f"{target}: cannot write: File too large (EFBIG)" in line, line
@@ -104,11 +75,11 @@ def test_publish_that_cannot_copy_names_the_version_and_leaves_no_copy(tmp_path,
     assert not (other / "toy" / ".published").exists()
 
 
-def test_publish_that_cannot_write_its_marker_names_it(tmp_path, toy, capsys):
-    release = validated(capsys, tmp_path / "reg")
+def test_publish_that_cannot_write_its_marker_names_it(tmp_path, release, capsys):  # noqa: F811
+    folder = release.path
     marker = tmp_path / "reg" / "toy" / ".published" / "1.1.0.json"
     with file_size_limit(16):  # the release is in place already: only the marker is written
-        code, _out, err = run_cli(capsys, "publish", str(release), "--registry", str(tmp_path / "reg"))
+        code, _out, err = run_cli(capsys, "publish", str(folder), "--registry", str(tmp_path / "reg"))
     assert code == 3 and f"{marker}: cannot write: File too large (EFBIG)" in one_line(err)
     assert not marker.exists() and leftovers(tmp_path / "reg") == []
 
@@ -121,12 +92,12 @@ def test_new_that_cannot_write_names_the_package_folder_and_leaves_nothing(tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
-def test_contamination_report_that_cannot_be_written_names_it(tmp_path, toy, capsys):
-    release = validated(capsys, tmp_path / "reg")
+def test_contamination_report_that_cannot_be_written_names_it(tmp_path, release, capsys):  # noqa: F811
+    folder = release.path
     out_file = tmp_path / "contamination.json"
     out_file.write_text("{}\n", encoding="utf-8")
     with file_size_limit(64):
-        code, _out, err = run_cli(capsys, "-q", "contamination", str(release), "--against", str(release),
+        code, _out, err = run_cli(capsys, "-q", "contamination", str(folder), "--against", str(folder),
                                  "--workers", "1", "--out", str(out_file))
     assert code == 3 and f"{out_file}: cannot write: File too large (EFBIG)" in one_line(err)
     assert out_file.read_text(encoding="utf-8") == "{}\n" and leftovers(tmp_path) == []
