@@ -247,6 +247,22 @@ def test_cli_gate_json_and_markdown(release, tmp_path, capsys):
     assert code == 0 and one_json(out)["passed"]
 
 
+def test_the_terminal_view_starts_with_the_verdict_and_lists_only_what_was_found(release, tmp_path, capsys):
+    path = tmp_path / "web.txt"
+    path.write_text(f"{CLEAN[0]}\n{LONG}\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(path))
+    lines = out.splitlines()
+    assert code == 1 and lines[0] == "contamination of planted/1.1.0 (13-grams): fail: 1 item(s) found in 1 of 3 splits"
+    assert [line for line in lines if line.startswith("│")] == [  # the clean splits are not listed
+        next(line for line in lines if "1 of 3 (33.33%)" in line)]
+    assert any(line.startswith("`mc/test` 't-long' (5 match(es)): premise \"the quick brown fox") for line in lines), out
+    clean = tmp_path / "clean.txt"
+    clean.write_text("\n".join(CLEAN) + "\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, "contamination", str(release.path), "--against", str(clean))
+    assert code == 0 and out.splitlines()[0].endswith(": pass: 0 item(s) found in 0 of 3 splits")
+    assert "splits with contaminated items" not in out
+
+
 def test_another_release_is_a_source(release, tmp_path):
     parts, sources = scan.source_parts([str(release.path)])
     assert sources[0]["source"] == "planted/1.1.0" and sources[0]["kind"] == "release"

@@ -23,6 +23,9 @@ from benchsmith.lookup import resolve_release
 from benchsmith.registry import write_text_atomic
 from benchsmith.validation.contamination import scan
 
+#: contaminated items listed on the terminal (the first screen); --markdown and --json list more
+SHOWN = 5
+
 
 def contamination_cmd(
     release: ReleaseArg,
@@ -69,11 +72,23 @@ def contamination_cmd(
         if markdown:
             console.print(scan.markdown(rep), markup=False, highlight=False)
             return
-        rows = [(x["config"], x["split"], f"{x['items']:,}", f"{x['contaminated']:,}", f"{x['rate']:.2%}",
-                 ", ".join(f"{k} {v}" for k, v in x["by_source"].items()) or "-", x["status"])
-                for x in rep["splits"]]
-        console.print(table(f"contamination of {rep['release']} ({rep['ngram']}-grams)",
-                            ["config", "split", "items", "contaminated", "rate", "by source", "status"], rows))
+        # the verdict first, then only what was found: a release has dozens of clean splits
+        found = [x for x in rep["splits"] if x["contaminated"]]
+        verdict = "fail" if rep["failed"] else "warn" if any(x["status"] == "warn" for x in found) else "pass"
+        console.print(f"contamination of {rep['release']} ({rep['ngram']}-grams): {verdict}: "
+                      f"{len(rep['items']):,} item(s) found in {len(found)} of {len(rep['splits'])} splits",
+                      highlight=False)
+        if found:
+            several = len(rep["sources"]) > 1  # by source only when there is more than one
+            rows = [(x["config"], x["split"], f"{x['contaminated']:,} of {x['items']:,} ({x['rate']:.2%})",
+                     *([", ".join(f"{k} {v}" for k, v in x["by_source"].items())] if several else []), x["status"])
+                    for x in found]
+            console.print(table("splits with contaminated items",
+                                ["config", "split", "contaminated", *(["by source"] if several else []), "status"],
+                                rows))
+            console.print("\n".join(scan.item_line(it) for it in rep["items"][:SHOWN]), markup=False, highlight=False)
+            if len(rep["items"]) > SHOWN:
+                console.print(f"(+{len(rep['items']) - SHOWN:,} more: --markdown or --json lists them)")
         console.print(f"{lines:,} lines in {rep['seconds']} s ({rep['lines_per_second'] or 0:,} lines/s, {ran})",
                       highlight=False)
 

@@ -297,8 +297,12 @@ def markdown(rep: dict[str, Any]) -> str:
                    f"{by} | {limit} | {r['status']} |")
     if rep["items"]:
         out += ["", f"First {min(_SHOW, len(rep['items']))} of {len(rep['items'])} contaminated items:", ""]
-        for it in rep["items"][:_SHOW]:
-            loc = it["locations"][0]
-            out.append(f"- `{it['config']}/{it['split']}` {it['id']!r} ({it['matches']} match(es)): "
-                       f"{loc['item_field']} \"{loc['ngram']}\" in {loc['file']} {_where(loc)}, word {loc['word']}")
+        out += [f"- {item_line(it)}" for it in rep["items"][:_SHOW]]
     return "\n".join(out) + "\n"
+
+
+def item_line(it: dict[str, Any]) -> str:
+    """One contaminated item of the report and where it was first found."""
+    loc = it["locations"][0]
+    return (f"`{it['config']}/{it['split']}` {it['id']!r} ({it['matches']} match(es)): "
+            f"{loc['item_field']} \"{loc['ngram']}\" in {loc['file']} {_where(loc)}, word {loc['word']}")
